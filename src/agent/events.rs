@@ -1,0 +1,197 @@
+//! `AgentEvent`: the one protocol between the core and every front end.
+//!
+//! Serialised with serde, tagged by `type`; `navi run --json` writes these
+//! objects one per line. Names and fields follow the original WebSocket
+//! protocol; additions are documented in `docs/events.md`. Fields are only ever
+//! added, never renamed or removed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Which (sub)agent produced an event. Top-level events omit it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentOrigin {
+    /// The subagent's id (`subagent_<12 hex>`).
+    pub id: String,
+    /// Nesting depth: 1 for a subagent of the main agent.
+    pub depth: u32,
+    /// The profile the subagent runs under.
+    pub profile_id: String,
+}
+
+/// A todo item as shown in the side pane.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    pub id: u32,
+    pub text: String,
+    /// pending | in_progress | done | failed | skipped
+    pub status: String,
+    /// `TOOL: name`, `AGENT: profile` or `SELF` when the item came from a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A turn begins.
+    StreamStart {
+        session_id: String,
+    },
+    ThinkingDelta {
+        delta: String,
+        #[serde(default)]
+        is_subagent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentOrigin>,
+    },
+    ThinkingEnd {
+        #[serde(default)]
+        is_subagent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentOrigin>,
+    },
+    /// The whole reasoning block of one model call.
+    TurnThinking {
+        thinking: String,
+        is_subagent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentOrigin>,
+    },
+    PlanReady {
+        plan: String,
+    },
+    TodoUpdated {
+        items: Vec<TodoItem>,
+    },
+    ToolStarted {
+        /// The tool call id, to pair with `tool_call`.
+        id: String,
+        tool: String,
+        args: Value,
+        is_subagent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentOrigin>,
+    },
+    ToolCall {
+        id: String,
+        tool: String,
+        args: Value,
+        result: String,
+        success: bool,
+        is_subagent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentOrigin>,
+    },
+    /// A risky tool call waits for the user. Answer through the run's
+    /// approval handle with the same `id`.
+    ApprovalRequest {
+        id: String,
+        tool: String,
+        /// The command, path or URL in full.
+        summary: String,
+        args: Value,
+    },
+    StreamDelta {
+        delta: String,
+        #[serde(default)]
+        is_subagent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentOrigin>,
+    },
+    StreamEnd {
+        content: String,
+        context_tokens: u64,
+        max_context_tokens: u64,
+    },
+    StreamStopped,
+    TokenUsage {
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        context_tokens: u64,
+        max_context_tokens: u64,
+    },
+    ContextCompressed {
+        messages_before: usize,
+        messages_after: usize,
+    },
+    ProfileSwitched {
+        profile_id: String,
+        profile_name: String,
+    },
+    /// Which model the priority list resolved to, and why.
+    ModelSelected {
+        model: String,
+        reason: String,
+    },
+    Warning {
+        message: String,
+    },
+    Error {
+        message: String,
+    },
+}
+
+impl AgentEvent {
+    /// The `type` tag, as in the JSON form.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::StreamStart { .. } => "stream_start",
+            AgentEvent::ThinkingDelta { .. } => "thinking_delta",
+            AgentEvent::ThinkingEnd { .. } => "thinking_end",
+            AgentEvent::TurnThinking { .. } => "turn_thinking",
+            AgentEvent::PlanReady { .. } => "plan_ready",
+            AgentEvent::TodoUpdated { .. } => "todo_updated",
+            AgentEvent::ToolStarted { .. } => "tool_started",
+            AgentEvent::ToolCall { .. } => "tool_call",
+            AgentEvent::ApprovalRequest { .. } => "approval_request",
+            AgentEvent::StreamDelta { .. } => "stream_delta",
+            AgentEvent::StreamEnd { .. } => "stream_end",
+            AgentEvent::StreamStopped => "stream_stopped",
+            AgentEvent::TokenUsage { .. } => "token_usage",
+            AgentEvent::ContextCompressed { .. } => "context_compressed",
+            AgentEvent::ProfileSwitched { .. } => "profile_switched",
+            AgentEvent::ModelSelected { .. } => "model_selected",
+            AgentEvent::Warning { .. } => "warning",
+            AgentEvent::Error { .. } => "error",
+        }
+    }
+
+    /// One JSON object, no trailing newline.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!("{{\"type\":\"error\",\"message\":\"cannot serialise event: {e}\"}}")
+        })
+    }
+}
+
+/// Where a run's events go. Sending never fails the run: when the front end
+/// has gone away, events are dropped.
+#[derive(Clone, Debug)]
+pub struct EventSink {
+    tx: mpsc::Sender<AgentEvent>,
+}
+
+impl EventSink {
+    pub fn new(tx: mpsc::Sender<AgentEvent>) -> Self {
+        EventSink { tx }
+    }
+
+    /// A sink and its receiving end.
+    pub fn channel(capacity: usize) -> (Self, mpsc::Receiver<AgentEvent>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (EventSink { tx }, rx)
+    }
+
+    pub async fn emit(&self, event: AgentEvent) {
+        let _ = self.tx.send(event).await;
+    }
+
+    /// Whether anybody still listens.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}

@@ -1,0 +1,143 @@
+//! Environment overrides, under the names an existing Navi `.env` uses.
+use super::load::ConfigError;
+use super::{ApprovalMode, BackendKind, Config, ThinkSetting, split_list};
+
+fn bad(key: &str, value: &str, why: &str) -> ConfigError {
+    ConfigError::Invalid {
+        origin: format!("environment variable {key}"),
+        key: key.to_string(),
+        value: value.to_string(),
+        why: why.to_string(),
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(bad(key, v, "expected true or false")),
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(key: &str, v: &str, what: &str) -> Result<T, ConfigError> {
+    v.trim().parse().map_err(|_| bad(key, v, what))
+}
+
+/// Applies env overrides; returns the model named by `OLLAMA_DEFAULT_MODEL`, if any.
+pub fn apply(
+    c: &mut Config,
+    getenv: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<String>, ConfigError> {
+    let get = |k: &str| getenv(k).filter(|v| !v.trim().is_empty());
+    if let Some(v) = get("NAVI_BACKEND") {
+        c.llm.backend = BackendKind::parse(&v)
+            .ok_or_else(|| bad("NAVI_BACKEND", &v, "use ollama or openai"))?;
+    }
+    if let Some(v) = get("OLLAMA_HOST") {
+        // Ollama itself accepts a bare host:port here.
+        c.llm.ollama_host = if v.contains("://") {
+            v
+        } else {
+            format!("http://{v}")
+        };
+    }
+    let mut model = None;
+    if let Some(v) = get("OLLAMA_DEFAULT_MODEL") {
+        c.llm.default_model = v.clone();
+        model = Some(v);
+    }
+    if let Some(v) = get("OLLAMA_NUM_CTX") {
+        c.llm.num_ctx = parse_num("OLLAMA_NUM_CTX", &v, "expected a whole number of tokens")?;
+    }
+    if let Some(v) = get("OLLAMA_THINK") {
+        c.llm.think = ThinkSetting::parse(&v)
+            .ok_or_else(|| bad("OLLAMA_THINK", &v, "use true, false, low, medium or high"))?;
+    }
+    if let Some(v) = get("OPENAI_BASE_URL") {
+        c.llm.openai_base_url = v;
+    }
+    if let Some(v) = get("OPENAI_API_KEY") {
+        c.llm.openai_api_key = v;
+    }
+    if let Some(v) = get("LLM_STREAM_FIRST_CHUNK_TIMEOUT") {
+        c.llm.first_chunk_timeout_secs =
+            parse_num("LLM_STREAM_FIRST_CHUNK_TIMEOUT", &v, "expected seconds")?;
+    }
+    if let Some(v) = get("LLM_STREAM_CHUNK_TIMEOUT") {
+        c.llm.chunk_timeout_secs = parse_num("LLM_STREAM_CHUNK_TIMEOUT", &v, "expected seconds")?;
+    }
+    if let Some(v) = get("FS_ALLOWED_PATHS") {
+        c.security.fs_allowed_paths = split_list(&v);
+    }
+    if let Some(v) = get("TERMINAL_ALLOWED_COMMANDS") {
+        c.security.terminal_allowed_commands = split_list(&v);
+    }
+    if let Some(v) = get("SSH_HOSTS_FILE") {
+        c.security.ssh_hosts_file = v;
+    }
+    if let Some(v) = get("NAVI_APPROVAL") {
+        c.security.approval = match v.trim() {
+            "ask" => ApprovalMode::Ask,
+            "auto" => ApprovalMode::Auto,
+            "deny" => ApprovalMode::Deny,
+            _ => return Err(bad("NAVI_APPROVAL", &v, "use ask, auto or deny")),
+        };
+    }
+    if let Some(v) = get("DB_PATH") {
+        c.storage.db_path = v;
+    }
+    if let Some(v) = get("LOG_LEVEL") {
+        c.logging.level = v.to_ascii_lowercase();
+    }
+    if let Some(v) = get("TOOLS_DIR") {
+        c.tools.dir = v;
+    }
+    if let Some(v) = get("CONTEXT_COMPRESSION_ENABLED") {
+        c.context.compression_enabled = parse_bool("CONTEXT_COMPRESSION_ENABLED", &v)?;
+    }
+    if let Some(v) = get("CONTEXT_COMPRESSION_THRESHOLD") {
+        c.context.compression_threshold = parse_num(
+            "CONTEXT_COMPRESSION_THRESHOLD",
+            &v,
+            "expected a fraction like 0.8",
+        )?;
+    }
+    if let Some(v) = get("CONTEXT_COMPRESSION_TARGET") {
+        c.context.compression_target = parse_num(
+            "CONTEXT_COMPRESSION_TARGET",
+            &v,
+            "expected a fraction like 0.6",
+        )?;
+    }
+    if let Some(v) = get("CONTEXT_KEEP_RECENT") {
+        c.context.keep_recent = parse_num(
+            "CONTEXT_KEEP_RECENT",
+            &v,
+            "expected a whole number of turns",
+        )?;
+    }
+    if let Some(v) = get("CONTEXT_SUMMARY_TEMPERATURE") {
+        c.context.summary_temperature = parse_num(
+            "CONTEXT_SUMMARY_TEMPERATURE",
+            &v,
+            "expected a number like 0.3",
+        )?;
+    }
+    if let Some(v) = get("NAVI_PERSONA") {
+        c.persona.text = v;
+    }
+    if let Some(v) = get("NAVI_PERSONA_FILE") {
+        c.persona.file = v;
+    }
+    if let Some(v) = get("SESSION_FILES_DIR") {
+        c.session_files.dir = v;
+    }
+    if let Some(v) = get("SESSION_FILES_MAX_SIZE_MB") {
+        c.session_files.max_size_mb =
+            parse_num("SESSION_FILES_MAX_SIZE_MB", &v, "expected megabytes")?;
+    }
+    if let Some(v) = get("SESSION_FILES_TTL_HOURS") {
+        c.session_files.ttl_hours = parse_num("SESSION_FILES_TTL_HOURS", &v, "expected hours")?;
+    }
+    Ok(model)
+}

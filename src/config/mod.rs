@@ -1,0 +1,303 @@
+//! Configuration: TOML file + environment + command-line flags.
+//!
+//! Precedence: flag > env > file > built-in default. Loading is all-or-nothing:
+//! a malformed file, an unknown key or a wrong type is a [`ConfigError`] naming
+//! the file, line and key, and nothing of the file is used.
+
+mod env;
+mod load;
+
+pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Which wire protocol to speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    #[default]
+    Ollama,
+    Openai,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Ollama => "ollama",
+            BackendKind::Openai => "openai",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "ollama" => Some(BackendKind::Ollama),
+            "openai" | "openai-compatible" | "openai_compatible" => Some(BackendKind::Openai),
+            _ => None,
+        }
+    }
+}
+
+/// `think` as Ollama takes it: a bool or a level.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ThinkSetting {
+    Bool(bool),
+    Level(String),
+}
+
+impl Default for ThinkSetting {
+    fn default() -> Self {
+        ThinkSetting::Bool(true)
+    }
+}
+
+impl ThinkSetting {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Some(ThinkSetting::Bool(true)),
+            "false" | "0" | "no" | "off" => Some(ThinkSetting::Bool(false)),
+            l @ ("low" | "medium" | "high") => Some(ThinkSetting::Level(l.to_string())),
+            _ => None,
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        match self {
+            ThinkSetting::Bool(_) => true,
+            ThinkSetting::Level(l) => matches!(l.as_str(), "low" | "medium" | "high"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    pub backend: BackendKind,
+    pub ollama_host: String,
+    pub openai_base_url: String,
+    pub openai_api_key: String,
+    /// Model used when a profile names none that the server has.
+    pub default_model: String,
+    pub num_ctx: u32,
+    pub think: ThinkSetting,
+    pub keep_alive: String,
+    pub first_chunk_timeout_secs: f64,
+    pub chunk_timeout_secs: f64,
+    pub connect_retries: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            backend: BackendKind::Ollama,
+            ollama_host: "http://localhost:11434".into(),
+            openai_base_url: "http://localhost:8080/v1".into(),
+            openai_api_key: String::new(),
+            default_model: "gemma4:e2b-it-q8_0".into(),
+            num_ctx: 65536,
+            think: ThinkSetting::Bool(true),
+            keep_alive: "5m".into(),
+            first_chunk_timeout_secs: 120.0,
+            chunk_timeout_secs: 60.0,
+            connect_retries: 2,
+        }
+    }
+}
+
+/// `ask` (default) | `auto` | `deny`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalMode {
+    #[default]
+    Ask,
+    Auto,
+    Deny,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecurityConfig {
+    /// Roots the filesystem tool may touch; `["*"]` means anywhere.
+    pub fs_allowed_paths: Vec<String>,
+    /// Executables the terminal tool may run; `["*"]` means all.
+    pub terminal_allowed_commands: Vec<String>,
+    pub ssh_hosts_file: String,
+    /// OpenSSH `StrictHostKeyChecking`: `yes` or `accept-new`.
+    pub ssh_host_key_checking: String,
+    pub approval: ApprovalMode,
+    /// Per-tool overrides of `approval`, e.g. `{ terminal = "auto" }`.
+    pub approval_tools: BTreeMap<String, ApprovalMode>,
+}
+
+impl Default for SecurityConfig {
+    fn default() -> Self {
+        SecurityConfig {
+            fs_allowed_paths: vec!["*".into()],
+            terminal_allowed_commands: vec!["*".into()],
+            ssh_hosts_file: "ssh_hosts.json".into(),
+            ssh_host_key_checking: "yes".into(),
+            approval: ApprovalMode::Ask,
+            approval_tools: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    pub compression_enabled: bool,
+    pub compression_threshold: f64,
+    pub compression_target: f64,
+    pub keep_recent: u32,
+    pub summary_temperature: f64,
+    pub warn_threshold: f64,
+    pub hard_limit: f64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            compression_enabled: true,
+            compression_threshold: 0.80,
+            compression_target: 0.60,
+            keep_recent: 10,
+            summary_temperature: 0.3,
+            warn_threshold: 0.80,
+            hard_limit: 0.95,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionFilesConfig {
+    pub dir: String,
+    pub max_size_mb: u64,
+    pub ttl_hours: u64,
+}
+
+impl Default for SessionFilesConfig {
+    fn default() -> Self {
+        SessionFilesConfig {
+            dir: "session_files".into(),
+            max_size_mb: 200,
+            ttl_hours: 24,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct PersonaConfig {
+    /// Inline persona text; wins over `file` when non-empty.
+    pub text: String,
+    /// Path to a persona file; empty = the built-in `persona.txt`.
+    pub file: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UiConfig {
+    pub theme: String,
+    pub show_thinking: bool,
+    pub max_fps: u32,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            theme: "dark".into(),
+            show_thinking: true,
+            max_fps: 60,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// User tools directory (manifest + script per tool).
+    pub dir: String,
+    pub terminal_timeout_secs: u64,
+    pub code_exec_timeout_secs: u64,
+    pub python: String,
+    pub output_limit_bytes: usize,
+    pub http_timeout_secs: u64,
+    pub web_search_engine: String,
+    pub web_search_url: String,
+    pub ssh_timeout_secs: u64,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            dir: "tools".into(),
+            terminal_timeout_secs: 120,
+            code_exec_timeout_secs: 60,
+            python: "python3".into(),
+            output_limit_bytes: 30_000,
+            http_timeout_secs: 30,
+            web_search_engine: "duckduckgo".into(),
+            web_search_url: "https://html.duckduckgo.com/html/".into(),
+            ssh_timeout_secs: 120,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageConfig {
+    /// Data directory; empty = `$NAVI_DATA_DIR` or the platform data dir.
+    pub data_dir: String,
+    /// SQLite file; empty = `<data_dir>/navi.db`.
+    pub db_path: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoggingConfig {
+    pub level: String,
+}
+
+impl Default for LoggingConfig {
+    fn default() -> Self {
+        LoggingConfig {
+            level: "info".into(),
+        }
+    }
+}
+
+/// The whole configuration, one section per concern.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub llm: LlmConfig,
+    pub security: SecurityConfig,
+    pub context: ContextConfig,
+    pub session_files: SessionFilesConfig,
+    pub persona: PersonaConfig,
+    pub ui: UiConfig,
+    pub tools: ToolsConfig,
+    pub storage: StorageConfig,
+    pub logging: LoggingConfig,
+}
+
+impl Config {
+    /// The base URL of the configured backend.
+    pub fn backend_url(&self) -> &str {
+        match self.llm.backend {
+            BackendKind::Ollama => &self.llm.ollama_host,
+            BackendKind::Openai => &self.llm.openai_base_url,
+        }
+    }
+}
+
+/// Splits a comma-separated env value into trimmed, non-empty items.
+pub fn split_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(String::from)
+        .collect()
+}

@@ -1,0 +1,12 @@
+//! Navi: a personal, modular AI agent for the terminal.
+//!
+//! Layers (top depends on bottom, never the reverse): `ui` → `app` → `agent`
+//! → `tools`, `profile`, `memory` → `session`, `llm`, `config`.
+
+pub mod agent;
+pub mod config;
+pub mod embedded;
+pub mod llm;
+pub mod profile;
+pub mod session;
+pub mod tools;

@@ -1,0 +1,83 @@
+//! Typed, actionable LLM errors.
+use std::time::Duration;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    /// Connection refused / DNS / TLS / reset before any response.
+    #[error("cannot reach {backend} at {url} ({reason}): {hint}")]
+    Unreachable {
+        backend: String,
+        url: String,
+        reason: String,
+        hint: String,
+    },
+    #[error("model {model} not found on {backend}: {hint}")]
+    ModelNotFound {
+        backend: String,
+        model: String,
+        hint: String,
+    },
+    #[error(
+        "{backend} at {url} refused the credentials (HTTP {status}): set OPENAI_API_KEY or [llm].openai_api_key"
+    )]
+    Unauthorized {
+        backend: String,
+        url: String,
+        status: u16,
+    },
+    #[error("{backend} is rate limiting requests (HTTP 429){}: wait and try again", retry_after.map(|d| format!(", retry after {}s", d.as_secs())).unwrap_or_default())]
+    RateLimited {
+        backend: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("{backend} server error (HTTP {status}): {body}")]
+    Server {
+        backend: String,
+        status: u16,
+        body: String,
+    },
+    /// 4xx other than 401/404/429: the request was rejected.
+    #[error("{backend} rejected the request (HTTP {status}): {message}")]
+    Rejected {
+        backend: String,
+        status: u16,
+        message: String,
+    },
+    /// The server reported an error inside an HTTP 200 stream.
+    #[error("{backend} reported an error mid-stream: {message}")]
+    StreamError { backend: String, message: String },
+    /// A line or event that is not what the protocol allows.
+    #[error("malformed response from {backend}: {message}")]
+    Protocol { backend: String, message: String },
+    /// The connection dropped before the stream finished.
+    #[error("{backend} closed the connection before the answer was complete: {reason}")]
+    Disconnected { backend: String, reason: String },
+    #[error(
+        "no first token from {backend} after {secs}s (prefill timeout; raise LLM_STREAM_FIRST_CHUNK_TIMEOUT for big prompts on slow hardware)"
+    )]
+    FirstChunkTimeout { backend: String, secs: u64 },
+    #[error(
+        "{backend} stalled: nothing received for {secs}s mid-stream (LLM_STREAM_CHUNK_TIMEOUT)"
+    )]
+    ChunkTimeout { backend: String, secs: u64 },
+    #[error("none of the models {wanted:?} is available on {backend}; it has: {}", if available.is_empty() { "no models".to_string() } else { available.join(", ") })]
+    NoModelAvailable {
+        backend: String,
+        wanted: Vec<String>,
+        available: Vec<String>,
+    },
+    #[error("operation cancelled by user")]
+    Cancelled,
+    #[error("invalid backend URL {url}: {reason}")]
+    BadUrl { url: String, reason: String },
+}
+
+impl LlmError {
+    /// Errors worth retrying (with backoff) when no chunk has arrived yet.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            LlmError::Unreachable { .. } | LlmError::RateLimited { .. } | LlmError::Server { .. }
+        )
+    }
+}

@@ -1,0 +1,199 @@
+//! LLM layer: wire protocols only. Knows HTTP, NDJSON and SSE; never sees
+//! sessions, tools or the UI.
+//!
+//! Both backends produce the same normalised [`ChatChunk`]s. Tool calls are only
+//! ever emitted complete (OpenAI argument fragments are assembled by `index`).
+
+pub mod catalog;
+pub mod error;
+pub mod guard;
+pub mod ollama;
+pub mod openai;
+pub mod select;
+
+pub use error::LlmError;
+
+use crate::config::{BackendKind, Config, ThinkSetting};
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::pin::Pin;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// A complete tool call requested by the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Normally a JSON object. When the model sent arguments that are not valid
+    /// JSON, this is `Value::String(raw)` and the agent answers with an error.
+    pub arguments: Value,
+}
+
+/// An image attached to a message (base64 without a `data:` prefix).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImageData {
+    pub mime: String,
+    pub base64: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For role `tool`: the id of the call this answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For role `tool`: the tool's name (Ollama pairs results by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageData>,
+}
+
+impl ChatMessage {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        ChatMessage {
+            role,
+            content: content.into(),
+            thinking: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            images: Vec::new(),
+        }
+    }
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+    pub fn tool_result(call: &ToolCall, content: impl Into<String>) -> Self {
+        let mut m = Self::new(Role::Tool, content);
+        m.tool_call_id = Some(call.id.clone());
+        m.tool_name = Some(call.name.clone());
+        m
+    }
+}
+
+/// A tool definition as sent to the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<ChatMessage>,
+    /// Empty = the `tools` field is omitted.
+    pub tools: Vec<ToolSchema>,
+    pub temperature: Option<f32>,
+    /// `None` = do not send `think` at all.
+    pub think: Option<ThinkSetting>,
+    pub num_ctx: Option<u32>,
+    pub keep_alive: Option<String>,
+}
+
+impl ChatRequest {
+    pub fn new(model: impl Into<String>, messages: Vec<ChatMessage>) -> Self {
+        ChatRequest {
+            model: model.into(),
+            messages,
+            tools: Vec::new(),
+            temperature: None,
+            think: None,
+            num_ctx: None,
+            keep_alive: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// One normalised piece of a streamed answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChatChunk {
+    Thinking(String),
+    Text(String),
+    /// Complete calls, arguments parsed.
+    ToolCalls(Vec<ToolCall>),
+    Usage(Usage),
+    /// The stream ended normally (`done: true`, `finish_reason`, or `[DONE]`).
+    Done {
+        finish_reason: Option<String>,
+    },
+}
+
+pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<ChatChunk, LlmError>> + Send>>;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
+}
+
+/// A chat backend. Implementations are cheap to clone-share (`Arc`) and reuse
+/// one HTTP client (connection pooling).
+#[async_trait::async_trait]
+pub trait LlmBackend: Send + Sync {
+    fn kind(&self) -> BackendKind;
+    fn base_url(&self) -> &str;
+    /// Sends the request; resolves once the response headers arrived. The
+    /// returned stream yields chunks until `Done` or an error. Dropping it drops
+    /// the HTTP body, which makes the server stop generating.
+    async fn stream_chat(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError>;
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
+    /// Details of one model (context length, capabilities) where the server tells.
+    async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError>;
+}
+
+/// Builds the backend the configuration asks for. No network I/O happens here.
+pub fn build_backend(config: &Config) -> Result<Arc<dyn LlmBackend>, LlmError> {
+    Ok(match config.llm.backend {
+        BackendKind::Ollama => Arc::new(ollama::OllamaBackend::new(&config.llm.ollama_host)?),
+        BackendKind::Openai => Arc::new(openai::OpenAiBackend::new(
+            &config.llm.openai_base_url,
+            &config.llm.openai_api_key,
+        )?),
+    })
+}

@@ -1,0 +1,3 @@
+fn main() {
+    println!("navi {}", env!("CARGO_PKG_VERSION"));
+}

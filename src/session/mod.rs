@@ -1,0 +1,171 @@
+//! Sessions: the model and its SQLite store.
+//!
+//! Dual buffer: the display history (what the user saw; only appended to) and
+//! the LLM context (what the model sees; may be replaced by a summary). Each
+//! message is written when it happens, so a crash loses nothing already shown.
+//! Invariant on load: every tool call in either buffer has exactly one tool
+//! result after it (a crash mid-tool is repaired with an "interrupted" result).
+
+mod schema;
+pub mod store;
+
+pub use store::{SessionStore, StoreError};
+
+use crate::llm::ChatMessage;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Buffer {
+    Display,
+    Context,
+}
+
+impl Buffer {
+    fn code(self) -> i64 {
+        match self {
+            Buffer::Display => 0,
+            Buffer::Context => 1,
+        }
+    }
+}
+
+/// What a stored message is, beyond its role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    #[default]
+    Message,
+    /// A planning-phase plan (rendered as a plan card).
+    Plan,
+    /// A compression summary replacing older context.
+    Summary,
+    /// A UI notice (stopped, error, profile switched); display buffer only.
+    Notice,
+}
+
+impl MessageKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::Message => "message",
+            MessageKind::Plan => "plan",
+            MessageKind::Summary => "summary",
+            MessageKind::Notice => "notice",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "plan" => MessageKind::Plan,
+            "summary" => MessageKind::Summary,
+            "notice" => MessageKind::Notice,
+            _ => MessageKind::Message,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredMessage {
+    /// Row id (0 until written).
+    pub id: i64,
+    #[serde(flatten)]
+    pub msg: ChatMessage,
+    pub kind: MessageKind,
+    /// For tool results: whether the tool succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+}
+
+impl StoredMessage {
+    pub fn new(msg: ChatMessage, kind: MessageKind) -> Self {
+        StoredMessage {
+            id: 0,
+            msg,
+            kind,
+            success: None,
+            created_at: now_ms(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: String,
+    pub profile_id: String,
+    pub title: String,
+    pub pinned: bool,
+    pub created_at: i64,
+    pub last_active: i64,
+    pub context_token_count: u64,
+    pub message_count: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Session {
+    pub meta: SessionMeta,
+    pub display: Vec<StoredMessage>,
+    pub context: Vec<StoredMessage>,
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A title from the first user message: its first line, at most 60 chars.
+pub fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut t: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        t.push('…');
+    }
+    t
+}
+
+/// Adds an "interrupted" result for every tool call lacking one. Returns true
+/// when something was added.
+pub fn repair_unpaired(messages: &mut Vec<StoredMessage>) -> bool {
+    use crate::llm::Role;
+    let mut out: Vec<StoredMessage> = Vec::with_capacity(messages.len());
+    let mut repaired = false;
+    let mut i = 0;
+    while i < messages.len() {
+        let m = messages[i].clone();
+        i += 1;
+        let calls = m.msg.tool_calls.clone();
+        out.push(m);
+        if calls.is_empty() {
+            continue;
+        }
+        let mut answered = std::collections::HashSet::new();
+        while i < messages.len() && messages[i].msg.role == Role::Tool {
+            if let Some(id) = &messages[i].msg.tool_call_id {
+                answered.insert(id.clone());
+            }
+            out.push(messages[i].clone());
+            i += 1;
+        }
+        for call in calls.iter().filter(|c| !answered.contains(&c.id)) {
+            let mut r = StoredMessage::new(
+                ChatMessage::tool_result(
+                    call,
+                    "operation interrupted: navi stopped before this tool finished",
+                ),
+                MessageKind::Message,
+            );
+            r.success = Some(false);
+            out.push(r);
+            repaired = true;
+        }
+    }
+    *messages = out;
+    repaired
+}

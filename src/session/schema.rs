@@ -1,0 +1,62 @@
+//! Versioned schema migrations. Each entry runs once, in order, in a
+//! transaction; `schema_version` records how far a database got.
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions and the two message buffers.
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        profile_id TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        pinned INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        last_active INTEGER NOT NULL,
+        context_token_count INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        buffer INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        thinking TEXT,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tool_name TEXT,
+        images TEXT,
+        kind TEXT NOT NULL DEFAULT 'message',
+        success INTEGER,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, buffer, id);
+    CREATE INDEX sessions_by_activity ON sessions(pinned DESC, last_active DESC);",
+    // 2: per-session tool state (todo list, scratchpad) that survives restarts.
+    "CREATE TABLE session_state (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (session_id, key)
+    );",
+];
+
+/// The schema version this build writes.
+pub const CURRENT: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")?;
+    let version: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO schema_version (version) VALUES (?1)",
+            [i as i64 + 1],
+        )?;
+        tx.commit()?;
+    }
+    Ok(version)
+}

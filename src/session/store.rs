@@ -1,0 +1,450 @@
+//! SQLite session store (WAL, foreign keys, versioned migrations).
+//!
+//! Every call is one short statement or transaction; the connection sits
+//! behind a mutex that is never held across an `.await`.
+use super::{
+    Buffer, MessageKind, Session, SessionMeta, StoredMessage, now_ms, repair_unpaired, schema,
+    title_from,
+};
+use crate::llm::{ChatMessage, Role};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "cannot open session database {path}: {source}; check the path (DB_PATH / [storage].db_path) and its permissions"
+    )]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cannot create directory {path} for the session database: {source}")]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "session database {path} has schema version {found}, newer than this navi understands ({supported}); upgrade navi"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("no session matches '{0}'; see `navi sessions list`")]
+    NotFound(String),
+    #[error("'{0}' matches more than one session; give more characters of the id")]
+    Ambiguous(String),
+    #[error("session database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("session database is unusable (a previous operation panicked)")]
+    Poisoned,
+}
+
+pub struct SessionStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+const META_COLS: &str =
+    "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count,
+     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.buffer = 0)";
+
+fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
+    Ok(SessionMeta {
+        id: r.get(0)?,
+        profile_id: r.get(1)?,
+        title: r.get(2)?,
+        pinned: r.get::<_, i64>(3)? != 0,
+        created_at: r.get(4)?,
+        last_active: r.get(5)?,
+        context_token_count: r.get::<_, i64>(6)?.max(0) as u64,
+        message_count: r.get::<_, i64>(7)?.max(0) as u64,
+    })
+}
+
+fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
+    let role: String = r.get(1)?;
+    let role = match role.as_str() {
+        "system" => Role::System,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        _ => Role::User,
+    };
+    let json_col = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
+    let tool_calls = json_col(4)?
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let images = json_col(7)?
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    Ok(StoredMessage {
+        id: r.get(0)?,
+        msg: ChatMessage {
+            role,
+            content: r.get(2)?,
+            thinking: r.get(3)?,
+            tool_calls,
+            tool_call_id: r.get(5)?,
+            tool_name: r.get(6)?,
+            images,
+        },
+        kind: MessageKind::parse(&r.get::<_, String>(8)?),
+        success: r.get::<_, Option<i64>>(9)?.map(|v| v != 0),
+        created_at: r.get(10)?,
+    })
+}
+
+impl SessionStore {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::init(conn, path)
+    }
+
+    /// A private in-memory database, for unit tests.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        Self::init(conn, Path::new(":memory:"))
+    }
+
+    fn init(mut conn: Connection, path: &Path) -> Result<Self, StoreError> {
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_err)?;
+        // WAL + NORMAL: every commit survives a process crash (kill -9);
+        // only an OS crash can lose the last commits.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        let found = schema::migrate(&mut conn).map_err(open_err)?;
+        if found > schema::CURRENT {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                supported: schema::CURRENT,
+            });
+        }
+        Ok(SessionStore {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+        f(&mut conn)
+    }
+
+    pub fn create(&self, profile_id: &str) -> Result<SessionMeta, StoreError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let now = now_ms();
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO sessions (id, profile_id, created_at, last_active) VALUES (?1, ?2, ?3, ?3)",
+                params![id, profile_id, now],
+            )?;
+            Ok(())
+        })?;
+        self.meta(&id)?.ok_or(StoreError::NotFound(id))
+    }
+
+    pub fn meta(&self, id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                &format!("SELECT {META_COLS} FROM sessions s WHERE s.id = ?1"),
+                [id],
+                meta_from_row,
+            )
+            .optional()?)
+        })
+    }
+
+    /// Finds a session by full id, unique id prefix, or 1-based position in
+    /// [`list`](Self::list).
+    pub fn resolve(&self, key: &str) -> Result<SessionMeta, StoreError> {
+        let key = key.trim();
+        if let Some(m) = self.meta(key)? {
+            return Ok(m);
+        }
+        let all = self.list()?;
+        if let Ok(n) = key.parse::<usize>() {
+            if n >= 1 && n <= all.len() && key.len() <= 4 {
+                return Ok(all[n - 1].clone());
+            }
+        }
+        let mut hits = all
+            .into_iter()
+            .filter(|m| !key.is_empty() && m.id.starts_with(key));
+        match (hits.next(), hits.next()) {
+            (Some(m), None) => Ok(m),
+            (Some(_), Some(_)) => Err(StoreError::Ambiguous(key.to_string())),
+            _ => Err(StoreError::NotFound(key.to_string())),
+        }
+    }
+
+    /// Pinned first, then most recently active.
+    pub fn list(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare(&format!(
+                "SELECT {META_COLS} FROM sessions s ORDER BY s.pinned DESC, s.last_active DESC, s.rowid DESC"
+            ))?;
+            let rows = st.query_map([], meta_from_row)?.collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// The most recently active session, if any.
+    pub fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                &format!("SELECT {META_COLS} FROM sessions s ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"),
+                [],
+                meta_from_row,
+            )
+            .optional()?)
+        })
+    }
+
+    fn messages(
+        c: &Connection,
+        id: &str,
+        buffer: Buffer,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
+        let mut st = c.prepare_cached(
+            "SELECT id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at
+             FROM messages WHERE session_id = ?1 AND buffer = ?2 ORDER BY id",
+        )?;
+        let rows = st
+            .query_map(params![id, buffer.code()], message_from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    /// Loads a whole session. Tool calls left without a result by a crash get an
+    /// "interrupted" result, written back so the repair happens once.
+    pub fn load(&self, id: &str) -> Result<Option<Session>, StoreError> {
+        let Some(meta) = self.meta(id)? else {
+            return Ok(None);
+        };
+        let (mut display, mut context) = self.with(|c| {
+            Ok((
+                Self::messages(c, id, Buffer::Display)?,
+                Self::messages(c, id, Buffer::Context)?,
+            ))
+        })?;
+        let before = display.len();
+        if repair_unpaired(&mut display) {
+            // Repairs land at the tail in practice (the crash was mid-tool); the
+            // display buffer is append-only, so the repaired rows are appended.
+            let added: Vec<StoredMessage> = display.iter().filter(|m| m.id == 0).cloned().collect();
+            for m in &added {
+                self.append(id, Buffer::Display, m)?;
+            }
+            let _ = before;
+            display = self.with(|c| Self::messages(c, id, Buffer::Display))?;
+        }
+        if repair_unpaired(&mut context) {
+            self.replace_context(id, &context)?;
+            context = self.with(|c| Self::messages(c, id, Buffer::Context))?;
+        }
+        Ok(Some(Session {
+            meta,
+            display,
+            context,
+        }))
+    }
+
+    fn insert(
+        c: &Connection,
+        id: &str,
+        buffer: Buffer,
+        m: &StoredMessage,
+    ) -> Result<i64, StoreError> {
+        let tool_calls = (!m.msg.tool_calls.is_empty())
+            .then(|| serde_json::to_string(&m.msg.tool_calls).unwrap_or_default());
+        let images = (!m.msg.images.is_empty())
+            .then(|| serde_json::to_string(&m.msg.images).unwrap_or_default());
+        let mut st = c.prepare_cached(
+            "INSERT INTO messages (session_id, buffer, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )?;
+        st.execute(params![
+            id,
+            buffer.code(),
+            m.msg.role.as_str(),
+            m.msg.content,
+            m.msg.thinking,
+            tool_calls,
+            m.msg.tool_call_id,
+            m.msg.tool_name,
+            images,
+            m.kind.as_str(),
+            m.success.map(i64::from),
+            m.created_at
+        ])?;
+        Ok(c.last_insert_rowid())
+    }
+
+    fn touch_after_insert(c: &Connection, id: &str, m: &StoredMessage) -> Result<(), StoreError> {
+        c.prepare_cached("UPDATE sessions SET last_active = ?2 WHERE id = ?1")?
+            .execute(params![id, now_ms()])?;
+        if m.msg.role == Role::User && m.kind == MessageKind::Message {
+            c.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''")?
+                .execute(params![id, title_from(&m.msg.content)])?;
+        }
+        Ok(())
+    }
+
+    /// Appends one message to one buffer, durably. Returns its row id.
+    pub fn append(&self, id: &str, buffer: Buffer, m: &StoredMessage) -> Result<i64, StoreError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let row = Self::insert(&tx, id, buffer, m)?;
+            Self::touch_after_insert(&tx, id, m)?;
+            tx.commit()?;
+            Ok(row)
+        })
+    }
+
+    /// Appends one message to both buffers in one transaction.
+    pub fn append_both(&self, id: &str, m: &StoredMessage) -> Result<(), StoreError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            Self::insert(&tx, id, Buffer::Display, m)?;
+            Self::insert(&tx, id, Buffer::Context, m)?;
+            Self::touch_after_insert(&tx, id, m)?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Replaces the whole context buffer (compression, repair) atomically.
+    pub fn replace_context(&self, id: &str, messages: &[StoredMessage]) -> Result<(), StoreError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "DELETE FROM messages WHERE session_id = ?1 AND buffer = 1",
+                [id],
+            )?;
+            for m in messages {
+                Self::insert(&tx, id, Buffer::Context, m)?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Updates the content of an already-written message (e.g. a stopped
+    /// answer's partial text written while streaming).
+    pub fn update_content(
+        &self,
+        row: i64,
+        content: &str,
+        thinking: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1",
+                params![row, content, thinking],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn update_one(
+        &self,
+        sql: &str,
+        id: &str,
+        value: &dyn rusqlite::ToSql,
+    ) -> Result<(), StoreError> {
+        let n = self.with(|c| Ok(c.execute(sql, params![id, value])?))?;
+        if n == 0 {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        Ok(())
+    }
+
+    pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<(), StoreError> {
+        self.update_one(
+            "UPDATE sessions SET pinned = ?2 WHERE id = ?1",
+            id,
+            &i64::from(pinned),
+        )
+    }
+
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        self.update_one(
+            "UPDATE sessions SET title = ?2 WHERE id = ?1",
+            id,
+            &title.trim(),
+        )
+    }
+
+    pub fn set_profile(&self, id: &str, profile_id: &str) -> Result<(), StoreError> {
+        self.update_one(
+            "UPDATE sessions SET profile_id = ?2 WHERE id = ?1",
+            id,
+            &profile_id,
+        )
+    }
+
+    pub fn set_context_tokens(&self, id: &str, tokens: u64) -> Result<(), StoreError> {
+        self.update_one(
+            "UPDATE sessions SET context_token_count = ?2 WHERE id = ?1",
+            id,
+            &(tokens as i64),
+        )
+    }
+
+    /// Deletes a session and its messages. False when there was none.
+    pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        self.with(|c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [id])? > 0))
+    }
+
+    pub fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.prepare_cached(
+                "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session_id, key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![id, key, value])?;
+            Ok(())
+        })
+    }
+
+    pub fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT value FROM session_state WHERE session_id = ?1 AND key = ?2",
+                params![id, key],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+    }
+}

@@ -1,0 +1,150 @@
+//! The approval gate: risky tool calls wait here for the user's answer.
+//!
+//! Policy: `[security].approval` (`ask` | `auto` | `deny`) with per-tool
+//! overrides. In `ask` mode, an `approval_request` event goes to the front end
+//! and the call waits for [`ApprovalGate::answer`] (or the run's cancel). A
+//! front end that cannot ask (no TTY) makes the gate non-interactive: then only
+//! tools pre-approved on the command line run.
+
+use crate::agent::events::{AgentEvent, EventSink};
+use crate::config::{ApprovalMode, SecurityConfig};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Run this one call.
+    Once,
+    /// Run this and every later call of the same tool in this session.
+    Session,
+    Deny,
+}
+
+pub struct ApprovalGate {
+    mode: ApprovalMode,
+    per_tool: BTreeMap<String, ApprovalMode>,
+    interactive: bool,
+    preapproved: HashSet<String>,
+    approve_all: bool,
+    session_allowed: Mutex<HashMap<String, HashSet<String>>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
+}
+
+impl ApprovalGate {
+    pub fn new(security: &SecurityConfig, interactive: bool) -> Self {
+        ApprovalGate {
+            mode: security.approval,
+            per_tool: security.approval_tools.clone(),
+            interactive,
+            preapproved: HashSet::new(),
+            approve_all: false,
+            session_allowed: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Tools approved on the command line (`--approve TOOL`, `--approve-all`).
+    pub fn with_preapproved(mut self, tools: impl IntoIterator<Item = String>, all: bool) -> Self {
+        self.preapproved.extend(tools);
+        self.approve_all = all;
+        self
+    }
+
+    fn mode_for(&self, tool: &str) -> ApprovalMode {
+        self.per_tool.get(tool).copied().unwrap_or(self.mode)
+    }
+
+    fn allowed_for_session(&self, session: &str, tool: &str) -> bool {
+        self.session_allowed
+            .lock()
+            .map(|m| m.get(session).is_some_and(|s| s.contains(tool)))
+            .unwrap_or(false)
+    }
+
+    /// Decides whether a risky call may run. `Err` carries the message the
+    /// model gets as the tool result.
+    pub async fn check(
+        &self,
+        session: &str,
+        call_id: &str,
+        tool: &str,
+        summary: &str,
+        args: &Value,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        if self.approve_all || self.preapproved.contains(tool) {
+            return Ok(());
+        }
+        match self.mode_for(tool) {
+            ApprovalMode::Auto => return Ok(()),
+            ApprovalMode::Deny => {
+                return Err(format!(
+                    "denied by policy: [security] approval for '{tool}' is \"deny\"; do not retry, tell the user what you wanted to run"
+                ));
+            }
+            ApprovalMode::Ask => {}
+        }
+        if self.allowed_for_session(session, tool) {
+            return Ok(());
+        }
+        if !self.interactive {
+            return Err(format!(
+                "denied: no terminal to ask the user for approval of '{tool}' ({summary}); the user can allow it with --approve {tool} or --approve-all"
+            ));
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(call_id.to_string(), tx);
+        }
+        sink.emit(AgentEvent::ApprovalRequest {
+            id: call_id.to_string(),
+            tool: tool.to_string(),
+            summary: summary.to_string(),
+            args: args.clone(),
+        })
+        .await;
+        let decision = tokio::select! {
+            d = rx => d.unwrap_or(Decision::Deny),
+            _ = cancel.cancelled() => {
+                if let Ok(mut p) = self.pending.lock() { p.remove(call_id); }
+                return Err("operation cancelled by user".into());
+            }
+        };
+        match decision {
+            Decision::Once => Ok(()),
+            Decision::Session => {
+                if let Ok(mut m) = self.session_allowed.lock() {
+                    m.entry(session.to_string())
+                        .or_default()
+                        .insert(tool.to_string());
+                }
+                Ok(())
+            }
+            Decision::Deny => Err(format!(
+                "the user denied this {tool} call ({summary}); do not retry it, ask the user how to proceed"
+            )),
+        }
+    }
+
+    /// The front end's answer to an `approval_request`. False if nothing waits
+    /// under that id.
+    pub fn answer(&self, id: &str, decision: Decision) -> bool {
+        let tx = self.pending.lock().ok().and_then(|mut p| p.remove(id));
+        match tx {
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Ids of requests still waiting for an answer.
+    pub fn pending_ids(&self) -> Vec<String> {
+        self.pending
+            .lock()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,241 @@
+//! `todo`: a per-session checklist. Statuses: pending, in_progress, done,
+//! failed, skipped. With step validation on, `done` needs a `validation` note.
+use crate::agent::events::{AgentEvent, TodoItem};
+use crate::tools::{Tool, ToolContext, ToolResult, args};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub const STATUSES: [&str; 5] = ["pending", "in_progress", "done", "failed", "skipped"];
+
+/// All sessions' todo lists, in memory.
+#[derive(Default)]
+pub struct TodoBoard {
+    lists: Mutex<HashMap<String, Vec<TodoItem>>>,
+}
+
+impl TodoBoard {
+    pub fn get(&self, session: &str) -> Vec<TodoItem> {
+        self.lists
+            .lock()
+            .map(|m| m.get(session).cloned().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    pub fn set(&self, session: &str, items: Vec<TodoItem>) {
+        if let Ok(mut m) = self.lists.lock() {
+            m.insert(session.to_string(), items);
+        }
+    }
+
+    /// Replaces the list from plain texts (and optional executors).
+    pub fn set_texts(&self, session: &str, texts: Vec<(String, Option<String>)>) -> Vec<TodoItem> {
+        let items: Vec<TodoItem> = texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (text, executor))| TodoItem {
+                id: i as u32 + 1,
+                text,
+                status: "pending".into(),
+                executor,
+                validation: None,
+            })
+            .collect();
+        self.set(session, items.clone());
+        items
+    }
+
+    /// How many items are finished (done, failed or skipped): progress measure.
+    pub fn progress(&self, session: &str) -> usize {
+        self.get(session)
+            .iter()
+            .filter(|i| matches!(i.status.as_str(), "done" | "failed" | "skipped"))
+            .count()
+    }
+
+    /// Ids of items currently marked failed.
+    pub fn failed_ids(&self, session: &str) -> Vec<u32> {
+        self.get(session)
+            .iter()
+            .filter(|i| i.status == "failed")
+            .map(|i| i.id)
+            .collect()
+    }
+
+    /// Copies one session's list to another (subagent → parent hand-over).
+    pub fn copy(&self, from: &str, to: &str) {
+        let items = self.get(from);
+        self.set(to, items);
+    }
+}
+
+pub fn render(items: &[TodoItem]) -> String {
+    if items.is_empty() {
+        return "The todo list is empty.".into();
+    }
+    items
+        .iter()
+        .map(|i| {
+            let mark = match i.status.as_str() {
+                "done" => "[x]",
+                "in_progress" => "[~]",
+                "failed" => "[!]",
+                "skipped" => "[-]",
+                _ => "[ ]",
+            };
+            let exec = i
+                .executor
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            format!("{mark} {}. {}{exec} — {}", i.id, i.text, i.status)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub struct TodoTool;
+
+impl TodoTool {
+    fn parse_items(v: &Value) -> Result<Vec<(String, Option<String>)>, String> {
+        let arr = v
+            .as_array()
+            .ok_or("argument 'items' must be a list of task strings")?;
+        let mut out = Vec::new();
+        for (i, item) in arr.iter().enumerate() {
+            match item {
+                Value::String(s) if !s.trim().is_empty() => out.push((s.trim().to_string(), None)),
+                Value::Object(o) => {
+                    let text = o
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.trim().is_empty())
+                        .ok_or(format!("item {} has no 'text'", i + 1))?;
+                    let exec = o.get("executor").and_then(Value::as_str).map(String::from);
+                    out.push((text.trim().to_string(), exec));
+                }
+                other => {
+                    return Err(format!(
+                        "item {} must be a non-empty string, got {other}",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for TodoTool {
+    fn name(&self) -> &str {
+        "todo"
+    }
+
+    fn description(&self) -> &str {
+        "Per-session task checklist for multi-step work. action=set replaces the list with 'items'; action=add appends 'items'; action=update sets the 'status' (pending, in_progress, done, failed, skipped) of item 'id', optionally with a 'validation' note saying how you checked the result; action=read shows the list."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["set", "add", "update", "read"]},
+                "items": {"type": "array", "items": {"type": "string"}, "description": "task texts for set/add"},
+                "id": {"type": "integer", "description": "item number for update"},
+                "status": {"type": "string", "enum": STATUSES},
+                "validation": {"type": "string", "description": "evidence that a step is really done (required for done when step validation is on)"}
+            },
+            "required": ["action"]
+        })
+    }
+
+    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+        let board = &ctx.env.todos;
+        let session = ctx.state_session();
+        let action = match args::str_req(a, "action") {
+            Ok(s) => s,
+            Err(e) => return ToolResult::err(e),
+        };
+        let result = match action {
+            "read" => return ToolResult::ok(render(&board.get(session))),
+            "set" | "add" => {
+                let items = match a.get("items").map(Self::parse_items) {
+                    Some(Ok(items)) if !items.is_empty() => items,
+                    Some(Err(e)) => return ToolResult::err(e),
+                    _ => {
+                        return ToolResult::err("action 'set'/'add' needs a non-empty 'items' list");
+                    }
+                };
+                if action == "set" {
+                    board.set_texts(session, items);
+                } else {
+                    let mut list = board.get(session);
+                    let start = list.iter().map(|i| i.id).max().unwrap_or(0);
+                    for (n, (text, executor)) in items.into_iter().enumerate() {
+                        list.push(TodoItem {
+                            id: start + n as u32 + 1,
+                            text,
+                            status: "pending".into(),
+                            executor,
+                            validation: None,
+                        });
+                    }
+                    board.set(session, list);
+                }
+                ToolResult::ok(render(&board.get(session)))
+            }
+            "update" => {
+                let id = match args::u64_opt(a, "id") {
+                    Ok(Some(id)) => id as u32,
+                    Ok(None) => return ToolResult::err("action 'update' needs 'id'"),
+                    Err(e) => return ToolResult::err(e),
+                };
+                let status = match args::str_req(a, "status") {
+                    Ok(s) if STATUSES.contains(&s) => s.to_string(),
+                    Ok(s) => {
+                        return ToolResult::err(format!(
+                            "unknown status '{s}'; use one of {}",
+                            STATUSES.join(", ")
+                        ));
+                    }
+                    Err(e) => return ToolResult::err(e),
+                };
+                let validation = args::str_opt(a, "validation")
+                    .ok()
+                    .flatten()
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty());
+                if status == "done" && ctx.step_validation && validation.is_none() {
+                    return ToolResult::err(format!(
+                        "step {id} not marked done: step validation is on, so say in 'validation' how you verified the result (command output, file checked, test passed), then update again"
+                    ));
+                }
+                let mut list = board.get(session);
+                let Some(item) = list.iter_mut().find(|i| i.id == id) else {
+                    return ToolResult::err(format!(
+                        "no todo item {id}; the list has {} items",
+                        list.len()
+                    ));
+                };
+                item.status = status;
+                if let Some(v) = validation {
+                    item.validation = Some(v.to_string());
+                }
+                board.set(session, list);
+                ToolResult::ok(render(&board.get(session)))
+            }
+            other => {
+                return ToolResult::err(format!(
+                    "unknown action '{other}'; use set, add, update or read"
+                ));
+            }
+        };
+        ctx.events
+            .emit(AgentEvent::TodoUpdated {
+                items: board.get(session),
+            })
+            .await;
+        result
+    }
+}

@@ -1,0 +1,224 @@
+//! Tools: the agent's hands.
+//!
+//! Invariants: a tool never panics and never aborts the loop — every failure is
+//! a `ToolResult { success: false, .. }` the model reads. Output is capped with
+//! a visible truncation marker. Risky calls go through the [`ApprovalGate`]
+//! before `execute` runs (the registry does that, not each tool).
+
+pub mod approval;
+pub mod builtin;
+pub mod registry;
+
+pub use approval::{ApprovalGate, Decision};
+pub use registry::ToolRegistry;
+
+use crate::agent::events::{AgentOrigin, EventSink};
+use crate::config::{Config, Paths};
+use crate::llm::ToolSchema;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use tokio_util::sync::CancellationToken;
+
+/// What a tool returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolResult {
+    pub success: bool,
+    pub output: String,
+    pub error: Option<String>,
+    /// Internal hints, e.g. `is_image`, `mime`, `base64` for image injection.
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolResult {
+    pub fn ok(output: impl Into<String>) -> Self {
+        ToolResult {
+            success: true,
+            output: output.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn err(error: impl Into<String>) -> Self {
+        ToolResult {
+            success: false,
+            output: String::new(),
+            error: Some(error.into()),
+            metadata: Map::new(),
+        }
+    }
+
+    pub fn with_meta(mut self, key: &str, value: Value) -> Self {
+        self.metadata.insert(key.to_string(), value);
+        self
+    }
+
+    /// The text the model sees as the tool result.
+    pub fn to_model_content(&self) -> String {
+        match (&self.error, self.output.is_empty()) {
+            (Some(e), true) => format!("Error: {e}"),
+            (Some(e), false) => format!("{}\nError: {e}", self.output),
+            (None, _) => self.output.clone(),
+        }
+    }
+}
+
+/// Cuts `s` to at most `limit` bytes (on a char boundary) with a marker that
+/// says how much was dropped.
+pub fn truncate_output(s: &str, limit: usize) -> String {
+    if s.len() <= limit {
+        return s.to_string();
+    }
+    let mut cut = limit;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}\n[... output truncated: {} of {} bytes shown ...]",
+        &s[..cut],
+        cut,
+        s.len()
+    )
+}
+
+/// Resources shared by all tools, built once by the composition root.
+pub struct ToolEnv {
+    pub config: Arc<Config>,
+    pub paths: Paths,
+    /// The directory commands run in unless told otherwise.
+    pub work_dir: PathBuf,
+    http: OnceLock<reqwest::Client>,
+    pub todos: builtin::todo::TodoBoard,
+    pub scratch: builtin::scratchpad::ScratchBoard,
+}
+
+impl ToolEnv {
+    pub fn new(config: Arc<Config>, paths: Paths, work_dir: PathBuf) -> Self {
+        ToolEnv {
+            config,
+            paths,
+            work_dir,
+            http: OnceLock::new(),
+            todos: Default::default(),
+            scratch: Default::default(),
+        }
+    }
+
+    /// One shared HTTP client for the web tools, built on first use.
+    pub fn http(&self) -> &reqwest::Client {
+        self.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .user_agent(concat!("navi/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .build()
+                .unwrap_or_default()
+        })
+    }
+
+    /// A per-session scratch directory under the data dir (created on demand).
+    pub fn session_dir(&self, session_id: &str, kind: &str) -> std::io::Result<PathBuf> {
+        let safe: String = session_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let dir = self.paths.data_dir.join("sessions").join(safe).join(kind);
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
+}
+
+/// Everything a tool call may use, passed explicitly.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub session_id: String,
+    /// Set when this call runs inside a subagent of a persistent session.
+    pub parent_session_id: Option<String>,
+    pub call_id: String,
+    pub env: Arc<ToolEnv>,
+    pub cancel: CancellationToken,
+    pub events: EventSink,
+    /// Set when the calling agent is a subagent.
+    pub origin: Option<AgentOrigin>,
+    /// The tools the calling agent has (for `list_tools` / `tool_manual`).
+    pub tool_list: Arc<Vec<ToolSchema>>,
+    /// The profile's `step_validation_enabled`: `todo` refuses `done` without evidence.
+    pub step_validation: bool,
+}
+
+impl ToolContext {
+    /// Session whose per-session state (todo, scratchpad, dirs) the call uses.
+    pub fn state_session(&self) -> &str {
+        self.parent_session_id
+            .as_deref()
+            .unwrap_or(&self.session_id)
+    }
+}
+
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// `Some(what will happen, in full)` when this call needs approval.
+    fn approval_summary(&self, _args: &Value) -> Option<String> {
+        None
+    }
+    async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
+
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            parameters: self.parameters(),
+        }
+    }
+}
+
+/// Argument helpers that turn bad input into clear messages.
+pub mod args {
+    use serde_json::Value;
+
+    pub fn str_req<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
+        match args.get(key) {
+            Some(Value::String(s)) => Ok(s),
+            Some(other) => Err(format!("argument '{key}' must be a string, got {other}")),
+            None => Err(format!("missing required argument '{key}'")),
+        }
+    }
+
+    pub fn str_opt<'a>(args: &'a Value, key: &str) -> Result<Option<&'a str>, String> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!("argument '{key}' must be a string, got {other}")),
+        }
+    }
+
+    pub fn u64_opt(args: &Value, key: &str) -> Result<Option<u64>, String> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                .map(Some)
+                .ok_or_else(|| format!("argument '{key}' must be a non-negative integer, got {v}")),
+        }
+    }
+
+    pub fn bool_opt(args: &Value, key: &str) -> Result<Option<bool>, String> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(format!(
+                "argument '{key}' must be true or false, got {other}"
+            )),
+        }
+    }
+}

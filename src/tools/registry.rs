@@ -1,0 +1,142 @@
+//! The tool registry: name → tool, schemas for the model, and the one place a
+//! call is executed (argument checks, approval, cancellation).
+use super::{ApprovalGate, Tool, ToolContext, ToolResult, truncate_output};
+use crate::llm::{ToolCall, ToolSchema};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a cancelled tool gets to clean up (kill its children) before the
+/// registry stops waiting for it.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// Hard cap on what any tool result may put into the context.
+const RESULT_LIMIT: usize = 100_000;
+
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    builtin: BTreeSet<String>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a built-in tool (kept across user-tool reloads).
+    pub fn register_builtin(&mut self, tool: Arc<dyn Tool>) {
+        self.builtin.insert(tool.name().to_string());
+        self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    /// Registers a user tool; a built-in of the same name is never replaced.
+    pub fn register_user(&mut self, tool: Arc<dyn Tool>) -> bool {
+        if self.builtin.contains(tool.name()) {
+            return false;
+        }
+        self.tools.insert(tool.name().to_string(), tool);
+        true
+    }
+
+    /// Drops every user tool (before a reload).
+    pub fn clear_user_tools(&mut self) {
+        let builtin = &self.builtin;
+        self.tools.retain(|name, _| builtin.contains(name));
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    pub fn is_builtin(&self, name: &str) -> bool {
+        self.builtin.contains(name)
+    }
+
+    /// Schemas of the named tools that exist, in the given order, no duplicates.
+    pub fn schemas_for(&self, names: &[String]) -> Vec<ToolSchema> {
+        let mut seen = BTreeSet::new();
+        names
+            .iter()
+            .filter(|n| seen.insert(n.as_str()))
+            .filter_map(|n| self.tools.get(n))
+            .map(|t| t.schema())
+            .collect()
+    }
+
+    /// Runs one call. Never panics, never returns early without a result:
+    /// unknown tools, bad arguments, denials and cancellation all become an
+    /// error result the model can read.
+    pub async fn execute(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        gate: &ApprovalGate,
+    ) -> ToolResult {
+        let allowed: BTreeSet<&str> = ctx.tool_list.iter().map(|s| s.name.as_str()).collect();
+        let tool = match self.tools.get(&call.name) {
+            Some(t) if allowed.contains(call.name.as_str()) => t,
+            _ => {
+                let names: Vec<&str> = allowed.into_iter().collect();
+                return ToolResult::err(format!(
+                    "unknown tool '{}'; available tools: {}",
+                    call.name,
+                    names.join(", ")
+                ));
+            }
+        };
+        let args = match &call.arguments {
+            Value::Object(_) => call.arguments.clone(),
+            Value::Null => Value::Object(Default::default()),
+            Value::String(raw) => {
+                return ToolResult::err(format!(
+                    "arguments for '{}' are not valid JSON: {}; send a JSON object matching the tool's schema",
+                    call.name,
+                    truncate_output(raw, 500)
+                ));
+            }
+            other => {
+                return ToolResult::err(format!(
+                    "arguments for '{}' must be a JSON object, got {other}",
+                    call.name
+                ));
+            }
+        };
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::err("operation cancelled by user");
+        }
+        if let Some(summary) = tool.approval_summary(&args) {
+            if let Err(msg) = gate
+                .check(
+                    ctx.state_session(),
+                    &call.id,
+                    &call.name,
+                    &summary,
+                    &args,
+                    &ctx.events,
+                    &ctx.cancel,
+                )
+                .await
+            {
+                return ToolResult::err(msg);
+            }
+        }
+        let run = tool.execute(&args, ctx);
+        let grace = async {
+            ctx.cancel.cancelled().await;
+            tokio::time::sleep(CANCEL_GRACE).await;
+        };
+        let mut result = tokio::select! {
+            r = run => r,
+            _ = grace => ToolResult::err("operation cancelled by user"),
+        };
+        if result.output.len() > RESULT_LIMIT {
+            result.output = truncate_output(&result.output, RESULT_LIMIT);
+        }
+        result
+    }
+}
