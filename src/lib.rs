@@ -1,12 +1,16 @@
 //! Navi: a personal, modular AI agent for the terminal.
 //!
 //! Layers (top depends on bottom, never the reverse): `ui` → `app` → `agent`
-//! → `tools`, `profile`, `memory` → `session`, `llm`, `config`.
+//! → `tools`, `profile` → `session`, `llm`, `config`.
 
 pub mod agent;
+pub mod app;
+pub mod cli;
 pub mod config;
 pub mod embedded;
 pub mod llm;
+pub mod logging;
 pub mod profile;
 pub mod session;
 pub mod tools;
+pub mod ui;

@@ -1,3 +1,3 @@
-fn main() {
-    println!("navi {}", env!("CARGO_PKG_VERSION"));
+fn main() -> std::process::ExitCode {
+    navi::cli::main()
 }

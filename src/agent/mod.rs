@@ -1,5 +1,278 @@
 //! The agent: planning, the tool-calling loop, thinking mechanics, context
 //! building and token accounting. Knows no terminal: it emits `AgentEvent`s
-//! and reads a cancellation token.
+//! into an [`EventSink`] and reads a [`CancellationToken`] for cooperative stop.
+//!
+//! Invariants: every tool call in the context gets exactly one tool result
+//! (on stop: "operation cancelled by user"); every message is persisted when
+//! it happens; a run never aborts because of a tool failure.
 
+pub mod context;
+pub mod conversation;
 pub mod events;
+pub mod mechanics;
+pub mod planning;
+pub mod tokens;
+mod turn;
+
+use crate::config::{BackendKind, Config};
+use crate::llm::guard::GuardConfig;
+use crate::llm::select::{self, Selection};
+use crate::llm::{LlmBackend, LlmError, build_backend, catalog};
+use crate::profile::{Profile, ProfileRegistry};
+use crate::session::{SessionStore, StoreError};
+use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry};
+use events::{AgentOrigin, EventSink};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("no session {0}; see `navi sessions list`")]
+    NoSession(String),
+    #[error("unknown profile '{id}'; available: {available}")]
+    NoProfile { id: String, available: String },
+    #[error(
+        "the context is full ({used} of {window} tokens, over the {limit}% hard limit); run /compact or start a new session"
+    )]
+    ContextFull { used: u64, window: u64, limit: u32 },
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnOutcome {
+    /// The final answer (partial when stopped).
+    pub text: String,
+    /// The user stopped the run.
+    pub stopped: bool,
+    /// False when the iteration cap was hit.
+    pub completed: bool,
+}
+
+/// Everything the agent is built from (the composition root fills this).
+pub struct AgentParts {
+    pub config: Arc<Config>,
+    pub store: Arc<SessionStore>,
+    pub profiles: Arc<ProfileRegistry>,
+    pub tools: Arc<RwLock<ToolRegistry>>,
+    pub env: Arc<ToolEnv>,
+    pub gate: Arc<ApprovalGate>,
+    pub persona: String,
+    /// `--model` / `OLLAMA_DEFAULT_MODEL`: wins over the profile's list.
+    pub model_override: Option<String>,
+    /// `--backend` given: wins over a user profile's `llm_backend`.
+    pub backend_forced: bool,
+    /// A ready backend (tests inject one); otherwise built from config on demand.
+    pub backend: Option<Arc<dyn LlmBackend>>,
+}
+
+pub struct Agent {
+    pub config: Arc<Config>,
+    pub store: Arc<SessionStore>,
+    pub profiles: Arc<ProfileRegistry>,
+    pub tools: Arc<RwLock<ToolRegistry>>,
+    pub env: Arc<ToolEnv>,
+    pub gate: Arc<ApprovalGate>,
+    persona: String,
+    model_override: Option<String>,
+    backend_forced: bool,
+    backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
+    selections: Mutex<HashMap<String, Selection>>,
+    windows: Mutex<HashMap<String, u64>>,
+    guard: GuardConfig,
+}
+
+impl Agent {
+    pub fn new(parts: AgentParts) -> Self {
+        let mut backends = HashMap::new();
+        if let Some(b) = parts.backend {
+            backends.insert(b.kind(), b);
+        }
+        Agent {
+            guard: GuardConfig::from_config(&parts.config.llm),
+            config: parts.config,
+            store: parts.store,
+            profiles: parts.profiles,
+            tools: parts.tools,
+            env: parts.env,
+            gate: parts.gate,
+            persona: parts.persona,
+            model_override: parts.model_override,
+            backend_forced: parts.backend_forced,
+            backends: Mutex::new(backends),
+            selections: Mutex::new(HashMap::new()),
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn persona(&self) -> &str {
+        &self.persona
+    }
+
+    pub fn profile(&self, id: &str) -> Result<&Profile, AgentError> {
+        self.profiles.get(id).ok_or_else(|| AgentError::NoProfile {
+            id: id.to_string(),
+            available: self.profiles.ids().join(", "),
+        })
+    }
+
+    /// The backend a profile talks to: `--backend` wins; then a user profile's
+    /// `llm_backend`; then `[llm].backend`.
+    pub fn backend_for(&self, profile: &Profile) -> Result<Arc<dyn LlmBackend>, AgentError> {
+        let kind = if !self.backend_forced && profile.source != "built-in" {
+            BackendKind::parse(&profile.llm_backend).unwrap_or(self.config.llm.backend)
+        } else {
+            self.config.llm.backend
+        };
+        let mut map = self.backends.lock().map_err(|_| LlmError::Cancelled)?;
+        if let Some(b) = map.get(&kind) {
+            return Ok(b.clone());
+        }
+        let mut cfg = (*self.config).clone();
+        cfg.llm.backend = kind;
+        let b = build_backend(&cfg)?;
+        map.insert(kind, b.clone());
+        Ok(b)
+    }
+
+    /// Resolves the model for a profile (cached per process): `--model`, else
+    /// the profile's priority list, else `[llm].default_model`, else the only
+    /// model the server has.
+    pub async fn select_model(
+        &self,
+        backend: &dyn LlmBackend,
+        profile: &Profile,
+    ) -> Result<Selection, AgentError> {
+        if let Some(m) = &self.model_override {
+            return Ok(Selection {
+                model: m.clone(),
+                reason: format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)"),
+            });
+        }
+        let key = format!("{}|{}", backend.base_url(), profile.model.join(","));
+        if let Some(s) = self
+            .selections
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(s);
+        }
+        let available = backend.list_models().await?;
+        let name = backend.kind().as_str();
+        let chosen = match select::choose(&profile.model, &available, name) {
+            Ok(s) => s,
+            Err(err) => {
+                let fallback = &self.config.llm.default_model;
+                if let Ok(mut s) = select::choose(std::slice::from_ref(fallback), &available, name)
+                {
+                    s.reason = format!(
+                        "using {} ([llm].default_model) because none of the profile's models ({}) is available on {name}",
+                        s.model,
+                        profile.model.join(", ")
+                    );
+                    s
+                } else if let [only] = available.as_slice() {
+                    Selection {
+                        model: only.name.clone(),
+                        reason: format!(
+                            "using {} because it is the only model on {name}; the profile wants {}",
+                            only.name,
+                            profile.model.join(", ")
+                        ),
+                    }
+                } else {
+                    return Err(err.into());
+                }
+            }
+        };
+        if let Ok(mut m) = self.selections.lock() {
+            m.insert(key, chosen.clone());
+        }
+        Ok(chosen)
+    }
+
+    /// The model's context window: the server's figure, else the catalog,
+    /// else 8192 (cached per process).
+    pub async fn context_window(&self, backend: &dyn LlmBackend, model: &str) -> u64 {
+        if let Some(w) = self.windows.lock().ok().and_then(|m| m.get(model).copied()) {
+            return w;
+        }
+        let from_server = backend
+            .model_info(model)
+            .await
+            .ok()
+            .and_then(|i| i.context_length);
+        let mut w = catalog::context_window(model, from_server);
+        if backend.kind() == BackendKind::Ollama {
+            // Ollama only uses as much context as we ask for with num_ctx.
+            w = w.min(u64::from(self.config.llm.num_ctx));
+        }
+        if let Ok(mut m) = self.windows.lock() {
+            m.insert(model.to_string(), w);
+        }
+        w
+    }
+
+    /// Runs one user turn on a persistent session, streaming events into `sink`.
+    pub async fn run_stream(
+        &self,
+        session_id: &str,
+        user_message: &str,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        turn::run_persistent(self, session_id, user_message, sink, cancel).await
+    }
+
+    /// Runs one turn and returns the final text; events are discarded.
+    pub async fn run(&self, session_id: &str, user_message: &str) -> Result<String, AgentError> {
+        let (sink, mut rx) = EventSink::channel(256);
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let out = self
+            .run_stream(session_id, user_message, &sink, &CancellationToken::new())
+            .await;
+        drop(sink);
+        let _ = drain.await;
+        out.map(|o| o.text)
+    }
+
+    /// Runs a subagent: in-memory context, its own scratchpad id
+    /// (`subagent_<uuid12>`), per-session state bound to `parent_session_id`
+    /// when given. Events go to `sink` tagged with the subagent's origin.
+    /// Returns `(text, completed_normally)`.
+    pub async fn run_ephemeral(
+        &self,
+        user_message: &str,
+        profile_id: &str,
+        parent_session_id: Option<&str>,
+        depth: u32,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(String, bool), AgentError> {
+        let id = format!(
+            "subagent_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let origin = AgentOrigin {
+            id,
+            depth: depth.max(1),
+            profile_id: profile_id.to_string(),
+        };
+        let out = turn::run_ephemeral(
+            self,
+            user_message,
+            profile_id,
+            parent_session_id,
+            origin,
+            sink,
+            cancel,
+        )
+        .await?;
+        Ok((out.text, out.completed && !out.stopped))
+    }
+}

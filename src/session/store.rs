@@ -331,15 +331,16 @@ impl SessionStore {
         })
     }
 
-    /// Appends one message to both buffers in one transaction.
-    pub fn append_both(&self, id: &str, m: &StoredMessage) -> Result<(), StoreError> {
+    /// Appends one message to both buffers in one transaction; returns the
+    /// (display, context) row ids.
+    pub fn append_both(&self, id: &str, m: &StoredMessage) -> Result<(i64, i64), StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
-            Self::insert(&tx, id, Buffer::Display, m)?;
-            Self::insert(&tx, id, Buffer::Context, m)?;
+            let d = Self::insert(&tx, id, Buffer::Display, m)?;
+            let x = Self::insert(&tx, id, Buffer::Context, m)?;
             Self::touch_after_insert(&tx, id, m)?;
             tx.commit()?;
-            Ok(())
+            Ok((d, x))
         })
     }
 
@@ -363,15 +364,35 @@ impl SessionStore {
     /// answer's partial text written while streaming).
     pub fn update_content(
         &self,
-        row: i64,
+        rows: &[i64],
         content: &str,
         thinking: Option<&str>,
     ) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute(
-                "UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1",
-                params![row, content, thinking],
-            )?;
+            let tx = c.transaction()?;
+            for row in rows {
+                tx.prepare_cached("UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1")?
+                    .execute(params![row, content, thinking])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Sets the tool calls of already-written assistant rows.
+    pub fn set_tool_calls(
+        &self,
+        rows: &[i64],
+        calls: &[crate::llm::ToolCall],
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(calls).unwrap_or_default();
+        self.with(|c| {
+            let tx = c.transaction()?;
+            for row in rows {
+                tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
+                    .execute(params![row, json])?;
+            }
+            tx.commit()?;
             Ok(())
         })
     }

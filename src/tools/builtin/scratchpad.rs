@@ -50,7 +50,8 @@ impl Tool for ScratchpadTool {
 
     async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
         let board = &ctx.env.scratch;
-        let session = ctx.state_session();
+        // Subagents get their own scratchpad (their own session id).
+        let session = ctx.session_id.as_str();
         let action = match args::str_req(a, "action") {
             Ok(s) => s,
             Err(e) => return ToolResult::err(e),

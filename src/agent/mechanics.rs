@@ -1,0 +1,201 @@
+//! Thinking mechanics: request-only notes that keep long runs on track.
+//!
+//! - iteration budget: every call says how many iterations remain;
+//! - goal anchoring: every N iterations, the user's goal and open todo items;
+//! - anti-stall: N iterations in a row without todo progress → a hard warning;
+//! - adaptive replan: a step newly marked `failed` → a re-plan prompt next call.
+//!
+//! Step validation lives in the `todo` tool (it refuses `done` without evidence).
+use crate::agent::events::TodoItem;
+use crate::profile::Profile;
+use std::collections::HashSet;
+
+#[derive(Clone, Debug, Default)]
+pub struct Mechanics {
+    budget: bool,
+    anchor_every: Option<u32>,
+    stall_after: Option<u32>,
+    replan: bool,
+    without_progress: u32,
+    last_snapshot: Vec<(u32, String)>,
+    seen_failed: HashSet<u32>,
+    replan_queue: Vec<u32>,
+}
+
+/// What to inject into the next call.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Injection {
+    pub notes: Vec<String>,
+    /// A stall warning also goes to the user as a `warning` event.
+    pub stall_warning: Option<String>,
+}
+
+fn open_items(todos: &[TodoItem]) -> Vec<String> {
+    todos
+        .iter()
+        .filter(|t| matches!(t.status.as_str(), "pending" | "in_progress"))
+        .map(|t| format!("{}. {} ({})", t.id, t.text, t.status))
+        .collect()
+}
+
+impl Mechanics {
+    pub fn new(p: &Profile) -> Self {
+        Mechanics {
+            budget: p.iteration_budget_enabled,
+            anchor_every: p
+                .goal_anchoring_enabled
+                .then_some(p.goal_anchoring_interval.max(1)),
+            stall_after: p
+                .anti_stall_enabled
+                .then_some(p.anti_stall_threshold.max(1)),
+            replan: p.adaptive_replan_enabled,
+            ..Default::default()
+        }
+    }
+
+    /// Starts tracking from the todo list as it is when the loop begins.
+    pub fn start(&mut self, todos: &[TodoItem]) {
+        self.last_snapshot = todos.iter().map(|t| (t.id, t.status.clone())).collect();
+        self.seen_failed = todos
+            .iter()
+            .filter(|t| t.status == "failed")
+            .map(|t| t.id)
+            .collect();
+    }
+
+    /// Notes for the call of 1-based `iteration` out of `max`.
+    pub fn before_call(
+        &mut self,
+        iteration: u32,
+        max: u32,
+        goal: Option<&str>,
+        todos: &[TodoItem],
+    ) -> Injection {
+        let mut inj = Injection::default();
+        if self.budget {
+            let left = max.saturating_sub(iteration);
+            let mut note = format!("Iteration {iteration} of {max}; {left} left after this one.");
+            if left <= 2 {
+                note.push_str(" Finish now: give the user your answer with what you have, and say what is left undone.");
+            }
+            inj.notes.push(note);
+        }
+        if let Some(n) = self.anchor_every {
+            if iteration % n == 0 {
+                let goal = goal
+                    .map(|g| g.trim())
+                    .filter(|g| !g.is_empty())
+                    .unwrap_or("(no goal recorded)");
+                let mut note = format!("Goal reminder. The user asked: \"{goal}\".");
+                let open = open_items(todos);
+                if !open.is_empty() {
+                    note.push_str(&format!(" Open todo items: {}.", open.join("; ")));
+                }
+                note.push_str(" Keep working toward this goal; do not drift.");
+                inj.notes.push(note);
+            }
+        }
+        if let Some(n) = self.stall_after {
+            if self.without_progress >= n {
+                let w = format!(
+                    "WARNING: {} iterations in a row without progress on the todo list. Stop repeating what has not worked: change approach, mark blocked steps failed or skipped, or give the user your answer now.",
+                    self.without_progress
+                );
+                inj.notes.push(w.clone());
+                inj.stall_warning = Some(format!(
+                    "no todo progress for {} iterations; the agent was told to change approach",
+                    self.without_progress
+                ));
+                self.without_progress = 0;
+            }
+        }
+        if !self.replan_queue.is_empty() {
+            let ids: Vec<String> = self.replan_queue.drain(..).map(|i| i.to_string()).collect();
+            inj.notes.push(format!(
+                "Step {} failed. Re-plan before going on: look at why it failed, then rewrite the remaining steps with the todo tool (action=set or add) using a different approach.",
+                ids.join(", ")
+            ));
+        }
+        inj
+    }
+
+    /// Updates progress tracking after a batch of tool calls.
+    pub fn after_tools(&mut self, todos: &[TodoItem]) {
+        let snapshot: Vec<(u32, String)> = todos.iter().map(|t| (t.id, t.status.clone())).collect();
+        if snapshot == self.last_snapshot {
+            self.without_progress += 1;
+        } else {
+            self.without_progress = 0;
+        }
+        self.last_snapshot = snapshot;
+        for t in todos.iter().filter(|t| t.status == "failed") {
+            if self.seen_failed.insert(t.id) && self.replan {
+                self.replan_queue.push(t.id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> Profile {
+        let json = r#"{"id":"p","name":"P","description":"d","enabled_tools":[],"goal_anchoring_interval":3,"anti_stall_threshold":2,"adaptive_replan_enabled":true}"#;
+        crate::profile::parse(json, "x", None, "f", "p", "t").unwrap()
+    }
+
+    fn item(id: u32, status: &str) -> TodoItem {
+        TodoItem {
+            id,
+            text: format!("step {id}"),
+            status: status.into(),
+            executor: None,
+            validation: None,
+        }
+    }
+
+    #[test]
+    fn budget_changes_every_iteration() {
+        let mut m = Mechanics::new(&profile());
+        let a = m.before_call(1, 10, Some("g"), &[]);
+        let b = m.before_call(2, 10, Some("g"), &[]);
+        assert!(a.notes[0].contains("Iteration 1 of 10; 9 left"));
+        assert!(b.notes[0].contains("Iteration 2 of 10; 8 left"));
+    }
+
+    #[test]
+    fn anchor_at_n_and_2n_only() {
+        let mut m = Mechanics::new(&profile());
+        let hits: Vec<u32> = (1..=7)
+            .filter(|i| {
+                m.before_call(*i, 20, Some("build it"), &[item(1, "pending")])
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("Goal reminder"))
+            })
+            .collect();
+        assert_eq!(hits, vec![3, 6]);
+    }
+
+    #[test]
+    fn stall_warning_after_threshold_and_replan_on_failure() {
+        let mut m = Mechanics::new(&profile());
+        let todos = vec![item(1, "pending")];
+        m.start(&todos);
+        m.after_tools(&todos);
+        assert!(m.before_call(1, 20, None, &todos).stall_warning.is_none());
+        m.after_tools(&todos);
+        let inj = m.before_call(2, 20, None, &todos);
+        assert!(inj.stall_warning.is_some());
+        let failed = vec![item(1, "failed")];
+        m.after_tools(&failed);
+        let inj = m.before_call(3, 20, None, &failed);
+        assert!(inj.notes.iter().any(|n| n.contains("Step 1 failed")));
+        let inj = m.before_call(4, 20, None, &failed);
+        assert!(
+            !inj.notes.iter().any(|n| n.contains("failed. Re-plan")),
+            "replan fires once"
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! The planning pipeline, run before the tool loop.
+//!
+//! Phase 1 (analysis) may answer DIRECT to skip planning; phase 2 (review)
+//! runs only when enabled and phase 1 says `REFLECT: yes`; phase 3 writes the
+//! plan. Planning calls carry no tools, thinking off, temperature 0.3. A valid
+//! plan becomes an assistant message in the context (a plan card in the
+//! display buffer), a `plan_ready` event, and the todo list. Garbage from the
+//! planner never fails the turn: no plan is made and the loop goes on.
+
+mod parse;
+pub mod prompts;
+
+pub use parse::{PlanStep, parse_plan};
+
+use super::AgentError;
+use super::events::AgentEvent;
+use super::turn::Run;
+use crate::config::ThinkSetting;
+use crate::llm::{ChatMessage, ChatRequest};
+use crate::session::MessageKind;
+
+pub const PLANNING_TEMPERATURE: f32 = 0.3;
+pub const MAX_STEPS: usize = 15;
+
+/// Whether planning runs for this message: always on a session's first
+/// message, on every message with `planning_enabled`; and only when phase 1
+/// or phase 3 is on.
+pub fn should_plan(p: &crate::profile::Profile, first_message: bool) -> bool {
+    (first_message || p.planning_enabled)
+        && (p.planning_phase1_enabled || p.planning_phase3_enabled)
+}
+
+fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
+    pairs.iter().fold(template.to_string(), |t, (k, v)| {
+        t.replace(&format!("{{{k}}}"), v)
+    })
+}
+
+async fn ask(
+    run: &mut Run<'_>,
+    system: String,
+    user: String,
+) -> Result<Option<String>, AgentError> {
+    let mut req = ChatRequest::new(
+        &run.model,
+        vec![ChatMessage::system(system), ChatMessage::user(user)],
+    );
+    req.temperature = Some(PLANNING_TEMPERATURE);
+    req.think = Some(ThinkSetting::Bool(false));
+    req.num_ctx = Some(run.agent.config.llm.num_ctx);
+    req.keep_alive = Some(run.agent.config.llm.keep_alive.clone());
+    let mut stream =
+        match crate::llm::guard::open(&*run.backend, &req, &run.agent.guard, run.cancel).await {
+            Ok(s) => s,
+            Err(crate::llm::LlmError::Cancelled) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+    let mut text = String::new();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(crate::llm::ChatChunk::Text(t)) => text.push_str(&t),
+            Ok(crate::llm::ChatChunk::Done { .. }) => break,
+            Ok(_) => {}
+            Err(crate::llm::LlmError::Cancelled) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Some(text))
+}
+
+/// Runs the pipeline. Returns without a plan when the planner says DIRECT,
+/// answers garbage, or the run is stopped.
+pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
+    let p = run.profile.clone();
+    let request = super::context::last_user_goal(&run.conv.context).unwrap_or_default();
+    let tool_names = if run.is_subagent() && !p.subagent_tools.is_empty() {
+        p.subagent_tools.clone()
+    } else {
+        p.enabled_tools.clone()
+    };
+    let registry = run
+        .agent
+        .tools
+        .read()
+        .map(|r| r.clone())
+        .unwrap_or_default();
+    let known_tools: Vec<String> = registry
+        .schemas_for(&tool_names)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    let known_profiles = run.agent.profiles.ids();
+    let tools_line = if known_tools.is_empty() {
+        "none".to_string()
+    } else {
+        known_tools.join(", ")
+    };
+    let profiles_line = run
+        .agent
+        .profiles
+        .all()
+        .map(|q| {
+            if q.short_description.is_empty() {
+                q.id.clone()
+            } else {
+                format!("{} ({})", q.id, q.short_description)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut analysis = String::new();
+    if p.planning_phase1_enabled {
+        let direct = if p.planning_mandatory {
+            ""
+        } else {
+            prompts::DIRECT_OPTION
+        };
+        let system = fill(
+            prompts::ANALYSIS,
+            &[
+                ("direct", direct),
+                ("tools", &tools_line),
+                ("profiles", &profiles_line),
+            ],
+        );
+        let Some(a) = ask(run, system, request.clone()).await? else {
+            return Ok(());
+        };
+        if !p.planning_mandatory && a.trim_start().starts_with("DIRECT") {
+            tracing::debug!("planner: DIRECT, no plan");
+            return Ok(());
+        }
+        analysis = a;
+    }
+    let mut review = String::new();
+    let reflect = analysis.lines().any(|l| {
+        let l = l.trim().to_ascii_lowercase();
+        l.starts_with("reflect:") && l.contains("yes")
+    });
+    if p.planning_phase2_enabled && reflect {
+        let input = format!("User request:\n{request}\n\nAnalysis:\n{analysis}");
+        let Some(r) = ask(run, prompts::REVIEW.to_string(), input).await? else {
+            return Ok(());
+        };
+        review = r;
+    }
+    let plan_text = if p.planning_phase3_enabled {
+        let system = fill(
+            prompts::EXECUTION,
+            &[("tools", &tools_line), ("profiles", &profiles_line)],
+        );
+        let none = "(none)";
+        let input = fill(
+            prompts::EXECUTION_INPUT,
+            &[
+                ("request", &request),
+                (
+                    "analysis",
+                    if analysis.is_empty() { none } else { &analysis },
+                ),
+                ("review", if review.is_empty() { none } else { &review }),
+            ],
+        );
+        let Some(t) = ask(run, system, input).await? else {
+            return Ok(());
+        };
+        t
+    } else {
+        analysis
+    };
+    let parsed = parse_plan(&plan_text, &known_tools, &known_profiles);
+    for w in &parsed.warnings {
+        run.emit(AgentEvent::Warning {
+            message: format!("planner: {w}"),
+        })
+        .await;
+    }
+    if parsed.steps.is_empty() {
+        tracing::info!("planner produced no numbered steps; continuing without a plan");
+        return Ok(());
+    }
+    let plan = parsed.text;
+    run.conv.push(
+        ChatMessage::assistant(plan.clone()),
+        MessageKind::Plan,
+        None,
+    )?;
+    if !run.is_subagent() {
+        run.emit(AgentEvent::PlanReady { plan }).await;
+    }
+    let session = run.state_session();
+    let items = run.agent.env.todos.set_texts(
+        &session,
+        parsed
+            .steps
+            .into_iter()
+            .map(|s| (s.text, Some(s.executor)))
+            .collect(),
+    );
+    run.emit(AgentEvent::TodoUpdated { items }).await;
+    Ok(())
+}

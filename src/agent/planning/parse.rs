@@ -1,0 +1,168 @@
+//! Reading a plan out of the planner's text, forgivingly.
+//!
+//! Numbered lines (`^\s*\d+[.)]`) are steps. Each step's executor is
+//! `TOOL: name`, `AGENT: profile` or `SELF`; a missing executor means SELF; an
+//! executor naming an unknown tool or profile is dropped (SELF) with a
+//! warning. More than 15 steps are cut to 15 with a warning.
+
+use super::MAX_STEPS;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanStep {
+    pub text: String,
+    /// `TOOL: x`, `AGENT: y` or `SELF`.
+    pub executor: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedPlan {
+    pub steps: Vec<PlanStep>,
+    /// The plan as it will be shown and stored (cut to MAX_STEPS steps).
+    pub text: String,
+    pub warnings: Vec<String>,
+}
+
+fn step_body(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits > 3 {
+        return None;
+    }
+    let rest = &t[digits..];
+    let rest = rest.strip_prefix('.').or_else(|| rest.strip_prefix(')'))?;
+    Some(rest.trim())
+}
+
+fn split_executor(body: &str) -> (String, Option<(String, String)>) {
+    for key in ["TOOL:", "AGENT:"] {
+        if let Some(pos) = body.rfind(key) {
+            let name = body[pos + key.len()..]
+                .trim()
+                .trim_matches(|c: char| c == '`' || c == '*' || c == ')' || c == ']' || c == '.')
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                .to_string();
+            let text = clean(&body[..pos]);
+            return (text, Some((key.trim_end_matches(':').to_string(), name)));
+        }
+    }
+    if let Some(pos) = body.rfind("SELF") {
+        return (clean(&body[..pos]), Some(("SELF".into(), String::new())));
+    }
+    (clean(body), None)
+}
+
+fn clean(s: &str) -> String {
+    s.trim()
+        .trim_end_matches(|c: char| {
+            matches!(c, '—' | '-' | '–' | '|' | '(' | '[' | ':' | ',' | '*' | '`')
+                || c.is_whitespace()
+        })
+        .trim_start_matches("**")
+        .trim()
+        .to_string()
+}
+
+pub fn parse_plan(text: &str, tools: &[String], profiles: &[String]) -> ParsedPlan {
+    let mut out = ParsedPlan::default();
+    if text.trim_start().starts_with("DIRECT") {
+        return out;
+    }
+    let mut kept_lines = Vec::new();
+    let mut count = 0;
+    for line in text.lines() {
+        let Some(body) = step_body(line) else {
+            if count < MAX_STEPS {
+                kept_lines.push(line.to_string());
+            }
+            continue;
+        };
+        count += 1;
+        if count > MAX_STEPS {
+            continue;
+        }
+        let (step_text, exec) = split_executor(body);
+        let executor = match exec {
+            Some((kind, name)) if kind == "TOOL" && tools.contains(&name) => {
+                format!("TOOL: {name}")
+            }
+            Some((kind, name)) if kind == "AGENT" && profiles.contains(&name) => {
+                format!("AGENT: {name}")
+            }
+            Some((kind, _)) if kind == "SELF" => "SELF".into(),
+            Some((kind, name)) => {
+                out.warnings.push(format!("step {count} names unknown {} '{name}'; it will be done by the agent itself (SELF)", kind.to_ascii_lowercase()));
+                "SELF".into()
+            }
+            None => "SELF".into(),
+        };
+        let step_text = if step_text.is_empty() {
+            body.to_string()
+        } else {
+            step_text
+        };
+        out.steps.push(PlanStep {
+            text: step_text,
+            executor,
+        });
+        kept_lines.push(line.to_string());
+    }
+    if count > MAX_STEPS {
+        out.warnings.push(format!(
+            "the plan had {count} steps; only the first {MAX_STEPS} are kept"
+        ));
+    }
+    out.text = kept_lines.join("\n").trim().to_string();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn executors_parsed_and_validated() {
+        let plan = "Milestones: build\n1. Read the config — TOOL: filesystem\n2) Fix the parser — AGENT: developer\n3. Summarise SELF\n4. Deploy TOOL: rocket\n5. Celebrate";
+        let p = parse_plan(plan, &names(&["filesystem"]), &names(&["developer"]));
+        let ex: Vec<&str> = p.steps.iter().map(|s| s.executor.as_str()).collect();
+        assert_eq!(
+            ex,
+            vec![
+                "TOOL: filesystem",
+                "AGENT: developer",
+                "SELF",
+                "SELF",
+                "SELF"
+            ]
+        );
+        assert_eq!(p.steps[0].text, "Read the config");
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert!(p.warnings[0].contains("rocket"));
+    }
+
+    #[test]
+    fn garbage_and_empty_and_direct_give_no_steps() {
+        assert!(parse_plan("", &[], &[]).steps.is_empty());
+        assert!(
+            parse_plan("asdf qwer\n- bullet only", &[], &[])
+                .steps
+                .is_empty()
+        );
+        assert!(parse_plan("DIRECT", &[], &[]).steps.is_empty());
+    }
+
+    #[test]
+    fn forty_steps_cut_to_fifteen() {
+        let plan: String = (1..=40).map(|i| format!("{i}. step {i}\n")).collect();
+        let p = parse_plan(&plan, &[], &[]);
+        assert_eq!(p.steps.len(), 15);
+        assert!(p.text.contains("15. step 15") && !p.text.contains("16. step 16"));
+        assert!(p.warnings.iter().any(|w| w.contains("40 steps")));
+    }
+}

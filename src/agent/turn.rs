@@ -1,0 +1,594 @@
+//! One turn: planning, then up to `max_iterations` model calls with tool
+//! execution in between, then `stream_end` (or `stream_stopped`).
+use super::context::{build_messages, last_user_goal, system_prompt};
+use super::conversation::Conversation;
+use super::events::{AgentEvent, AgentOrigin, EventSink};
+use super::mechanics::Mechanics;
+use super::tokens::{TokenTracker, estimate};
+use super::{Agent, AgentError, TurnOutcome, planning};
+use crate::config::ThinkSetting;
+use crate::llm::guard;
+use crate::llm::{ChatMessage, ChatRequest, ImageData, LlmBackend, LlmError, Role, ToolCall};
+use crate::profile::Profile;
+use crate::session::MessageKind;
+use crate::tools::ToolContext;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+pub const CANCELLED: &str = "operation cancelled by user";
+/// How often streaming text is written to the store while it grows.
+const FLUSH_EVERY: Duration = Duration::from_millis(150);
+
+pub(super) struct Run<'a> {
+    pub agent: &'a Agent,
+    pub profile: Profile,
+    pub conv: Conversation,
+    pub sink: &'a EventSink,
+    pub cancel: &'a CancellationToken,
+    pub origin: Option<AgentOrigin>,
+    pub parent_session: Option<String>,
+    pub backend: Arc<dyn LlmBackend>,
+    pub model: String,
+    pub tracker: TokenTracker,
+    seen_ids: HashSet<String>,
+}
+
+/// What one streamed model call produced.
+pub(super) struct CallResult {
+    pub msg: ChatMessage,
+    pub stopped: bool,
+}
+
+pub(super) async fn run_persistent(
+    agent: &Agent,
+    session_id: &str,
+    user_message: &str,
+    sink: &EventSink,
+    cancel: &CancellationToken,
+) -> Result<TurnOutcome, AgentError> {
+    let session = agent
+        .store
+        .load(session_id)?
+        .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
+    let first_message = !session.display.iter().any(|m| m.msg.role == Role::User);
+    sink.emit(AgentEvent::StreamStart {
+        session_id: session_id.to_string(),
+    })
+    .await;
+    let mut conv = Conversation::persistent(agent.store.clone(), session_id, session.context);
+    conv.push(ChatMessage::user(user_message), MessageKind::Message, None)?;
+    let result = async {
+        let profile = agent.profile(&session.meta.profile_id)?.clone();
+        let mut run = Run::start(
+            agent,
+            profile,
+            conv,
+            sink,
+            cancel,
+            None,
+            None,
+            session.meta.context_token_count,
+        )
+        .await?;
+        run.execute(first_message).await
+    }
+    .await;
+    if let Err(e) = &result {
+        sink.emit(AgentEvent::Error {
+            message: e.to_string(),
+        })
+        .await;
+        let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
+        let _ = notice.push_display_only(
+            ChatMessage::system(format!("error: {e}")),
+            MessageKind::Notice,
+        );
+    }
+    result
+}
+
+pub(super) async fn run_ephemeral(
+    agent: &Agent,
+    user_message: &str,
+    profile_id: &str,
+    parent_session: Option<&str>,
+    origin: AgentOrigin,
+    sink: &EventSink,
+    cancel: &CancellationToken,
+) -> Result<TurnOutcome, AgentError> {
+    let profile = agent.profile(profile_id)?.clone();
+    let mut conv = Conversation::ephemeral(&origin.id);
+    conv.push(ChatMessage::user(user_message), MessageKind::Message, None)?;
+    let plan = profile.subagent_planning_enabled;
+    let mut run = Run::start(
+        agent,
+        profile,
+        conv,
+        sink,
+        cancel,
+        Some(origin),
+        parent_session.map(String::from),
+        0,
+    )
+    .await?;
+    run.execute(plan).await
+}
+
+impl<'a> Run<'a> {
+    #[allow(clippy::too_many_arguments)]
+    async fn start(
+        agent: &'a Agent,
+        profile: Profile,
+        conv: Conversation,
+        sink: &'a EventSink,
+        cancel: &'a CancellationToken,
+        origin: Option<AgentOrigin>,
+        parent_session: Option<String>,
+        context_tokens: u64,
+    ) -> Result<Run<'a>, AgentError> {
+        let backend = agent.backend_for(&profile)?;
+        let sel = tokio::select! {
+            s = agent.select_model(&*backend, &profile) => s?,
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
+        };
+        let window = agent.context_window(&*backend, &sel.model).await;
+        let run = Run {
+            agent,
+            profile,
+            conv,
+            sink,
+            cancel,
+            origin,
+            parent_session,
+            backend,
+            model: sel.model.clone(),
+            tracker: TokenTracker::new(window, context_tokens),
+            seen_ids: HashSet::new(),
+        };
+        if run.origin.is_none() {
+            sink.emit(AgentEvent::ModelSelected {
+                model: sel.model,
+                reason: sel.reason,
+            })
+            .await;
+        }
+        Ok(run)
+    }
+
+    pub fn is_subagent(&self) -> bool {
+        self.origin.is_some()
+    }
+
+    /// The session whose todo list this run works on.
+    pub fn state_session(&self) -> String {
+        self.parent_session
+            .clone()
+            .unwrap_or_else(|| self.conv.session_id.clone())
+    }
+
+    pub async fn emit(&self, e: AgentEvent) {
+        self.sink.emit(e).await;
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        if self.is_subagent() && !self.profile.subagent_tools.is_empty() {
+            self.profile.subagent_tools.clone()
+        } else {
+            self.profile.enabled_tools.clone()
+        }
+    }
+
+    fn system(&self) -> String {
+        system_prompt(self.agent.persona(), &self.profile, self.is_subagent())
+    }
+
+    /// The base request for a main-loop call.
+    fn request(&self, messages: Vec<ChatMessage>, with_tools: bool) -> ChatRequest {
+        let mut req = ChatRequest::new(&self.model, messages);
+        if with_tools {
+            let reg = self
+                .agent
+                .tools
+                .read()
+                .map(|r| r.clone())
+                .unwrap_or_default();
+            req.tools = reg.schemas_for(&self.tool_names());
+        }
+        req.temperature = Some(self.profile.temperature as f32);
+        req.think = Some(if self.profile.think_enabled {
+            self.agent.config.llm.think.clone()
+        } else {
+            ThinkSetting::Bool(false)
+        });
+        req.num_ctx = Some(self.agent.config.llm.num_ctx);
+        req.keep_alive = Some(self.agent.config.llm.keep_alive.clone());
+        req
+    }
+
+    async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
+        if planning::should_plan(&self.profile, plan_now) {
+            planning::run(self).await?;
+            if self.cancel.is_cancelled() {
+                return self.stopped(String::new()).await;
+            }
+        }
+        let max = self.profile.max_iterations.max(1);
+        let mut mech = Mechanics::new(&self.profile);
+        mech.start(&self.agent.env.todos.get(&self.state_session()));
+        for iteration in 1..=max {
+            if self.cancel.is_cancelled() {
+                return self.stopped(String::new()).await;
+            }
+            let todos = self.agent.env.todos.get(&self.state_session());
+            let goal = last_user_goal(&self.conv.context);
+            let inj = mech.before_call(iteration, max, goal.as_deref(), &todos);
+            if let Some(w) = inj.stall_warning {
+                self.emit(AgentEvent::Warning { message: w }).await;
+            }
+            let mut notes = inj.notes;
+            if self
+                .conv
+                .context
+                .last()
+                .is_some_and(|m| m.kind == MessageKind::Plan)
+            {
+                notes.push(
+                    "Now carry out the plan step by step, keeping the todo list up to date.".into(),
+                );
+            }
+            let messages = build_messages(&self.system(), None, &self.conv.context, &notes);
+            self.check_room(&messages)?;
+            let req = self.request(messages, true);
+            let call = self.stream_call(&req, true).await?;
+            if call.stopped {
+                return self.stopped(call.msg.content).await;
+            }
+            if call.msg.tool_calls.is_empty() {
+                return self.finish(call.msg.content, true).await;
+            }
+            let calls = call.msg.tool_calls.clone();
+            self.run_tools(&calls).await?;
+            if self.cancel.is_cancelled() {
+                return self.stopped(String::new()).await;
+            }
+            mech.after_tools(&self.agent.env.todos.get(&self.state_session()));
+            self.check_profile_switch().await?;
+        }
+        self.iteration_cap(max).await
+    }
+
+    /// Refuses a call that cannot fit (over the hard limit).
+    fn check_room(&self, messages: &[ChatMessage]) -> Result<(), AgentError> {
+        let used = estimate(messages);
+        let limit = self.agent.config.context.hard_limit;
+        let window = self.tracker.window;
+        if window > 0 && used as f64 > window as f64 * limit && self.conv.context.len() > 1 {
+            return Err(AgentError::ContextFull {
+                used,
+                window,
+                limit: (limit * 100.0) as u32,
+            });
+        }
+        Ok(())
+    }
+
+    /// Streams one model call, emitting events and persisting the answer as it
+    /// grows. Tool calls in the answer get unique ids.
+    pub(super) async fn stream_call(
+        &mut self,
+        req: &ChatRequest,
+        persist: bool,
+    ) -> Result<CallResult, AgentError> {
+        let sub = self.is_subagent();
+        let origin = self.origin.clone();
+        let mut text = String::new();
+        let mut thinking = String::new();
+        let mut calls: Vec<ToolCall> = Vec::new();
+        let mut usage = None;
+        let mut stopped = false;
+        let mut failure = None;
+        let mut thinking_open = false;
+        let mut last_flush = Instant::now();
+        match guard::open(&*self.backend, req, &self.agent.guard, self.cancel).await {
+            Err(LlmError::Cancelled) => stopped = true,
+            Err(e) => return Err(e.into()),
+            Ok(mut stream) => {
+                while let Some(item) = stream.next().await {
+                    match item {
+                        Ok(crate::llm::ChatChunk::Thinking(d)) => {
+                            thinking.push_str(&d);
+                            thinking_open = true;
+                            self.emit(AgentEvent::ThinkingDelta {
+                                delta: d,
+                                is_subagent: sub,
+                                agent: origin.clone(),
+                            })
+                            .await;
+                        }
+                        Ok(crate::llm::ChatChunk::Text(d)) => {
+                            if thinking_open {
+                                thinking_open = false;
+                                self.emit(AgentEvent::ThinkingEnd {
+                                    is_subagent: sub,
+                                    agent: origin.clone(),
+                                })
+                                .await;
+                            }
+                            text.push_str(&d);
+                            self.emit(AgentEvent::StreamDelta {
+                                delta: d,
+                                is_subagent: sub,
+                                agent: origin.clone(),
+                            })
+                            .await;
+                        }
+                        Ok(crate::llm::ChatChunk::ToolCalls(c)) => calls.extend(c),
+                        Ok(crate::llm::ChatChunk::Usage(u)) => usage = Some(u),
+                        Ok(crate::llm::ChatChunk::Done { .. }) => break,
+                        Err(LlmError::Cancelled) => {
+                            stopped = true;
+                            break;
+                        }
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                    if persist
+                        && last_flush.elapsed() >= FLUSH_EVERY
+                        && !(text.is_empty() && thinking.is_empty())
+                    {
+                        self.conv.stream_update(&text, &thinking)?;
+                        last_flush = Instant::now();
+                    }
+                }
+            }
+        }
+        if thinking_open {
+            self.emit(AgentEvent::ThinkingEnd {
+                is_subagent: sub,
+                agent: origin.clone(),
+            })
+            .await;
+        }
+        if !thinking.is_empty() {
+            self.emit(AgentEvent::TurnThinking {
+                thinking: thinking.clone(),
+                is_subagent: sub,
+                agent: origin,
+            })
+            .await;
+        }
+        for c in calls.iter_mut() {
+            if c.id.is_empty() || !self.seen_ids.insert(c.id.clone()) {
+                c.id = format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+                self.seen_ids.insert(c.id.clone());
+            }
+        }
+        let mut msg = ChatMessage::assistant(text);
+        msg.thinking = (!thinking.is_empty()).then_some(thinking);
+        if !stopped && failure.is_none() {
+            msg.tool_calls = calls;
+        }
+        if persist
+            && (!self.conv.stream_finish(&msg)?
+                && (!msg.content.is_empty()
+                    || msg.thinking.is_some()
+                    || !msg.tool_calls.is_empty()
+                    || !stopped))
+        {
+            self.conv.push(msg.clone(), MessageKind::Message, None)?;
+        }
+        if let Some(e) = failure {
+            return Err(e.into());
+        }
+        self.tracker.record(usage, &req.messages, &msg);
+        if !self.is_subagent() {
+            self.emit(AgentEvent::TokenUsage {
+                prompt_tokens: usage.map_or(0, |u| u.prompt_tokens),
+                completion_tokens: usage.map_or(0, |u| u.completion_tokens),
+                context_tokens: self.tracker.context_tokens,
+                max_context_tokens: self.tracker.window,
+            })
+            .await;
+            if self
+                .tracker
+                .should_warn(self.agent.config.context.warn_threshold)
+            {
+                self.emit(AgentEvent::Warning {
+                    message: format!(
+                        "context is {:.0}% full ({} of {} tokens); consider /compact or a new session",
+                        self.tracker.fraction() * 100.0,
+                        self.tracker.context_tokens,
+                        self.tracker.window
+                    ),
+                })
+                .await;
+            }
+        }
+        Ok(CallResult { msg, stopped })
+    }
+
+    fn tool_context(
+        &self,
+        call: &ToolCall,
+        tool_list: Arc<Vec<crate::llm::ToolSchema>>,
+    ) -> ToolContext {
+        ToolContext {
+            session_id: self.conv.session_id.clone(),
+            parent_session_id: self.parent_session.clone(),
+            call_id: call.id.clone(),
+            env: self.agent.env.clone(),
+            cancel: self.cancel.clone(),
+            events: self.sink.clone(),
+            origin: self.origin.clone(),
+            tool_list,
+            step_validation: self.profile.step_validation_enabled,
+        }
+    }
+
+    /// Executes the calls in order. Each gets exactly one result, even when
+    /// the run is stopped half-way.
+    async fn run_tools(&mut self, calls: &[ToolCall]) -> Result<(), AgentError> {
+        let reg = self
+            .agent
+            .tools
+            .read()
+            .map(|r| r.clone())
+            .unwrap_or_default();
+        let tool_list = Arc::new(reg.schemas_for(&self.tool_names()));
+        let sub = self.is_subagent();
+        for call in calls {
+            if self.cancel.is_cancelled() {
+                self.conv.push(
+                    ChatMessage::tool_result(call, CANCELLED),
+                    MessageKind::Message,
+                    Some(false),
+                )?;
+                continue;
+            }
+            self.emit(AgentEvent::ToolStarted {
+                id: call.id.clone(),
+                tool: call.name.clone(),
+                args: call.arguments.clone(),
+                is_subagent: sub,
+                agent: self.origin.clone(),
+            })
+            .await;
+            let ctx = self.tool_context(call, tool_list.clone());
+            let result = reg.execute(call, &ctx, &self.agent.gate).await;
+            let content = result.to_model_content();
+            self.conv.push(
+                ChatMessage::tool_result(call, content.clone()),
+                MessageKind::Message,
+                Some(result.success),
+            )?;
+            if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true) {
+                if let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str()) {
+                    let mime = result
+                        .metadata
+                        .get("mime")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("image/png");
+                    let mut img = ChatMessage::user(format!(
+                        "[image returned by {} for you to look at]",
+                        call.name
+                    ));
+                    img.images.push(ImageData {
+                        mime: mime.to_string(),
+                        base64: b64.to_string(),
+                    });
+                    self.conv.push_context_only(img, MessageKind::Message)?;
+                }
+            }
+            self.emit(AgentEvent::ToolCall {
+                id: call.id.clone(),
+                tool: call.name.clone(),
+                args: call.arguments.clone(),
+                result: content,
+                success: result.success,
+                is_subagent: sub,
+                agent: self.origin.clone(),
+            })
+            .await;
+        }
+        Ok(())
+    }
+
+    /// A tool (switch_profile) may have moved the session to another profile.
+    async fn check_profile_switch(&mut self) -> Result<(), AgentError> {
+        if self.is_subagent() {
+            return Ok(());
+        }
+        let Some(now) = self.conv.stored_profile() else {
+            return Ok(());
+        };
+        if now == self.profile.id {
+            return Ok(());
+        }
+        let Some(p) = self.agent.profiles.get(&now).cloned() else {
+            return Ok(());
+        };
+        self.backend = self.agent.backend_for(&p)?;
+        let sel = self.agent.select_model(&*self.backend, &p).await?;
+        self.tracker.window = self.agent.context_window(&*self.backend, &sel.model).await;
+        self.model = sel.model;
+        self.emit(AgentEvent::ProfileSwitched {
+            profile_id: p.id.clone(),
+            profile_name: p.name.clone(),
+        })
+        .await;
+        self.profile = p;
+        Ok(())
+    }
+
+    async fn finish(
+        &mut self,
+        content: String,
+        completed: bool,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.conv.set_context_tokens(self.tracker.context_tokens)?;
+        if !self.is_subagent() {
+            self.emit(AgentEvent::StreamEnd {
+                content: content.clone(),
+                context_tokens: self.tracker.context_tokens,
+                max_context_tokens: self.tracker.window,
+            })
+            .await;
+        }
+        Ok(TurnOutcome {
+            text: content,
+            stopped: false,
+            completed,
+        })
+    }
+
+    async fn stopped(&mut self, partial: String) -> Result<TurnOutcome, AgentError> {
+        self.conv.set_context_tokens(self.tracker.context_tokens)?;
+        self.conv
+            .push_display_only(ChatMessage::system("stopped by user"), MessageKind::Notice)?;
+        if !self.is_subagent() {
+            self.emit(AgentEvent::StreamStopped).await;
+        }
+        Ok(TurnOutcome {
+            text: partial,
+            stopped: true,
+            completed: false,
+        })
+    }
+
+    /// The iteration cap: one last call without tools asks for a summary of
+    /// what was done and what is left.
+    async fn iteration_cap(&mut self, max: u32) -> Result<TurnOutcome, AgentError> {
+        self.emit(AgentEvent::Warning {
+            message: format!("reached the limit of {max} tool-calling iterations (max_iterations of profile {}); asking for a summary", self.profile.id),
+        })
+        .await;
+        let note = format!(
+            "You have used all {max} iterations for this turn. Do not call any tools. Tell the user what you did, what is still left, and how to continue."
+        );
+        let messages = build_messages(&self.system(), None, &self.conv.context, &[note]);
+        let req = self.request(messages, false);
+        let call = self.stream_call(&req, true).await?;
+        if call.stopped {
+            return self.stopped(call.msg.content).await;
+        }
+        for c in &call.msg.tool_calls {
+            let r = ChatMessage::tool_result(
+                c,
+                "not executed: the iteration limit for this turn was reached",
+            );
+            self.conv.push(r, MessageKind::Message, Some(false))?;
+        }
+        let text = if call.msg.content.trim().is_empty() {
+            format!(
+                "I stopped after {max} tool-calling iterations without finishing. Ask me to continue to pick up where I left off."
+            )
+        } else {
+            call.msg.content
+        };
+        self.finish(text, false).await
+    }
+}

@@ -1,0 +1,205 @@
+//! `navi models`, `navi sessions …`, `navi profiles list`.
+use super::{Failure, GlobalArgs, SessionsCommand, build_app, load_config};
+use crate::app::AppOptions;
+use crate::llm::{ModelInfo, build_backend};
+use crate::session::{SessionStore, now_ms};
+
+fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
+    let s = serde_json::to_string_pretty(v).map_err(Failure::runtime)?;
+    println!("{s}");
+    Ok(0)
+}
+
+pub async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
+    let (config, _paths, _) = load_config(g)?;
+    let backend = build_backend(&config).map_err(Failure::usage)?;
+    let mut models = backend.list_models().await.map_err(Failure::runtime)?;
+    // Fill in context lengths the listing did not carry (one request each).
+    let missing: Vec<usize> = (0..models.len())
+        .filter(|i| models[*i].context_length.is_none())
+        .collect();
+    let infos = futures_util::future::join_all(
+        missing.iter().map(|i| backend.model_info(&models[*i].name)),
+    )
+    .await;
+    for (i, info) in missing.into_iter().zip(infos) {
+        if let Ok(info) = info {
+            models[i].context_length = info.context_length;
+            if models[i].capabilities.is_empty() {
+                models[i].capabilities = info.capabilities;
+            }
+        }
+    }
+    if json {
+        return json_out(&models);
+    }
+    if models.is_empty() {
+        eprintln!(
+            "{} at {} serves no models",
+            backend.kind().as_str(),
+            backend.base_url()
+        );
+        return Ok(0);
+    }
+    print_models(&models);
+    Ok(0)
+}
+
+fn print_models(models: &[ModelInfo]) {
+    let w = models
+        .iter()
+        .map(|m| m.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!("{:<w$}  CONTEXT", "NAME");
+    for m in models {
+        let ctx = m
+            .context_length
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "-".into());
+        println!("{:<w$}  {ctx}", m.name);
+    }
+}
+
+fn open_store(g: &GlobalArgs) -> Result<SessionStore, Failure> {
+    let (_, paths, _) = load_config(g)?;
+    SessionStore::open(&paths.db_path).map_err(Failure::runtime)
+}
+
+fn store_err(e: crate::session::StoreError) -> Failure {
+    match e {
+        crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_) => {
+            Failure::usage(e)
+        }
+        other => Failure::runtime(other),
+    }
+}
+
+/// "3m ago", "2h ago", "5d ago".
+pub fn ago(ms: i64) -> String {
+    let s = ((now_ms() - ms) / 1000).max(0);
+    match s {
+        0..=59 => format!("{s}s ago"),
+        60..=3599 => format!("{}m ago", s / 60),
+        3600..=86_399 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86_400),
+    }
+}
+
+pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
+    let store = open_store(g)?;
+    match cmd {
+        SessionsCommand::List { json } => {
+            let list = store.list().map_err(store_err)?;
+            if json {
+                return json_out(&list);
+            }
+            if list.is_empty() {
+                eprintln!("no sessions yet; start one with `navi` or `navi run \"…\"`");
+            }
+            for (i, s) in list.iter().enumerate() {
+                let title = if s.title.is_empty() {
+                    "(untitled)"
+                } else {
+                    &s.title
+                };
+                let pin = if s.pinned { "*" } else { " " };
+                println!(
+                    "{:>3} {pin} {}  {:<14} {:>4} msgs  {:>8}  {title}",
+                    i + 1,
+                    &s.id[..8.min(s.id.len())],
+                    s.profile_id,
+                    s.message_count,
+                    ago(s.last_active)
+                );
+            }
+            Ok(0)
+        }
+        SessionsCommand::Show { id, json } => {
+            let meta = store.resolve(&id).map_err(store_err)?;
+            let session = store
+                .load(&meta.id)
+                .map_err(store_err)?
+                .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
+            if json {
+                return json_out(
+                    &serde_json::json!({ "session": session.meta, "messages": session.display }),
+                );
+            }
+            println!(
+                "# {} ({}, profile {})",
+                if meta.title.is_empty() {
+                    "(untitled)"
+                } else {
+                    &meta.title
+                },
+                meta.id,
+                meta.profile_id
+            );
+            for m in &session.display {
+                let who = match (m.msg.role, m.kind) {
+                    (_, crate::session::MessageKind::Plan) => "plan".to_string(),
+                    (_, crate::session::MessageKind::Notice) => "notice".to_string(),
+                    (crate::llm::Role::Tool, _) => {
+                        format!("tool {}", m.msg.tool_name.as_deref().unwrap_or(""))
+                    }
+                    (r, _) => r.as_str().to_string(),
+                };
+                println!("\n[{who}]");
+                if !m.msg.content.is_empty() {
+                    println!("{}", m.msg.content);
+                }
+                for c in &m.msg.tool_calls {
+                    println!("→ {}({})", c.name, c.arguments);
+                }
+            }
+            Ok(0)
+        }
+        SessionsCommand::Delete { id } => {
+            let meta = store.resolve(&id).map_err(store_err)?;
+            store.delete(&meta.id).map_err(store_err)?;
+            eprintln!("deleted session {}", meta.id);
+            Ok(0)
+        }
+        SessionsCommand::Pin { id } => {
+            let meta = store.resolve(&id).map_err(store_err)?;
+            store.set_pinned(&meta.id, true).map_err(store_err)?;
+            eprintln!("pinned session {}", meta.id);
+            Ok(0)
+        }
+        SessionsCommand::Unpin { id } => {
+            let meta = store.resolve(&id).map_err(store_err)?;
+            store.set_pinned(&meta.id, false).map_err(store_err)?;
+            eprintln!("unpinned session {}", meta.id);
+            Ok(0)
+        }
+        SessionsCommand::Rename { id, title } => {
+            let meta = store.resolve(&id).map_err(store_err)?;
+            store.rename(&meta.id, &title).map_err(store_err)?;
+            eprintln!("renamed session {}", meta.id);
+            Ok(0)
+        }
+    }
+}
+
+pub fn profiles(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
+    let (app, _log) = build_app(g, AppOptions::default())?;
+    let list: Vec<_> = app.profiles.all().collect();
+    if json {
+        return json_out(&serde_json::json!({
+            "profiles": list,
+            "errors": app.profiles.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        }));
+    }
+    for p in list {
+        println!(
+            "{:<15} {:<22} {}  [{}]",
+            p.id,
+            p.name,
+            p.short_description,
+            p.model.join(" → ")
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,250 @@
+//! The command line: argument parsing, start-up, exit codes.
+//!
+//! Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error,
+//! 130 interrupted. Start-up is lazy: `--help`/`--version` do no I/O; other
+//! commands read the config and open only what they use.
+
+mod admin;
+
+use crate::app::{App, AppOptions, SessionChoice};
+use crate::config::{self, BackendKind, LoadOptions};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "navi",
+    version,
+    about = "Navi: a personal, modular AI agent for the terminal"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// Line mode (no full-screen UI): for SSH, dumb terminals and screen readers.
+    #[arg(long)]
+    pub plain: bool,
+    /// Start a new session instead of opening the last one.
+    #[arg(long, conflicts_with = "session")]
+    pub new: bool,
+    /// Open this session (id, id prefix, or list number).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Use this profile (for a new session, or switch the opened one).
+    #[arg(long, value_name = "ID")]
+    pub profile: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// Backend for this invocation (overrides config and profile).
+    #[arg(long, global = true, value_parser = ["ollama", "openai"])]
+    pub backend: Option<String>,
+    /// Model for this invocation (overrides config and profile).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Config file (instead of $NAVI_CONFIG or the platform config dir).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log level for the log file (error, warn, info, debug, trace).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Send one message and print the answer (non-interactive).
+    Run(RunArgs),
+    /// List the models the configured backend serves.
+    Models {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage saved sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+    /// List profiles.
+    Profiles {
+        #[command(subcommand)]
+        command: ProfilesCommand,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The message; `-` reads it from standard input.
+    #[arg(value_name = "MESSAGE")]
+    pub message: String,
+    /// Profile for a new session (or switch the continued one).
+    #[arg(long, value_name = "ID")]
+    pub profile: Option<String>,
+    /// Continue this session (id, id prefix, or list number).
+    #[arg(long, value_name = "ID", conflicts_with = "continue_last")]
+    pub session: Option<String>,
+    /// Continue the most recent session.
+    #[arg(long = "continue")]
+    pub continue_last: bool,
+    /// Print the event stream as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Allow this risky tool without asking (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    pub approve: Vec<String>,
+    /// Allow every risky tool without asking.
+    #[arg(long)]
+    pub approve_all: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SessionsCommand {
+    /// List sessions (pinned first, then most recent).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session's messages.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session.
+    Delete { id: String },
+    /// Pin a session to the top of the list.
+    Pin { id: String },
+    /// Unpin a session.
+    Unpin { id: String },
+    /// Rename a session.
+    Rename { id: String, title: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProfilesCommand {
+    /// List the loaded profiles (and any that failed to load).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// An error with its exit code.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn usage(m: impl ToString) -> Self {
+        Failure {
+            code: 2,
+            message: m.to_string(),
+        }
+    }
+    pub fn runtime(m: impl ToString) -> Self {
+        Failure {
+            code: 1,
+            message: m.to_string(),
+        }
+    }
+}
+
+impl From<crate::app::AppError> for Failure {
+    fn from(e: crate::app::AppError) -> Self {
+        match e {
+            crate::app::AppError::Persona { .. } | crate::app::AppError::NoProfile { .. } => {
+                Failure::usage(e)
+            }
+            crate::app::AppError::Store(
+                crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_),
+            ) => Failure::usage(e),
+            other => Failure::runtime(other),
+        }
+    }
+}
+
+/// Loads config (exit 2 on problems) and starts file logging.
+pub fn load_config(
+    g: &GlobalArgs,
+) -> Result<(config::Config, config::Paths, config::Overrides), Failure> {
+    let opts = LoadOptions {
+        config_file: g.config.clone(),
+        backend: g.backend.as_deref().and_then(BackendKind::parse),
+        model: g.model.clone(),
+        log_level: g.log_level.clone(),
+    };
+    let getenv = |k: &str| std::env::var(k).ok();
+    config::load(&opts, &getenv).map_err(Failure::usage)
+}
+
+pub fn build_app(
+    g: &GlobalArgs,
+    opts: AppOptions,
+) -> Result<(App, crate::logging::LogGuard), Failure> {
+    let (config, paths, overrides) = load_config(g)?;
+    let log = crate::logging::init(&paths.log_dir, &config.logging.level);
+    let opts = AppOptions {
+        backend_forced: g.backend.is_some(),
+        ..opts
+    };
+    let app = App::build(config, paths, overrides, opts)?;
+    for e in &app.profiles.errors {
+        eprintln!("warning: skipped {e}");
+    }
+    Ok((app, log))
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("navi: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = rt.block_on(dispatch(cli));
+    // Don't wait for tasks stuck in blocking reads (e.g. stdin).
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("navi: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    match cli.command {
+        Some(Command::Run(args)) => crate::ui::run::run(&cli.global, args).await,
+        Some(Command::Models { json }) => admin::models(&cli.global, json).await,
+        Some(Command::Sessions { command }) => admin::sessions(&cli.global, command),
+        Some(Command::Profiles {
+            command: ProfilesCommand::List { json },
+        }) => admin::profiles(&cli.global, json),
+        None => {
+            let choice = match (&cli.session, cli.new) {
+                (Some(id), _) => SessionChoice::Id(id.clone()),
+                (None, true) => SessionChoice::New,
+                (None, false) => SessionChoice::Latest,
+            };
+            crate::ui::interactive(&cli.global, cli.plain, choice, cli.profile).await
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Small text helpers shared by the front ends.
+use serde_json::Value;
+
+/// The first line of `s`, cut to `max` chars with an ellipsis.
+pub fn preview(s: &str, max: usize) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let more = s.lines().filter(|l| !l.trim().is_empty()).count() > 1;
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || more {
+        out.push('…');
+    }
+    out
+}
+
+/// Tool arguments as a short `key=value, …` string.
+pub fn args_preview(args: &Value, max: usize) -> String {
+    let s = match args {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s:?}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    preview(&s.replace('\n', " "), max)
+}
+
+/// `12.3k/64k`.
+pub fn tokens_short(used: u64, max: u64) -> String {
+    fn k(n: u64) -> String {
+        if n >= 1000 {
+            let v = n as f64 / 1000.0;
+            if v >= 100.0 || (v.fract() < 0.05) {
+                format!("{:.0}k", v)
+            } else {
+                format!("{v:.1}k")
+            }
+        } else {
+            n.to_string()
+        }
+    }
+    format!("{}/{}", k(used), k(max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previews() {
+        assert_eq!(preview("hello\nworld", 20), "hello…");
+        assert_eq!(preview("abcdef", 3), "abc…");
+        assert_eq!(
+            args_preview(&serde_json::json!({"command": "ls -la"}), 40),
+            "command=\"ls -la\""
+        );
+        assert_eq!(tokens_short(12_345, 65_536), "12.3k/66k");
+        assert_eq!(tokens_short(900, 8192), "900/8.2k");
+    }
+}
