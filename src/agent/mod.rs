@@ -78,7 +78,7 @@ pub struct Agent {
     pub env: Arc<ToolEnv>,
     pub gate: Arc<ApprovalGate>,
     persona: String,
-    model_override: Option<String>,
+    model_override: RwLock<Option<String>>,
     backend_forced: bool,
     backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
     selections: Mutex<HashMap<String, Selection>>,
@@ -101,12 +101,23 @@ impl Agent {
             env: parts.env,
             gate: parts.gate,
             persona: parts.persona,
-            model_override: parts.model_override,
+            model_override: RwLock::new(parts.model_override),
             backend_forced: parts.backend_forced,
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Sets (or clears) the model used for every profile from now on (`/model`).
+    pub fn set_model_override(&self, model: Option<String>) {
+        if let Ok(mut m) = self.model_override.write() {
+            *m = model;
+        }
+    }
+
+    pub fn model_override(&self) -> Option<String> {
+        self.model_override.read().ok().and_then(|m| m.clone())
     }
 
     pub fn persona(&self) -> &str {
@@ -147,7 +158,8 @@ impl Agent {
         backend: &dyn LlmBackend,
         profile: &Profile,
     ) -> Result<Selection, AgentError> {
-        if let Some(m) = &self.model_override {
+        let forced = self.model_override.read().ok().and_then(|m| m.clone());
+        if let Some(m) = &forced {
             return Ok(Selection {
                 model: m.clone(),
                 reason: format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)"),

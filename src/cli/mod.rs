@@ -6,6 +6,8 @@
 
 mod admin;
 
+pub use admin::ago;
+
 use crate::app::{App, AppOptions, SessionChoice};
 use crate::config::{self, BackendKind, LoadOptions};
 use clap::{Args, Parser, Subcommand};

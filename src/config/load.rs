@@ -106,13 +106,13 @@ pub fn load(
     let overrides = Overrides {
         model: opts.model.clone().or(model),
     };
-    let data_dir = if !config.storage.data_dir.is_empty() {
-        PathBuf::from(&config.storage.data_dir)
-    } else {
-        nonempty("NAVI_DATA_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(default_data_dir)
-    };
+    // env > file > platform default, like every other key.
+    let data_dir = nonempty("NAVI_DATA_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            (!config.storage.data_dir.is_empty()).then(|| PathBuf::from(&config.storage.data_dir))
+        })
+        .unwrap_or_else(default_data_dir);
     let db_path = if config.storage.db_path.is_empty() {
         data_dir.join("navi.db")
     } else {

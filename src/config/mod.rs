@@ -227,6 +227,14 @@ pub struct ToolsConfig {
     pub web_search_engine: String,
     pub web_search_url: String,
     pub ssh_timeout_secs: u64,
+    /// `code_exec` address-space limit (RLIMIT_AS) in MiB; 0 = no limit.
+    pub code_exec_memory_mb: u64,
+    /// `code_exec` largest file a script may write (RLIMIT_FSIZE) in MiB; 0 = no limit.
+    pub code_exec_file_size_mb: u64,
+    /// Most bytes `http_request` / `web_view` / `web_search` download per response.
+    pub fetch_max_bytes: usize,
+    /// Largest image `image_view` accepts, in bytes.
+    pub image_max_bytes: usize,
 }
 
 impl Default for ToolsConfig {
@@ -241,6 +249,10 @@ impl Default for ToolsConfig {
             web_search_engine: "duckduckgo".into(),
             web_search_url: "https://html.duckduckgo.com/html/".into(),
             ssh_timeout_secs: 120,
+            code_exec_memory_mb: 1024,
+            code_exec_file_size_mb: 64,
+            fetch_max_bytes: 5_000_000,
+            image_max_bytes: 10_000_000,
         }
     }
 }

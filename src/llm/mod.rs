@@ -5,11 +5,16 @@
 //! ever emitted complete (OpenAI argument fragments are assembled by `index`).
 
 pub mod catalog;
+pub mod decode;
 pub mod error;
 pub mod guard;
+pub mod http;
+pub mod ndjson;
 pub mod ollama;
 pub mod openai;
+pub mod scripted;
 pub mod select;
+pub mod sse;
 
 pub use error::LlmError;
 

@@ -1,21 +1,28 @@
 //! Front ends. They render `AgentEvent`s and send user intents; they know no
-//! HTTP and no SQL.
+//! HTTP and no SQL beyond the `App` and `SessionStore` APIs.
 
+pub mod commands;
 pub mod format;
+pub mod plain;
 pub mod run;
+pub mod tui;
 
 use crate::app::SessionChoice;
 use crate::cli::{Failure, GlobalArgs};
+use std::io::IsTerminal;
 
-/// `navi` / `navi --plain`.
+/// `navi` / `navi --plain`. Falls back to plain mode when the terminal can't
+/// host the full-screen UI (stdout not a TTY, or `TERM=dumb`).
 pub async fn interactive(
     g: &GlobalArgs,
     plain: bool,
     choice: SessionChoice,
     profile: Option<String>,
 ) -> Result<u8, Failure> {
-    let _ = (g, plain, choice, profile);
-    Err(Failure::usage(
-        "the interactive front ends are not built yet; use `navi run MESSAGE`",
-    ))
+    let dumb = std::env::var("TERM").map(|t| t == "dumb").unwrap_or(false);
+    if plain || dumb || !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        plain::run(g, choice, profile).await
+    } else {
+        tui::run(g, choice, profile).await
+    }
 }

@@ -1,0 +1,560 @@
+//! Slash commands: one parser and one dispatcher shared by the TUI and plain
+//! mode. Front ends turn an [`Outcome`] into what they show.
+use crate::app::App;
+use crate::session::{MessageKind, SessionMeta, StoredMessage};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SlashCommand {
+    SessionNew,
+    SessionList,
+    /// `None`: open the picker.
+    SessionResume(Option<String>),
+    SessionDelete(Option<String>),
+    SessionPin(bool),
+    SessionRename(String),
+    ProfileList,
+    ProfileSwitch(String),
+    /// `None`: show the current model.
+    Model(Option<String>),
+    Compact,
+    Stop,
+    Theme(Option<String>),
+    Tools,
+    Context,
+    Copy(Option<usize>),
+    Export(Option<PathBuf>),
+    Thinking(Option<bool>),
+    Help,
+    Quit,
+}
+
+/// (usage, what it does) for /help and completion.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/session new", "start a new session"),
+    ("/session list", "list sessions"),
+    (
+        "/session resume [id|n]",
+        "open a session (picker without an argument)",
+    ),
+    (
+        "/session delete [id|n]",
+        "delete a session (the current one without an argument)",
+    ),
+    ("/session pin", "pin the current session"),
+    ("/session unpin", "unpin the current session"),
+    ("/session rename <title>", "rename the current session"),
+    ("/profile list", "list profiles"),
+    ("/profile switch <id>", "switch this session's profile"),
+    (
+        "/model [name]",
+        "show or set the model (\"default\" clears)",
+    ),
+    ("/compact", "summarise older context to free space"),
+    ("/stop", "stop the running turn"),
+    ("/theme [name]", "show or set the colour theme"),
+    ("/tools", "list the tools of this profile"),
+    ("/context", "show context use"),
+    (
+        "/copy [n]",
+        "copy the last answer (or its n-th code block) to the clipboard",
+    ),
+    ("/export [file]", "save the transcript as Markdown"),
+    ("/thinking on|off", "show or hide thinking"),
+    ("/help", "this list"),
+    ("/quit", "leave navi"),
+];
+
+/// Parses a line starting with `/`. Errors are one-line hints; nothing is sent to the model.
+pub fn parse(line: &str) -> Result<SlashCommand, String> {
+    let line = line.trim();
+    let mut words = line.split_whitespace();
+    let head = words.next().unwrap_or("");
+    let rest: Vec<&str> = words.collect();
+    let arg = rest.first().map(|s| s.to_string());
+    let tail = rest.join(" ");
+    let tail_after_sub = rest.iter().skip(1).copied().collect::<Vec<_>>().join(" ");
+    use SlashCommand::*;
+    Ok(match head {
+        "/session" | "/sessions" | "/s" => match arg.as_deref() {
+            None | Some("list") | Some("ls") => SessionList,
+            Some("new") => SessionNew,
+            Some("resume") | Some("open") => SessionResume(rest.get(1).map(|s| s.to_string())),
+            Some("delete") | Some("rm") => SessionDelete(rest.get(1).map(|s| s.to_string())),
+            Some("pin") => SessionPin(true),
+            Some("unpin") => SessionPin(false),
+            Some("rename") if !tail_after_sub.is_empty() => SessionRename(tail_after_sub),
+            Some("rename") => return Err("usage: /session rename <title>".into()),
+            Some(other) => {
+                return Err(format!(
+                    "unknown /session subcommand '{other}'; use new, list, resume, delete, pin, unpin or rename"
+                ));
+            }
+        },
+        "/new" => SessionNew,
+        "/resume" => SessionResume(arg),
+        "/profile" | "/profiles" => match arg.as_deref() {
+            None | Some("list") => ProfileList,
+            Some("switch") => match rest.get(1) {
+                Some(id) => ProfileSwitch(id.to_string()),
+                None => return Err("usage: /profile switch <id>; see /profile list".into()),
+            },
+            Some(id) => ProfileSwitch(id.to_string()),
+        },
+        "/model" => Model(arg),
+        "/compact" => Compact,
+        "/stop" => Stop,
+        "/theme" => Theme(arg),
+        "/tools" => Tools,
+        "/context" => Context,
+        "/copy" => match arg {
+            None => Copy(None),
+            Some(n) => Copy(Some(n.parse().map_err(|_| {
+                format!("usage: /copy [n] — n is a code block number, got '{n}'")
+            })?)),
+        },
+        "/export" => Export((!tail.is_empty()).then(|| PathBuf::from(tail))),
+        "/thinking" => match arg.as_deref() {
+            None => Thinking(None),
+            Some("on") => Thinking(Some(true)),
+            Some("off") => Thinking(Some(false)),
+            Some(o) => return Err(format!("usage: /thinking on|off, got '{o}'")),
+        },
+        "/help" | "/?" => Help,
+        "/quit" | "/exit" | "/q" => Quit,
+        other => {
+            let near: Vec<&str> = COMMANDS
+                .iter()
+                .map(|(u, _)| u.split_whitespace().next().unwrap_or(""))
+                .filter(|c| c.starts_with(&other[..other.len().min(3)]))
+                .collect();
+            let hint = near
+                .first()
+                .map(|n| format!(" — did you mean {n}?"))
+                .unwrap_or_default();
+            return Err(format!("unknown command {other}{hint} (see /help)"));
+        }
+    })
+}
+
+/// Completions for a partial line (command names, subcommands, profile ids,
+/// session numbers, theme names).
+pub fn complete(line: &str, profiles: &[String], themes: &[String]) -> Vec<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let trailing = line.ends_with(' ');
+    let with = |prefix: &str, options: Vec<String>| -> Vec<String> {
+        options
+            .into_iter()
+            .filter(|o| o.starts_with(prefix) && o != prefix)
+            .collect()
+    };
+    match (words.as_slice(), trailing) {
+        ([], _) => COMMANDS
+            .iter()
+            .map(|(u, _)| u.split_whitespace().next().unwrap_or("").to_string())
+            .collect(),
+        ([cmd], false) => {
+            let mut v: Vec<String> = COMMANDS
+                .iter()
+                .map(|(u, _)| u.split_whitespace().next().unwrap_or("").to_string())
+                .collect();
+            v.dedup();
+            with(cmd, v)
+        }
+        (["/session"], true) | (["/session", _], false) => {
+            let p = if trailing { "" } else { words[1] };
+            with(
+                p,
+                ["new", "list", "resume", "delete", "pin", "unpin", "rename"]
+                    .map(String::from)
+                    .to_vec(),
+            )
+            .into_iter()
+            .map(|w| format!("/session {w}"))
+            .collect()
+        }
+        (["/profile"], true) => vec!["/profile list".into(), "/profile switch ".into()],
+        (["/profile", "switch"], true) => profiles
+            .iter()
+            .map(|p| format!("/profile switch {p}"))
+            .collect(),
+        (["/profile", "switch", p], false) => with(p, profiles.to_vec())
+            .into_iter()
+            .map(|x| format!("/profile switch {x}"))
+            .collect(),
+        (["/theme"], true) => themes.iter().map(|t| format!("/theme {t}")).collect(),
+        (["/theme", t], false) => with(t, themes.to_vec())
+            .into_iter()
+            .map(|x| format!("/theme {x}"))
+            .collect(),
+        (["/thinking"], true) => vec!["/thinking on".into(), "/thinking off".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// What a front end is showing right now.
+#[derive(Clone, Debug)]
+pub struct UiState {
+    pub session: SessionMeta,
+    pub show_thinking: bool,
+    pub theme: String,
+    /// The last assistant answer (for /copy).
+    pub last_answer: String,
+    pub running: bool,
+}
+
+/// What a command asks the front end to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Lines to show as a notice.
+    Show(Vec<String>),
+    /// The session changed: show its history.
+    Switched {
+        session: SessionMeta,
+        history: Vec<StoredMessage>,
+        note: String,
+    },
+    /// Open a session picker with these sessions.
+    Pick(Vec<SessionMeta>),
+    Stop,
+    Quit,
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+    Theme(String),
+    Thinking(bool),
+    /// Run context compaction on the current session.
+    Compact,
+}
+
+fn meta_line(i: usize, s: &SessionMeta, current: &str) -> String {
+    let mark = if s.id == current {
+        ">"
+    } else if s.pinned {
+        "*"
+    } else {
+        " "
+    };
+    let title = if s.title.is_empty() {
+        "(untitled)"
+    } else {
+        &s.title
+    };
+    format!(
+        "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}",
+        i + 1,
+        &s.id[..8.min(s.id.len())],
+        s.profile_id,
+        s.message_count,
+        crate::cli::ago(s.last_active)
+    )
+}
+
+/// Code blocks (fenced) of a Markdown text.
+pub fn code_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            match cur.take() {
+                Some(block) => out.push(block),
+                None => cur = Some(String::new()),
+            }
+        } else if let Some(b) = cur.as_mut() {
+            b.push_str(line);
+            b.push('\n');
+        }
+    }
+    out
+}
+
+/// The transcript as Markdown.
+pub fn export_markdown(meta: &SessionMeta, history: &[StoredMessage]) -> String {
+    let mut md = format!(
+        "# {}\n\n",
+        if meta.title.is_empty() {
+            "Navi session"
+        } else {
+            &meta.title
+        }
+    );
+    md.push_str(&format!(
+        "Session `{}`, profile `{}`\n\n",
+        meta.id, meta.profile_id
+    ));
+    for m in history {
+        match (m.msg.role, m.kind) {
+            (_, MessageKind::Notice) => md.push_str(&format!("> {}\n\n", m.msg.content)),
+            (_, MessageKind::Plan) => md.push_str(&format!("## Plan\n\n{}\n\n", m.msg.content)),
+            (crate::llm::Role::User, _) => md.push_str(&format!("## You\n\n{}\n\n", m.msg.content)),
+            (crate::llm::Role::Assistant, _) => {
+                if !m.msg.content.is_empty() {
+                    md.push_str(&format!("## Navi\n\n{}\n\n", m.msg.content));
+                }
+                for c in &m.msg.tool_calls {
+                    md.push_str(&format!("**→ {}** `{}`\n\n", c.name, c.arguments));
+                }
+            }
+            (crate::llm::Role::Tool, _) => {
+                let mark = if m.success == Some(false) {
+                    "✗"
+                } else {
+                    "✓"
+                };
+                md.push_str(&format!(
+                    "{mark} `{}`:\n\n```\n{}\n```\n\n",
+                    m.msg.tool_name.as_deref().unwrap_or("tool"),
+                    m.msg.content.trim_end()
+                ));
+            }
+            (crate::llm::Role::System, _) => {}
+        }
+    }
+    md
+}
+
+fn err(e: impl ToString) -> String {
+    e.to_string()
+}
+
+/// Runs a command. Errors are one-line messages to show inline.
+pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome, String> {
+    use SlashCommand::*;
+    let store = &app.store;
+    let switch_to = |meta: SessionMeta, note: String| -> Result<Outcome, String> {
+        let history = store
+            .load(&meta.id)
+            .map_err(err)?
+            .map(|s| s.display)
+            .unwrap_or_default();
+        Ok(Outcome::Switched {
+            session: meta,
+            history,
+            note,
+        })
+    };
+    match cmd {
+        SessionNew => {
+            if st.running {
+                return Err("a turn is running; /stop it first".into());
+            }
+            let meta = store.create(&st.session.profile_id).map_err(err)?;
+            switch_to(meta, "new session".into())
+        }
+        SessionList => {
+            let list = store.list().map_err(err)?;
+            Ok(Outcome::Show(
+                list.iter()
+                    .enumerate()
+                    .map(|(i, s)| meta_line(i, s, &st.session.id))
+                    .collect(),
+            ))
+        }
+        SessionResume(None) => Ok(Outcome::Pick(store.list().map_err(err)?)),
+        SessionResume(Some(key)) => {
+            if st.running {
+                return Err("a turn is running; /stop it first".into());
+            }
+            let meta = store.resolve(&key).map_err(err)?;
+            let note = format!(
+                "resumed {}",
+                if meta.title.is_empty() {
+                    &meta.id
+                } else {
+                    &meta.title
+                }
+            );
+            switch_to(meta, note)
+        }
+        SessionDelete(key) => {
+            let meta = match key {
+                Some(k) => store.resolve(&k).map_err(err)?,
+                None => st.session.clone(),
+            };
+            if meta.id == st.session.id {
+                if st.running {
+                    return Err("a turn is running; /stop it first".into());
+                }
+                store.delete(&meta.id).map_err(err)?;
+                let fresh = store.create(&meta.profile_id).map_err(err)?;
+                return switch_to(fresh, format!("deleted {}; started a new session", meta.id));
+            }
+            store.delete(&meta.id).map_err(err)?;
+            Ok(Outcome::Show(vec![format!("deleted session {}", meta.id)]))
+        }
+        SessionPin(p) => {
+            store.set_pinned(&st.session.id, p).map_err(err)?;
+            st.session.pinned = p;
+            Ok(Outcome::Show(vec![if p {
+                "session pinned".into()
+            } else {
+                "session unpinned".into()
+            }]))
+        }
+        SessionRename(t) => {
+            store.rename(&st.session.id, &t).map_err(err)?;
+            st.session.title = t.trim().to_string();
+            Ok(Outcome::Show(vec![format!(
+                "renamed to \"{}\"",
+                st.session.title
+            )]))
+        }
+        ProfileList => Ok(Outcome::Show(
+            app.profiles
+                .all()
+                .map(|p| {
+                    format!(
+                        "{} {:<15} {}",
+                        if p.id == st.session.profile_id {
+                            ">"
+                        } else {
+                            " "
+                        },
+                        p.id,
+                        p.short_description
+                    )
+                })
+                .collect(),
+        )),
+        ProfileSwitch(id) => {
+            let p = app.profiles.get(&id).ok_or_else(|| {
+                format!(
+                    "unknown profile '{id}'; available: {}",
+                    app.profiles.ids().join(", ")
+                )
+            })?;
+            store.set_profile(&st.session.id, &p.id).map_err(err)?;
+            st.session.profile_id = p.id.clone();
+            Ok(Outcome::Show(vec![format!(
+                "profile switched to {} ({})",
+                p.name, p.id
+            )]))
+        }
+        Model(None) => Ok(Outcome::Show(vec![match app.agent.model_override() {
+            Some(m) => format!(
+                "model: {m} (set with /model; \"/model default\" goes back to the profile's list)"
+            ),
+            None => {
+                let list = app
+                    .profiles
+                    .get(&st.session.profile_id)
+                    .map(|p| p.model.join(" → "))
+                    .unwrap_or_default();
+                format!("model: the profile's priority list ({list})")
+            }
+        }])),
+        Model(Some(m)) if m == "default" => {
+            app.agent.set_model_override(None);
+            Ok(Outcome::Show(vec![
+                "model: back to the profile's priority list".into(),
+            ]))
+        }
+        Model(Some(m)) => {
+            app.agent.set_model_override(Some(m.clone()));
+            Ok(Outcome::Show(vec![format!(
+                "model set to {m} for this run of navi"
+            )]))
+        }
+        Compact => {
+            if st.running {
+                return Err("a turn is running; /stop it first".into());
+            }
+            Ok(Outcome::Compact)
+        }
+        Stop => Ok(Outcome::Stop),
+        Theme(None) => Ok(Outcome::Show(vec![format!("theme: {}", st.theme)])),
+        Theme(Some(t)) => Ok(Outcome::Theme(t)),
+        Tools => {
+            let reg = app
+                .agent
+                .tools
+                .read()
+                .map(|r| r.clone())
+                .unwrap_or_default();
+            let names = app
+                .profiles
+                .get(&st.session.profile_id)
+                .map(|p| p.enabled_tools.clone())
+                .unwrap_or_default();
+            Ok(Outcome::Show(
+                reg.schemas_for(&names)
+                    .into_iter()
+                    .map(|s| {
+                        format!(
+                            "{:<14} {}",
+                            s.name,
+                            crate::ui::format::preview(&s.description, 90)
+                        )
+                    })
+                    .collect(),
+            ))
+        }
+        Context => {
+            let meta = store.resolve(&st.session.id).map_err(err)?;
+            Ok(Outcome::Show(vec![format!(
+                "context: {} tokens used (window {} tokens from config; the model's own window shows after the next answer)",
+                meta.context_token_count, app.config.llm.num_ctx
+            )]))
+        }
+        Copy(n) => {
+            if st.last_answer.is_empty() {
+                return Err("nothing to copy yet".into());
+            }
+            match n {
+                None => Ok(Outcome::Copy(st.last_answer.clone())),
+                Some(i) => {
+                    let blocks = code_blocks(&st.last_answer);
+                    blocks
+                        .get(i.saturating_sub(1))
+                        .cloned()
+                        .map(Outcome::Copy)
+                        .ok_or_else(|| {
+                            format!("the last answer has {} code block(s)", blocks.len())
+                        })
+                }
+            }
+        }
+        Export(path) => {
+            let history = store
+                .load(&st.session.id)
+                .map_err(err)?
+                .map(|s| s.display)
+                .unwrap_or_default();
+            let path = path.unwrap_or_else(|| {
+                PathBuf::from(format!(
+                    "navi-{}.md",
+                    &st.session.id[..8.min(st.session.id.len())]
+                ))
+            });
+            std::fs::write(&path, export_markdown(&st.session, &history))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            Ok(Outcome::Show(vec![format!(
+                "transcript saved to {}",
+                path.display()
+            )]))
+        }
+        Thinking(None) => Ok(Outcome::Thinking(!st.show_thinking)),
+        Thinking(Some(b)) => Ok(Outcome::Thinking(b)),
+        Help => Ok(Outcome::Show(
+            COMMANDS
+                .iter()
+                .map(|(u, d)| format!("{u:<26} {d}"))
+                .collect(),
+        )),
+        Quit => Ok(Outcome::Quit),
+    }
+}
+
+/// The OSC 52 sequence that puts `text` on the clipboard (wrapped for tmux).
+pub fn osc52(text: &str) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text);
+    let seq = format!("\x1b]52;c;{b64}\x07");
+    if std::env::var_os("TMUX").is_some() {
+        format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
+    } else {
+        seq
+    }
+}
+
+#[cfg(test)]
+mod tests;
