@@ -207,7 +207,41 @@ impl<'a> Run<'a> {
         req
     }
 
+    /// Pre-turn compaction when the context is over the threshold. A failure
+    /// is a warning, never the end of the turn.
+    async fn auto_compact(&mut self) -> Result<(), AgentError> {
+        let cfg = &self.agent.config.context;
+        if self.is_subagent()
+            || !cfg.compression_enabled
+            || self.tracker.fraction() < cfg.compression_threshold
+        {
+            return Ok(());
+        }
+        let id = self.conv.session_id.clone();
+        match self
+            .agent
+            .compact_keep(&id, None, self.sink, self.cancel)
+            .await
+        {
+            Ok((before, after)) if after < before => {
+                if let Some(s) = self.agent.store.load(&id)? {
+                    self.tracker.context_tokens = s.meta.context_token_count;
+                    self.conv = Conversation::persistent(self.agent.store.clone(), &id, s.context);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.emit(AgentEvent::Warning {
+                    message: format!("context compaction failed: {e}"),
+                })
+                .await
+            }
+        }
+        Ok(())
+    }
+
     async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
+        self.auto_compact().await?;
         if planning::should_plan(&self.profile, plan_now) {
             planning::run(self).await?;
             if self.cancel.is_cancelled() {
