@@ -1,0 +1,156 @@
+//! The SQLite store against a real file.
+use navi::llm::{ChatMessage, ToolCall};
+use navi::session::{Buffer, MessageKind, SessionStore, StoredMessage};
+use serde_json::json;
+
+fn msg(m: ChatMessage) -> StoredMessage {
+    StoredMessage::new(m, MessageKind::Message)
+}
+
+#[test]
+fn list_order_pin_rename_delete_and_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(&dir.path().join("a/b/navi.db")).unwrap();
+    let a = store.create("developer").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let b = store.create("discuss").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    store
+        .append_both(&a.id, &msg(ChatMessage::user("first line of a\nsecond")))
+        .unwrap();
+    let ids: Vec<String> = store.list().unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(
+        ids,
+        vec![a.id.clone(), b.id.clone()],
+        "most recently active first"
+    );
+    store.set_pinned(&b.id, true).unwrap();
+    assert_eq!(store.list().unwrap()[0].id, b.id, "pinned first");
+    assert_eq!(store.meta(&a.id).unwrap().unwrap().title, "first line of a");
+    store.rename(&a.id, "  Renamed ").unwrap();
+    assert_eq!(store.meta(&a.id).unwrap().unwrap().title, "Renamed");
+    assert_eq!(store.resolve(&a.id[..6]).unwrap().id, a.id);
+    assert_eq!(store.resolve("2").unwrap().id, a.id, "list position");
+    assert!(
+        store
+            .resolve("zzzz-nope")
+            .unwrap_err()
+            .to_string()
+            .contains("no session")
+    );
+    assert!(store.delete(&b.id).unwrap());
+    assert!(!store.delete(&b.id).unwrap());
+    assert_eq!(store.list().unwrap().len(), 1);
+    assert!(store.set_pinned("nope", true).is_err());
+}
+
+#[test]
+fn messages_round_trip_and_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let id = {
+        let store = SessionStore::open(&path).unwrap();
+        let s = store.create("p").unwrap();
+        let mut a = ChatMessage::assistant("calling");
+        a.thinking = Some("hmm".into());
+        a.tool_calls = vec![ToolCall {
+            id: "c1".into(),
+            name: "todo".into(),
+            arguments: json!({"action": "read"}),
+        }];
+        store
+            .append_both(&s.id, &msg(ChatMessage::user("hi")))
+            .unwrap();
+        store.append_both(&s.id, &msg(a.clone())).unwrap();
+        let mut r = msg(ChatMessage::tool_result(&a.tool_calls[0], "empty"));
+        r.success = Some(true);
+        store.append_both(&s.id, &r).unwrap();
+        let mut img = ChatMessage::user("[image]");
+        img.images = vec![navi::llm::ImageData {
+            mime: "image/png".into(),
+            base64: "QUJD".into(),
+        }];
+        store.append(&s.id, Buffer::Context, &msg(img)).unwrap();
+        store
+            .append(
+                &s.id,
+                Buffer::Display,
+                &StoredMessage::new(ChatMessage::system("stopped"), MessageKind::Notice),
+            )
+            .unwrap();
+        s.id
+    };
+    let store = SessionStore::open(&path).unwrap();
+    let s = store.load(&id).unwrap().unwrap();
+    assert_eq!(s.display.len(), 4);
+    assert_eq!(s.context.len(), 4);
+    assert_eq!(s.display[1].msg.thinking.as_deref(), Some("hmm"));
+    assert_eq!(
+        s.display[1].msg.tool_calls[0].arguments,
+        json!({"action": "read"})
+    );
+    assert_eq!(s.display[2].msg.tool_call_id.as_deref(), Some("c1"));
+    assert_eq!(s.display[2].success, Some(true));
+    assert_eq!(s.display[3].kind, MessageKind::Notice);
+    assert_eq!(s.context[3].msg.images[0].base64, "QUJD");
+    assert_eq!(s.meta.message_count, 4);
+}
+
+#[test]
+fn crash_mid_tool_is_repaired_once_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(&dir.path().join("navi.db")).unwrap();
+    let s = store.create("p").unwrap();
+    let mut a = ChatMessage::assistant("");
+    a.tool_calls = vec![
+        ToolCall {
+            id: "x".into(),
+            name: "terminal".into(),
+            arguments: json!({}),
+        },
+        ToolCall {
+            id: "y".into(),
+            name: "terminal".into(),
+            arguments: json!({}),
+        },
+    ];
+    store
+        .append_both(&s.id, &msg(ChatMessage::user("go")))
+        .unwrap();
+    store.append_both(&s.id, &msg(a.clone())).unwrap();
+    store
+        .append_both(
+            &s.id,
+            &msg(ChatMessage::tool_result(&a.tool_calls[0], "ok")),
+        )
+        .unwrap();
+    // "crash": y never got a result.
+    let loaded = store.load(&s.id).unwrap().unwrap();
+    for buf in [&loaded.display, &loaded.context] {
+        let results: Vec<_> = buf
+            .iter()
+            .filter_map(|m| m.msg.tool_call_id.clone())
+            .collect();
+        assert_eq!(results, vec!["x", "y"]);
+        assert!(buf.last().unwrap().msg.content.contains("interrupted"));
+    }
+    let again = store.load(&s.id).unwrap().unwrap();
+    assert_eq!(
+        again.display.len(),
+        loaded.display.len(),
+        "repair is written once"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    drop(SessionStore::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("INSERT INTO schema_version (version) VALUES (99)", [])
+        .unwrap();
+    drop(conn);
+    let err = SessionStore::open(&path).err().unwrap().to_string();
+    assert!(err.contains("99") && err.contains("upgrade navi"), "{err}");
+}
