@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 pub const CANCELLED: &str = "operation cancelled by user";
-/// How often streaming text is written to the store while it grows.
-const FLUSH_EVERY: Duration = Duration::from_millis(150);
+/// Streaming text is written to the store before it is emitted, at most this
+/// often (faster streams are coalesced; the final text is always written).
+const FLUSH_EVERY: Duration = Duration::from_millis(20);
 
 pub(super) struct Run<'a> {
     pub agent: &'a Agent,
@@ -324,7 +325,9 @@ impl<'a> Run<'a> {
         let mut stopped = false;
         let mut failure = None;
         let mut thinking_open = false;
-        let mut last_flush = Instant::now();
+        let mut last_flush = Instant::now()
+            .checked_sub(FLUSH_EVERY)
+            .unwrap_or_else(Instant::now);
         match guard::open(&*self.backend, req, &self.agent.guard, self.cancel).await {
             Err(LlmError::Cancelled) => stopped = true,
             Err(e) => return Err(e.into()),
@@ -334,6 +337,11 @@ impl<'a> Run<'a> {
                         Ok(crate::llm::ChatChunk::Thinking(d)) => {
                             thinking.push_str(&d);
                             thinking_open = true;
+                            // Written before it is shown: a crash loses nothing on screen.
+                            if persist && last_flush.elapsed() >= FLUSH_EVERY {
+                                self.conv.stream_update(&text, &thinking)?;
+                                last_flush = Instant::now();
+                            }
                             self.emit(AgentEvent::ThinkingDelta {
                                 delta: d,
                                 is_subagent: sub,
@@ -351,6 +359,11 @@ impl<'a> Run<'a> {
                                 .await;
                             }
                             text.push_str(&d);
+                            // Written before it is shown: a crash loses nothing on screen.
+                            if persist && last_flush.elapsed() >= FLUSH_EVERY {
+                                self.conv.stream_update(&text, &thinking)?;
+                                last_flush = Instant::now();
+                            }
                             self.emit(AgentEvent::StreamDelta {
                                 delta: d,
                                 is_subagent: sub,
@@ -369,13 +382,6 @@ impl<'a> Run<'a> {
                             failure = Some(e);
                             break;
                         }
-                    }
-                    if persist
-                        && last_flush.elapsed() >= FLUSH_EVERY
-                        && !(text.is_empty() && thinking.is_empty())
-                    {
-                        self.conv.stream_update(&text, &thinking)?;
-                        last_flush = Instant::now();
                     }
                 }
             }
