@@ -7,7 +7,18 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod exec_report;
+pub mod fetch;
+pub mod fs_ops;
+pub mod html_util;
+pub mod image_probe;
+pub mod paths;
+pub mod process;
 pub mod registry;
+pub mod shell_check;
+pub mod shell_parse;
+pub mod shell_wrappers;
+pub mod ssh_hosts;
 
 pub use approval::{ApprovalGate, Decision};
 pub use registry::ToolRegistry;

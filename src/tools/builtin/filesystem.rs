@@ -1,0 +1,205 @@
+//! `filesystem`: read, write, append, list, mkdir, delete, stat.
+//!
+//! Invariants: every path is resolved (symlinks followed, `..` folded,
+//! relative to the work dir) BEFORE the `[security].fs_allowed_paths` check,
+//! and the operation then uses that resolved path — what was checked is what
+//! is touched. A missing file is checked through its nearest existing
+//! ancestor. `delete` and `stat` act on a symlink itself (its resolved parent
+//! is checked), never silently on its target. Writes are atomic
+//! ([`crate::tools::fs_ops::atomic_write`]). The roots themselves cannot be
+//! deleted. write/append/mkdir/delete need approval.
+use crate::tools::fetch::human_size;
+use crate::tools::fs_ops::{self, DEFAULT_LIST_ENTRIES, DEFAULT_READ_LINES};
+use crate::tools::paths::FsRoots;
+use crate::tools::{Tool, ToolContext, ToolResult, args};
+use serde_json::{Value, json};
+use std::path::Path;
+
+pub struct FilesystemTool;
+
+const ACTIONS: [&str; 7] = ["read", "write", "append", "list", "mkdir", "delete", "stat"];
+
+/// What one call wants, validated.
+enum Op {
+    Read { offset: usize, limit: usize },
+    Write { content: String, append: bool },
+    List { depth: usize, limit: usize },
+    Mkdir,
+    Delete { recursive: bool },
+    Stat,
+}
+
+fn parse_op(a: &Value) -> Result<Op, String> {
+    let action = args::str_req(a, "action")?;
+    let limit = args::u64_opt(a, "limit")?.map(|l| l as usize);
+    Ok(match action {
+        "read" => Op::Read {
+            offset: args::u64_opt(a, "offset")?.unwrap_or(1) as usize,
+            limit: limit.unwrap_or(DEFAULT_READ_LINES),
+        },
+        "write" | "append" => Op::Write {
+            content: args::str_req(a, "content")?.to_string(),
+            append: action == "append",
+        },
+        "list" => Op::List {
+            depth: if args::bool_opt(a, "recursive")?.unwrap_or(false) {
+                args::u64_opt(a, "depth")?.unwrap_or(3).clamp(1, 20) as usize
+            } else {
+                1
+            },
+            limit: limit.unwrap_or(DEFAULT_LIST_ENTRIES).max(1),
+        },
+        "mkdir" => Op::Mkdir,
+        "delete" => Op::Delete {
+            recursive: args::bool_opt(a, "recursive")?.unwrap_or(false),
+        },
+        "stat" => Op::Stat,
+        other => {
+            return Err(format!(
+                "unknown action '{other}'; use one of {}",
+                ACTIONS.join(", ")
+            ));
+        }
+    })
+}
+
+fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, cap: usize) -> Result<String, String> {
+    let io = |e: std::io::Error| format!("{raw}: {e}");
+    match op {
+        Op::Read { offset, limit } => {
+            let p = roots.resolve_checked(raw, base)?;
+            fs_ops::read_text(&p, offset, limit, cap).map_err(io)
+        }
+        Op::Write { content, append } => {
+            let p = roots.resolve_checked(raw, base)?;
+            let total = fs_ops::atomic_write(&p, content.as_bytes(), append).map_err(io)?;
+            Ok(if append {
+                format!(
+                    "appended {} to {} (now {})",
+                    human_size(content.len() as u64),
+                    p.display(),
+                    human_size(total)
+                )
+            } else {
+                format!("wrote {} to {}", human_size(total), p.display())
+            })
+        }
+        Op::List { depth, limit } => {
+            let p = roots.resolve_checked(raw, base)?;
+            let text = fs_ops::list(&p, depth, limit).map_err(io)?;
+            Ok(crate::tools::truncate_output(&text, cap))
+        }
+        Op::Mkdir => {
+            let p = roots.resolve_checked(raw, base)?;
+            if p.is_dir() {
+                return Ok(format!("{} already exists", p.display()));
+            }
+            std::fs::create_dir_all(&p).map_err(io)?;
+            Ok(format!("created directory {}", p.display()))
+        }
+        Op::Delete { recursive } => {
+            let p = roots.resolve_entry_checked(raw, base)?;
+            if p == Path::new("/") || roots.is_root(&p) {
+                return Err(format!(
+                    "refusing to delete {}: it is an allowed root itself",
+                    p.display()
+                ));
+            }
+            let meta = std::fs::symlink_metadata(&p).map_err(io)?;
+            if meta.is_dir() {
+                if recursive {
+                    std::fs::remove_dir_all(&p).map_err(io)?;
+                } else {
+                    std::fs::remove_dir(&p).map_err(|e| {
+                        format!("{raw}: {e} (a non-empty directory needs recursive=true)")
+                    })?;
+                }
+                Ok(format!("deleted directory {}", p.display()))
+            } else {
+                std::fs::remove_file(&p).map_err(io)?;
+                let what = if meta.file_type().is_symlink() {
+                    "symlink"
+                } else {
+                    "file"
+                };
+                Ok(format!("deleted {what} {}", p.display()))
+            }
+        }
+        Op::Stat => {
+            let entry = roots.resolve_entry_checked(raw, base)?;
+            let resolved = roots.resolve_checked(raw, base)?;
+            fs_ops::stat(&entry, &resolved).map_err(io)
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for FilesystemTool {
+    fn name(&self) -> &str {
+        "filesystem"
+    }
+
+    fn description(&self) -> &str {
+        "Work with local files. action=read (a text file; 'offset'/'limit' in lines for big files), write (replace or create a file with 'content'), append ('content' at the end), list (a directory; recursive=true to descend), mkdir, delete (recursive=true for a non-empty directory), stat (type, size, permissions, time). Relative paths are relative to the working directory; only the configured roots are accessible."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ACTIONS},
+                "path": {"type": "string", "description": "file or directory (absolute, ~/…, or relative to the working directory)"},
+                "content": {"type": "string", "description": "text for write/append"},
+                "offset": {"type": "integer", "description": "read: first line to show (1-based, default 1)"},
+                "limit": {"type": "integer", "description": "read: most lines (default 2000); list: most entries (default 500)"},
+                "recursive": {"type": "boolean", "description": "list: descend into subdirectories; delete: remove a directory with its contents"},
+                "depth": {"type": "integer", "description": "list with recursive=true: how many levels (default 3)"}
+            },
+            "required": ["action", "path"]
+        })
+    }
+
+    fn approval_summary(&self, a: &Value) -> Option<String> {
+        let action = a.get("action").and_then(Value::as_str).unwrap_or("");
+        let path = a.get("path").and_then(Value::as_str).unwrap_or("");
+        let len = a
+            .get("content")
+            .and_then(Value::as_str)
+            .map(str::len)
+            .unwrap_or(0);
+        let recursive = a.get("recursive").and_then(Value::as_bool).unwrap_or(false);
+        match action {
+            "write" => Some(format!(
+                "write {len} bytes to {path} (replacing it if it exists)"
+            )),
+            "append" => Some(format!("append {len} bytes to {path}")),
+            "mkdir" => Some(format!("create directory {path}")),
+            "delete" if recursive => Some(format!("delete {path} and everything in it")),
+            "delete" => Some(format!("delete {path}")),
+            "read" | "list" | "stat" => None,
+            // Unknown actions fail in execute; ask anyway to be safe.
+            _ => Some(format!("filesystem action '{action}' on {path}")),
+        }
+    }
+
+    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+        let op = match parse_op(a) {
+            Ok(op) => op,
+            Err(e) => return ToolResult::err(e),
+        };
+        let raw = match args::str_req(a, "path") {
+            Ok(p) => p.to_string(),
+            Err(e) => return ToolResult::err(e),
+        };
+        let roots =
+            FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, &ctx.env.work_dir);
+        let base = ctx.env.work_dir.clone();
+        let cap = ctx.env.config.tools.output_limit_bytes.max(256);
+        let job = tokio::task::spawn_blocking(move || run_op(op, &raw, &roots, &base, cap));
+        match job.await {
+            Ok(Ok(text)) => ToolResult::ok(text),
+            Ok(Err(e)) => ToolResult::err(e),
+            Err(e) => ToolResult::err(format!("the file operation failed: {e}")),
+        }
+    }
+}

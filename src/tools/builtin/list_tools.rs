@@ -1,0 +1,45 @@
+//! `list_tools`: the tools the calling agent has right now, with their
+//! descriptions — read live from `ToolContext::tool_list`, so it always
+//! matches what the model can call (profile filters and reloads included).
+use crate::tools::{Tool, ToolContext, ToolResult};
+use serde_json::{Value, json};
+
+pub struct ListToolsTool;
+
+#[async_trait::async_trait]
+impl Tool for ListToolsTool {
+    fn name(&self) -> &str {
+        "list_tools"
+    }
+
+    fn description(&self) -> &str {
+        "List the tools you can use right now, with a description of each. Use tool_manual for the full manual of one tool."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    async fn execute(&self, _a: &Value, ctx: &ToolContext) -> ToolResult {
+        if ctx.tool_list.is_empty() {
+            return ToolResult::ok("No tools are available.");
+        }
+        let mut out = format!("{} tools available:\n", ctx.tool_list.len());
+        for t in ctx.tool_list.iter() {
+            let params: Vec<String> = t
+                .parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "\n- {}({}): {}",
+                t.name,
+                params.join(", "),
+                t.description
+            ));
+        }
+        let names: Vec<&str> = ctx.tool_list.iter().map(|t| t.name.as_str()).collect();
+        ToolResult::ok(out).with_meta("tools", json!(names))
+    }
+}

@@ -1,0 +1,246 @@
+//! `ssh_exec`: runs a command on a named host through the system OpenSSH
+//! client.
+//!
+//! Invariants: only hosts named in `[security].ssh_hosts_file` are reachable
+//! (the model gives a name, never a raw address); the file is re-read on every
+//! call; `BatchMode=yes` (never a password prompt) and host keys are checked
+//! against Navi's own `<data_dir>/known_hosts` with
+//! `[security].ssh_host_key_checking`; connections are shared per session
+//! through a ControlMaster socket keyed by the session id, and
+//! [`close_session`] ends them; the local `ssh` runs in its own process
+//! group, killed on cancel and timeout. Every call needs approval.
+use crate::tools::exec_report::report;
+use crate::tools::process::{self, RunSpec};
+use crate::tools::ssh_hosts::{self, HostEntry};
+use crate::tools::{Tool, ToolContext, ToolEnv, ToolResult, args};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub struct SshExecTool;
+
+/// Seconds an idle master connection stays up.
+const CONTROL_PERSIST_SECS: u64 = 300;
+
+/// Quotes an `-o` value for ssh's own tokenizer when it has spaces.
+fn opt_path(p: &Path) -> String {
+    let s = p.display().to_string();
+    if s.contains(char::is_whitespace) {
+        format!("\"{s}\"")
+    } else {
+        s
+    }
+}
+
+/// The `ssh` argument list for one command on one host.
+pub fn ssh_args(
+    env: &ToolEnv,
+    session_id: &str,
+    name: &str,
+    h: &HostEntry,
+    command: &str,
+    connect_timeout: u64,
+) -> Result<Vec<String>, String> {
+    let checking = match env.config.security.ssh_host_key_checking.trim() {
+        "accept-new" => "accept-new",
+        _ => "yes",
+    };
+    let data_dir = &env.paths.data_dir;
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+    let socket = ssh_hosts::control_socket(env, session_id, name, h)?;
+    let mut a: Vec<String> = [
+        "-T",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        &format!("StrictHostKeyChecking={checking}"),
+        "-o",
+        &format!(
+            "UserKnownHostsFile={}",
+            opt_path(&data_dir.join("known_hosts"))
+        ),
+        "-o",
+        "ControlMaster=auto",
+        "-o",
+        &format!("ControlPath={}", opt_path(&socket)),
+        "-o",
+        &format!("ControlPersist={CONTROL_PERSIST_SECS}"),
+        "-o",
+        &format!("ConnectTimeout={connect_timeout}"),
+        "-p",
+        &h.port.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(key) = &h.key_file {
+        a.push("-i".into());
+        a.push(ssh_hosts::key_path(env, key).display().to_string());
+        a.push("-o".into());
+        a.push("IdentitiesOnly=yes".into());
+    }
+    a.push("--".into());
+    a.push(match &h.user {
+        Some(u) => format!("{u}@{}", h.host),
+        None => h.host.clone(),
+    });
+    a.push(command.to_string());
+    Ok(a)
+}
+
+/// Ends the shared connections of `session_id` (`ssh -O exit` on each of its
+/// control sockets) and removes the sockets. Returns how many were closed.
+pub async fn close_session(env: &ToolEnv, session_id: &str) -> usize {
+    let Ok(dir) = ssh_hosts::control_dir(env) else {
+        return 0;
+    };
+    let prefix = ssh_hosts::session_prefix(session_id);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return 0;
+    };
+    let sockets: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    let mut closed = 0;
+    for sock in sockets {
+        let mut cmd = tokio::process::Command::new("ssh");
+        cmd.arg("-o")
+            .arg(format!("ControlPath={}", opt_path(&sock)))
+            .arg("-O")
+            .arg("exit")
+            .arg("navi-control");
+        let spec = RunSpec {
+            timeout: Duration::from_secs(5),
+            output_limit: 4096,
+            kill_group_on_exit: false,
+            limits: None,
+        };
+        if let Ok(out) = process::run(cmd, &spec, &CancellationToken::new()).await
+            && out.ending == process::Ending::Exited(0)
+        {
+            closed += 1;
+        }
+        let _ = std::fs::remove_file(&sock);
+    }
+    closed
+}
+
+/// A hint for ssh's own failures (exit code 255).
+fn ssh_failure_hint(stderr: &str, name: &str) -> String {
+    let s = stderr.to_ascii_lowercase();
+    if s.contains("host key verification failed")
+        || s.contains("remote host identification has changed")
+    {
+        format!(
+            "the host key of '{name}' is unknown or changed; add it to Navi's known_hosts (ssh-keyscan) or set [security].ssh_host_key_checking = \"accept-new\" to trust it on first use"
+        )
+    } else if s.contains("permission denied") {
+        format!("authentication to '{name}' failed; check 'user' and 'key_file' in the hosts file")
+    } else if s.contains("connection refused")
+        || s.contains("timed out")
+        || s.contains("no route")
+        || s.contains("could not resolve")
+    {
+        format!(
+            "cannot reach '{name}'; check 'host' and 'port' in the hosts file and that sshd runs there"
+        )
+    } else {
+        format!("ssh could not run the command on '{name}'")
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for SshExecTool {
+    fn name(&self) -> &str {
+        "ssh_exec"
+    }
+
+    fn description(&self) -> &str {
+        "Run a shell command on a configured remote host over SSH and get its exit code, stdout and stderr. 'host' is a NAME from the SSH hosts file, not an address. Connections are reused within the session."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "host": {"type": "string", "description": "name of a configured host"},
+                "command": {"type": "string", "description": "command line to run on the remote host"},
+                "timeout_secs": {"type": "integer", "description": "seconds before the local ssh is killed (at most the configured limit)"}
+            },
+            "required": ["host", "command"]
+        })
+    }
+
+    fn approval_summary(&self, a: &Value) -> Option<String> {
+        let host = a.get("host").and_then(Value::as_str).unwrap_or("");
+        let cmd = a.get("command").and_then(Value::as_str).unwrap_or("");
+        Some(format!("run `{cmd}` on ssh host '{host}'"))
+    }
+
+    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+        let (name, command) = match (args::str_req(a, "host"), args::str_req(a, "command")) {
+            (Ok(h), Ok(c)) if !c.trim().is_empty() => (h.trim(), c),
+            (Ok(_), Ok(_)) => return ToolResult::err("argument 'command' is empty"),
+            (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
+        };
+        let max = ctx.env.config.tools.ssh_timeout_secs.max(1);
+        let timeout = match args::u64_opt(a, "timeout_secs") {
+            Ok(t) => Duration::from_secs(t.unwrap_or(max).clamp(1, max)),
+            Err(e) => return ToolResult::err(e),
+        };
+        let hosts = match ssh_hosts::load(&ctx.env) {
+            Ok(h) => h,
+            Err(e) => return ToolResult::err(e),
+        };
+        let Some(entry) = hosts.get(name) else {
+            let names: Vec<&str> = hosts.keys().map(String::as_str).collect();
+            return ToolResult::err(format!(
+                "unknown ssh host '{name}'; configured hosts: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        };
+        let session = ctx.state_session().to_string();
+        let ssh_args = match ssh_args(
+            &ctx.env,
+            &session,
+            name,
+            entry,
+            command,
+            timeout.as_secs().min(15),
+        ) {
+            Ok(a) => a,
+            Err(e) => return ToolResult::err(e),
+        };
+        let mut cmd = tokio::process::Command::new("ssh");
+        cmd.args(&ssh_args);
+        let spec = RunSpec {
+            timeout,
+            output_limit: ctx.env.config.tools.output_limit_bytes,
+            // The ControlPersist master detaches itself; nothing else to reap.
+            kill_group_on_exit: false,
+            limits: None,
+        };
+        let outcome = match process::run(cmd, &spec, &ctx.cancel).await {
+            Ok(o) => o,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return ToolResult::err(
+                    "the OpenSSH client `ssh` is not installed; install openssh-client",
+                );
+            }
+            Err(e) => return ToolResult::err(format!("cannot start ssh: {e}")),
+        };
+        let mut result = report(&outcome, "the remote command", timeout);
+        if outcome.ending == process::Ending::Exited(255) {
+            result.error = Some(ssh_failure_hint(&outcome.stderr.text(), name));
+        }
+        result.with_meta("host", json!(name))
+    }
+}

@@ -1,0 +1,90 @@
+//! Turns a finished child process into the `ToolResult` the model reads.
+//!
+//! Invariant: exit code, stdout and stderr are always all reported (empty
+//! streams say so); `success` is true only for exit code 0; timeouts and
+//! cancellations are errors that say the process group was killed. Metadata
+//! carries `pid` and `exit_code` (absent when killed).
+
+use super::ToolResult;
+use super::process::{Ending, RunOutcome};
+use serde_json::json;
+use std::time::Duration;
+
+/// Formats `outcome`; `what` names the thing that ran (e.g. "command").
+pub fn report(outcome: &RunOutcome, what: &str, timeout: Duration) -> ToolResult {
+    let stdout = outcome.stdout.text();
+    let stderr = outcome.stderr.text();
+    let status_line = match outcome.ending {
+        Ending::Exited(c) => format!("exit code: {c}"),
+        Ending::Signaled(s) => format!("killed by signal {s}"),
+        Ending::TimedOut => format!(
+            "timed out after {}s (process group killed)",
+            timeout.as_secs()
+        ),
+        Ending::Cancelled => "cancelled by user (process group killed)".into(),
+    };
+    let mut output = status_line.clone();
+    output.push_str("\n--- stdout ---\n");
+    output.push_str(if stdout.is_empty() {
+        "(empty)"
+    } else {
+        &stdout
+    });
+    if !output.ends_with('\n') {
+        output.push('\n');
+    }
+    output.push_str("--- stderr ---\n");
+    output.push_str(if stderr.is_empty() {
+        "(empty)"
+    } else {
+        &stderr
+    });
+    if outcome.pipes_abandoned {
+        output.push_str(
+            "\n[note: background processes kept the output open after the main process exited; later output was not captured]",
+        );
+    }
+    let mut result = match outcome.ending {
+        Ending::Exited(0) => ToolResult::ok(output),
+        Ending::Exited(c) => ToolResult {
+            success: false,
+            output,
+            error: Some(format!("{what} exited with code {c}")),
+            ..Default::default()
+        },
+        Ending::Signaled(s) => ToolResult {
+            success: false,
+            output,
+            error: Some(format!(
+                "{what} was killed by signal {s}{}",
+                match s {
+                    9 => " (SIGKILL: out of memory or a resource limit?)",
+                    24 => " (SIGXCPU: CPU time limit reached)",
+                    25 => " (SIGXFSZ: file size limit reached)",
+                    _ => "",
+                }
+            )),
+            ..Default::default()
+        },
+        Ending::TimedOut => ToolResult {
+            success: false,
+            output,
+            error: Some(format!(
+                "{what} timed out after {}s and its process group was killed; split the work into shorter steps",
+                timeout.as_secs()
+            )),
+            ..Default::default()
+        },
+        Ending::Cancelled => ToolResult {
+            success: false,
+            output,
+            error: Some("operation cancelled by user".into()),
+            ..Default::default()
+        },
+    };
+    result = result.with_meta("pid", json!(outcome.pid));
+    if let Ending::Exited(c) = outcome.ending {
+        result = result.with_meta("exit_code", json!(c));
+    }
+    result
+}

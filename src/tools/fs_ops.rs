@@ -1,0 +1,398 @@
+//! Blocking file operations behind the `filesystem` tool. Paths given here are
+//! already resolved and root-checked ([`super::paths`]).
+//!
+//! Invariants:
+//! - writes are atomic: the new content goes to a temp file in the same
+//!   directory, is synced, takes over the old file's permissions and is
+//!   renamed over the target — readers see the old or the new file, never a
+//!   partial one; on any error the temp file is removed;
+//! - reads stream line by line, so a huge file costs only what is shown;
+//!   binary files (NUL or invalid UTF-8 in the first 8 KiB) are described,
+//!   not dumped;
+//! - every output is capped at the byte limit with a marker saying how to
+//!   continue.
+
+use super::fetch::{human_size, looks_like_text};
+use super::image_probe::sniff;
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Default number of lines `read` returns.
+pub const DEFAULT_READ_LINES: usize = 2000;
+/// Default number of entries `list` returns.
+pub const DEFAULT_LIST_ENTRIES: usize = 500;
+/// Files above this size are not line-counted to the end.
+const COUNT_LINES_MAX: u64 = 50_000_000;
+
+/// A guess at what a binary file is, from its first bytes.
+fn binary_kind(head: &[u8]) -> &'static str {
+    if let Some(k) = sniff(head) {
+        return k.mime();
+    }
+    let table: [(&[u8], &str); 9] = [
+        (b"\x7fELF", "ELF executable"),
+        (b"%PDF", "PDF document"),
+        (b"PK\x03\x04", "zip archive"),
+        (b"\x1f\x8b", "gzip data"),
+        (b"BZh", "bzip2 data"),
+        (b"\xfd7zXZ", "xz data"),
+        (b"SQLite format 3", "SQLite database"),
+        (b"\x00asm", "WebAssembly module"),
+        (b"7z\xbc\xaf", "7z archive"),
+    ];
+    table
+        .iter()
+        .find(|(magic, _)| head.starts_with(magic))
+        .map(|(_, k)| *k)
+        .unwrap_or("binary data")
+}
+
+/// Reads one line into `buf`, keeping at most `max` bytes of it (the rest
+/// of the line is consumed and dropped). Returns the bytes consumed.
+fn read_line_capped(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    let mut consumed = 0;
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(consumed);
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = max.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        r.consume(take);
+        consumed += take;
+        if done {
+            return Ok(consumed);
+        }
+    }
+}
+
+/// Reads lines `offset..offset+limit` (1-based) of a text file.
+pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> io::Result<String> {
+    let meta = fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is a directory; use action=list",
+            path.display()
+        )));
+    }
+    let mut file = fs::File::open(path)?;
+    let mut head = vec![0u8; 8192];
+    let n = file.read(&mut head)?;
+    head.truncate(n);
+    if !looks_like_text(&head) {
+        return Ok(format!(
+            "{} is a binary file ({}, {}); not shown as text",
+            path.display(),
+            binary_kind(&head),
+            human_size(meta.len())
+        ));
+    }
+    if meta.len() == 0 {
+        return Ok(format!("{} is empty (0 bytes)", path.display()));
+    }
+    let mut reader = BufReader::new(head.chain(file));
+    let offset = offset.max(1);
+    let limit = limit.max(1);
+    let mut out = String::new();
+    let mut line_no = 0usize;
+    let mut last_shown = 0usize;
+    let mut stopped = false;
+    let mut buf = Vec::new();
+    while read_line_capped(&mut reader, &mut buf, byte_cap + 1)? > 0 {
+        line_no += 1;
+        let line = String::from_utf8_lossy(&buf).into_owned();
+        buf.clear();
+        if line_no < offset {
+            continue;
+        }
+        if line_no >= offset + limit {
+            stopped = true;
+            break;
+        }
+        if out.len() + line.len() > byte_cap {
+            if out.is_empty() {
+                // One huge line: show its start.
+                let mut cut = byte_cap.min(line.len());
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                out.push_str(&line[..cut]);
+                out.push_str("\n[... line cut ...]\n");
+                last_shown = line_no;
+            }
+            stopped = true;
+            break;
+        }
+        out.push_str(&line);
+        last_shown = line_no;
+    }
+    // How long is the file? Count the rest cheaply unless it is huge.
+    let total = if !stopped {
+        Some(line_no)
+    } else if meta.len() <= COUNT_LINES_MAX {
+        let mut total = line_no;
+        while read_line_capped(&mut reader, &mut buf, 0)? > 0 {
+            total += 1;
+        }
+        Some(total)
+    } else {
+        None
+    };
+    if last_shown == 0 {
+        return Ok(format!(
+            "{} has only {line_no} lines; offset {offset} is past the end",
+            path.display()
+        ));
+    }
+    let more = total.is_none_or(|t| last_shown < t);
+    if more || offset > 1 {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let total_text = total.map(|t| format!(" of {t}")).unwrap_or_default();
+        out.push_str(&format!(
+            "[showing lines {offset}-{last_shown}{total_text} of {} ({})",
+            path.display(),
+            human_size(meta.len())
+        ));
+        if more {
+            out.push_str(&format!("; continue with offset={}", last_shown + 1));
+        }
+        out.push(']');
+    }
+    Ok(out)
+}
+
+/// Writes `data` to `target` atomically (temp file + rename). With
+/// `append`, the old content comes first.
+pub fn atomic_write(target: &Path, data: &[u8], append: bool) -> io::Result<u64> {
+    let parent = target
+        .parent()
+        .ok_or_else(|| io::Error::other("the path has no parent directory"))?;
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::other("the path has no file name"))?
+        .to_string_lossy();
+    let old_meta = match fs::metadata(target) {
+        Ok(m) if m.is_dir() => {
+            return Err(io::Error::other(format!(
+                "{} is a directory; give a file path",
+                target.display()
+            )));
+        }
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(
+        ".{name}.navi-{}.tmp",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| -> io::Result<u64> {
+        let mut out = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let mut written = 0u64;
+        if append && old_meta.is_some() {
+            let mut old = fs::File::open(target)?;
+            written += io::copy(&mut old, &mut out)?;
+        }
+        out.write_all(data)?;
+        written += data.len() as u64;
+        out.sync_all()?;
+        if let Some(m) = &old_meta {
+            fs::set_permissions(&tmp, fs::Permissions::from_mode(m.mode() & 0o7777))?;
+        }
+        fs::rename(&tmp, target)?;
+        Ok(written)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn kind_of(ft: &fs::FileType) -> &'static str {
+    if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_dir() {
+        "directory"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        "special file"
+    }
+}
+
+/// Lists a directory (recursively up to `depth` levels), at most `limit`
+/// entries, sorted; directories end in `/`, symlinks show their target.
+pub fn list(dir: &Path, depth: usize, limit: usize) -> io::Result<String> {
+    let meta = fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory; use action=read or stat",
+            dir.display()
+        )));
+    }
+    let mut lines = Vec::new();
+    let mut more = false;
+    walk(dir, dir, depth, limit, &mut lines, &mut more)?;
+    if lines.is_empty() {
+        return Ok(format!("{} is empty", dir.display()));
+    }
+    let mut out = format!("{}:\n{}", dir.display(), lines.join("\n"));
+    if more {
+        out.push_str(&format!(
+            "\n[... listing stopped at {limit} entries; list a subdirectory or raise 'limit' ...]"
+        ));
+    }
+    Ok(out)
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    limit: usize,
+    lines: &mut Vec<String>,
+    more: &mut bool,
+) -> io::Result<()> {
+    let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if lines.len() >= limit {
+            *more = true;
+            return Ok(());
+        }
+        let path = e.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_symlink() {
+            let target = fs::read_link(&path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            lines.push(format!("{rel} -> {target}"));
+        } else if ft.is_dir() {
+            lines.push(format!("{rel}/"));
+            if depth > 1 {
+                // Unreadable subdirectories are skipped, not fatal.
+                let _ = walk(root, &path, depth - 1, limit, lines, more);
+            }
+        } else {
+            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            lines.push(format!("{rel}  ({})", human_size(size)));
+        }
+    }
+    Ok(())
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` from a system time.
+fn utc(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Type, size, permissions, owner and times of `entry` (not following a
+/// final symlink; `resolved` is where it leads).
+pub fn stat(entry: &Path, resolved: &Path) -> io::Result<String> {
+    let lmeta = fs::symlink_metadata(entry)?;
+    let mut out = format!("path: {}\n", entry.display());
+    if lmeta.file_type().is_symlink() {
+        let target = fs::read_link(entry)?;
+        out.push_str(&format!(
+            "type: symlink -> {} (resolves to {})\n",
+            target.display(),
+            resolved.display()
+        ));
+    }
+    let meta = match fs::metadata(resolved) {
+        Ok(m) => m,
+        Err(e) if lmeta.file_type().is_symlink() => {
+            out.push_str(&format!("target: cannot be read ({e}; dangling link?)\n"));
+            return Ok(out);
+        }
+        Err(e) => return Err(e),
+    };
+    if !lmeta.file_type().is_symlink() {
+        out.push_str(&format!("type: {}\n", kind_of(&meta.file_type())));
+    }
+    out.push_str(&format!(
+        "size: {} bytes ({})\npermissions: {:o}\nowner uid/gid: {}/{}\n",
+        meta.len(),
+        human_size(meta.len()),
+        meta.mode() & 0o7777,
+        meta.uid(),
+        meta.gid()
+    ));
+    if let Ok(t) = meta.modified() {
+        out.push_str(&format!("modified: {}\n", utc(t)));
+    }
+    if meta.is_file() {
+        let mut head = vec![0u8; 8192];
+        let n = fs::File::open(resolved)
+            .and_then(|mut f| f.read(&mut head))
+            .unwrap_or(0);
+        head.truncate(n);
+        let content = if n == 0 {
+            "empty".to_string()
+        } else if looks_like_text(&head) {
+            "text".to_string()
+        } else {
+            format!("binary ({})", binary_kind(&head))
+        };
+        out.push_str(&format!("content: {content}\n"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        let t = UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        assert_eq!(utc(t), "2023-11-14 22:13:20 UTC");
+        assert_eq!(utc(UNIX_EPOCH), "1970-01-01 00:00:00 UTC");
+    }
+
+    #[test]
+    fn binary_kinds() {
+        assert_eq!(binary_kind(b"\x7fELF\x02"), "ELF executable");
+        assert_eq!(binary_kind(b"\x89PNG\r\n\x1a\n"), "image/png");
+        assert_eq!(binary_kind(b"\x01\x02"), "binary data");
+    }
+}

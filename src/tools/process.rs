@@ -1,0 +1,327 @@
+//! Child processes for tools (`terminal`, `code_exec`, `ssh_exec`).
+//!
+//! Invariants:
+//! - every child started by [`run`] leads its own process group (pgid = pid),
+//!   so a kill reaches its whole tree (shell, pipelines, grandchildren);
+//! - on timeout or cancel the WHOLE group gets SIGKILL and the child is reaped
+//!   before [`run`] returns — nothing keeps running after a tool call ended;
+//! - both pipes are read concurrently, so a chatty child never blocks; each
+//!   stream keeps its first and last bytes up to the cap, the middle is counted
+//!   and dropped, so memory stays bounded whatever the child prints;
+//! - after the child exits, pipes still held open by background jobs are read
+//!   for at most [`EXIT_DRAIN`], then abandoned.
+//!
+//! This is the only module allowed to use `unsafe` (rlimits in `pre_exec`,
+//! `killpg`).
+#![allow(unsafe_code)]
+
+use std::io;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How long output is still read after the main child has exited.
+pub const EXIT_DRAIN: Duration = Duration::from_millis(500);
+
+/// Resource limits applied in the child before `exec`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    /// RLIMIT_AS in bytes.
+    pub address_space: Option<u64>,
+    /// RLIMIT_CPU in seconds.
+    pub cpu_secs: Option<u64>,
+    /// RLIMIT_FSIZE in bytes (largest file the child may write).
+    pub file_size: Option<u64>,
+}
+
+/// How to run a child.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub timeout: Duration,
+    /// Bytes kept per stream (head + tail).
+    pub output_limit: usize,
+    /// Kill what is left of the process group once the child exits
+    /// (background jobs started by a shell command).
+    pub kill_group_on_exit: bool,
+    pub limits: Option<Limits>,
+}
+
+/// Why the child stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+    Cancelled,
+}
+
+/// Captured bytes of one stream: the head, the tail and the total seen.
+#[derive(Clone, Debug, Default)]
+pub struct Captured {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    total: u64,
+    limit: usize,
+}
+
+impl Captured {
+    fn new(limit: usize) -> Self {
+        Captured {
+            limit: limit.max(2),
+            ..Default::default()
+        }
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        let head_cap = self.limit * 2 / 3;
+        let room = head_cap.saturating_sub(self.head.len());
+        let (to_head, rest) = data.split_at(room.min(data.len()));
+        self.head.extend_from_slice(to_head);
+        if rest.is_empty() {
+            return;
+        }
+        let tail_cap = self.limit - head_cap;
+        self.tail.extend_from_slice(rest);
+        if self.tail.len() > tail_cap * 2 {
+            let cut = self.tail.len() - tail_cap;
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// Total bytes the stream produced.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The text, with a marker where the middle was dropped.
+    pub fn text(&self) -> String {
+        let tail_cap = self.limit - self.limit * 2 / 3;
+        let tail = if self.tail.len() > tail_cap {
+            &self.tail[self.tail.len() - tail_cap..]
+        } else {
+            &self.tail[..]
+        };
+        let kept = (self.head.len() + tail.len()) as u64;
+        let head = String::from_utf8_lossy(&self.head);
+        if kept == self.total {
+            let mut all = self.head.clone();
+            all.extend_from_slice(tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        format!(
+            "{head}\n[... output truncated: {} of {} bytes dropped from the middle ...]\n{}",
+            self.total - kept,
+            self.total,
+            String::from_utf8_lossy(tail)
+        )
+    }
+}
+
+/// What happened to a child.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub pid: u32,
+    pub ending: Ending,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// Output pipes were still open when reading stopped (background jobs).
+    pub pipes_abandoned: bool,
+}
+
+/// Sends SIGKILL to the process group led by `pid`. Never signals our own
+/// group: pids 0 and 1 are ignored.
+pub fn kill_group(pid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg only sends a signal; `pgid > 1` guarantees we never target
+    // our own group (0) or every process (-1 semantics are not reachable here).
+    // ESRCH (group already gone) is fine and ignored.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// The real user id of this process.
+pub fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// Whether a process with this pid still exists and is not a zombie.
+pub fn is_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X'))
+        }
+        Err(_) => false,
+    }
+}
+
+fn apply_limits(cmd: &mut Command, limits: Limits) {
+    let set = move || -> io::Result<()> {
+        let pairs = [
+            (libc::RLIMIT_AS, limits.address_space),
+            (libc::RLIMIT_CPU, limits.cpu_secs),
+            (libc::RLIMIT_FSIZE, limits.file_size),
+        ];
+        for (resource, value) in pairs {
+            if let Some(v) = value {
+                let lim = libc::rlimit {
+                    rlim_cur: v as libc::rlim_t,
+                    rlim_max: v as libc::rlim_t,
+                };
+                // SAFETY: setrlimit is async-signal-safe and `lim` is a valid,
+                // initialised struct that outlives the call.
+                if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the closure runs in the forked child before exec; it only calls
+    // setrlimit and reads errno (no allocation, no locks), which is
+    // async-signal-safe as `pre_exec` requires.
+    unsafe {
+        cmd.pre_exec(set);
+    }
+}
+
+async fn read_some(pipe: &mut Option<impl AsyncRead + Unpin>, buf: &mut [u8]) -> io::Result<usize> {
+    match pipe {
+        Some(p) => p.read(buf).await,
+        None => Ok(0),
+    }
+}
+
+fn ending_of(status: ExitStatus) -> Ending {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => Ending::Exited(c),
+        (None, Some(s)) => Ending::Signaled(s),
+        (None, None) => Ending::Exited(-1),
+    }
+}
+
+/// Spawns `cmd` in its own process group and waits for it under `spec`.
+/// `Err` only when the child could not be started.
+pub async fn run(
+    mut cmd: Command,
+    spec: &RunSpec,
+    cancel: &CancellationToken,
+) -> io::Result<RunOutcome> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(limits) = spec.limits {
+        apply_limits(&mut cmd, limits);
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id().unwrap_or(0);
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let mut stdout = Captured::new(spec.output_limit);
+    let mut stderr = Captured::new(spec.output_limit);
+    let mut out_buf = vec![0u8; 16 * 1024];
+    let mut err_buf = vec![0u8; 16 * 1024];
+    let deadline = Instant::now() + spec.timeout;
+    let mut forced: Option<Ending> = None;
+    let mut status: Option<ExitStatus> = None;
+    let mut drain_until: Option<Instant> = None;
+    let mut pipes_abandoned = false;
+
+    loop {
+        if out_pipe.is_none() && err_pipe.is_none() && status.is_some() {
+            break;
+        }
+        let running = status.is_none() && forced.is_none();
+        tokio::select! {
+            r = read_some(&mut out_pipe, &mut out_buf), if out_pipe.is_some() => match r {
+                Ok(0) | Err(_) => out_pipe = None,
+                Ok(n) => stdout.push(&out_buf[..n]),
+            },
+            r = read_some(&mut err_pipe, &mut err_buf), if err_pipe.is_some() => match r {
+                Ok(0) | Err(_) => err_pipe = None,
+                Ok(n) => stderr.push(&err_buf[..n]),
+            },
+            s = child.wait(), if status.is_none() => {
+                status = Some(s?);
+                drain_until = Some(Instant::now() + EXIT_DRAIN);
+            },
+            _ = tokio::time::sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
+                pipes_abandoned = out_pipe.is_some() || err_pipe.is_some();
+                break;
+            },
+            _ = tokio::time::sleep_until(deadline), if running => {
+                kill_group(pid);
+                forced = Some(Ending::TimedOut);
+            },
+            _ = cancel.cancelled(), if running => {
+                kill_group(pid);
+                forced = Some(Ending::Cancelled);
+            },
+        }
+    }
+    if forced.is_some() || spec.kill_group_on_exit {
+        kill_group(pid);
+    }
+    let ending = match (forced, status) {
+        (Some(f), _) => f,
+        (None, Some(s)) => ending_of(s),
+        (None, None) => Ending::Exited(-1),
+    };
+    Ok(RunOutcome {
+        pid,
+        ending,
+        stdout,
+        stderr,
+        pipes_abandoned,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captured_keeps_head_and_tail() {
+        let mut c = Captured::new(30);
+        for i in 0..100u8 {
+            c.push(&[b'a' + (i % 26)]);
+        }
+        let t = c.text();
+        assert!(t.starts_with("abcdefghijklmnopqrst"), "{t}");
+        assert!(t.contains("70 of 100 bytes dropped"), "{t}");
+        assert!(t.ends_with("mnopqrstuv"), "{t}");
+    }
+
+    #[test]
+    fn captured_small_is_verbatim() {
+        let mut c = Captured::new(100);
+        c.push(b"hello ");
+        c.push(b"world");
+        assert_eq!(c.text(), "hello world");
+        assert_eq!(c.total(), 11);
+    }
+
+    #[test]
+    fn kill_group_ignores_dangerous_pids() {
+        kill_group(0);
+        kill_group(1);
+        assert!(is_alive(std::process::id()));
+    }
+}

@@ -1,0 +1,450 @@
+//! The terminal allow-list: `[security].terminal_allowed_commands`.
+//!
+//! Invariants:
+//! - with `"*"` in the list nothing is parsed and everything is allowed;
+//! - otherwise [`check`] returns `Ok` only if every command any shell could
+//!   run — in every list, pipeline, substitution, subshell and group, and the
+//!   target of every wrapper (`sudo`, `env`, `xargs`, `exec`, `nohup`, `time`,
+//!   `nice`, `timeout`, `find -exec`, …) — is a literal name on the list;
+//! - a command written with a `/` matches only an entry with the same path;
+//!   a bare name matches only a bare entry (no basename tricks);
+//! - assignments to variables that change what runs (`PATH`, `LD_*`, `IFS`,
+//!   `BASH_ENV`, `*_COMMAND`, `PAGER`, …) are refused, as prefixes, through
+//!   `env`/`sudo`, `export`, `read` or `printf -v`;
+//! - shell builtins that run strings (`eval`, `.`, `source`, `trap`, `alias`,
+//!   `hash`, `enable`, `builtin`, `let`, `declare`…) are refused even if listed.
+//!
+//! Limits (documented in `manuals/terminal.md`): an allowed program that
+//! runs other programs on its own (an interpreter, `make`, `git` hooks,
+//! `awk 'BEGIN{system(…)}'`) is as powerful as `"*"`.
+
+use super::shell_parse::{Word, parse};
+use super::shell_wrappers::wrapper_target;
+use std::collections::BTreeSet;
+
+/// Builtins that change nothing outside the shell and run nothing: allowed
+/// without being listed.
+const HARMLESS_BUILTINS: [&str; 16] = [
+    "cd", "pwd", "true", "false", ":", "echo", "printf", "test", "[", "exit", "export", "unset",
+    "set", "wait", "read", "shift",
+];
+
+/// Builtins and keywords that execute strings or rebind names.
+const REFUSED: [&str; 17] = [
+    "eval", "source", ".", "trap", "alias", "hash", "enable", "builtin", "fc", "let", "declare",
+    "typeset", "local", "readonly", "coproc", "function", "select",
+];
+
+/// Programs that run other programs in ways this checker does not follow.
+const OPAQUE_RUNNERS: [&str; 17] = [
+    "su",
+    "runuser",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "flock",
+    "watch",
+    "script",
+    "parallel",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "busybox",
+    "chrt",
+    "taskset",
+    "systemd-run",
+    "pkexec",
+];
+
+/// Reserved words skipped in command position.
+const KEYWORDS: [&str; 12] = [
+    "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "!", "{", "}",
+];
+
+const MAX_WRAP_DEPTH: usize = 16;
+
+/// A parsed allow-list.
+#[derive(Clone, Debug)]
+pub struct AllowList {
+    any: bool,
+    names: BTreeSet<String>,
+}
+
+impl AllowList {
+    pub fn new(list: &[String]) -> Self {
+        let names: BTreeSet<String> = list
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        AllowList {
+            any: names.contains("*"),
+            names,
+        }
+    }
+
+    pub fn allows_everything(&self) -> bool {
+        self.any
+    }
+
+    fn allows(&self, name: &str) -> bool {
+        self.any || self.names.contains(name)
+    }
+
+    fn describe(&self) -> String {
+        if self.names.is_empty() {
+            "the list is empty".into()
+        } else {
+            self.names.iter().cloned().collect::<Vec<_>>().join(", ")
+        }
+    }
+}
+
+/// Checks `command` against `list`. `Ok` carries every command name found
+/// (empty when the list is `"*"`); `Err` says why the command is refused.
+pub fn check(command: &str, list: &AllowList) -> Result<Vec<String>, String> {
+    if list.allows_everything() {
+        return Ok(Vec::new());
+    }
+    let commands = parse(command).map_err(|why| format!("refused: {why}"))?;
+    let mut found = Vec::new();
+    for words in &commands {
+        check_simple(words, list, &mut found).map_err(|why| format!("refused: {why}"))?;
+    }
+    Ok(found)
+}
+
+/// Variables whose value decides what program runs or what code it loads.
+pub fn is_protected_var(name: &str) -> bool {
+    const EXACT: [&str; 23] = [
+        "PATH",
+        "IFS",
+        "ENV",
+        "BASH_ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "GCONV_PATH",
+        "BASH_LOADABLES_PATH",
+        "EXECIGNORE",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "BROWSER",
+        "SHELL",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PERL5OPT",
+        "PERL5LIB",
+        "NODE_OPTIONS",
+        "RUBYOPT",
+        "LESSOPEN",
+    ];
+    const PREFIX: [&str; 5] = ["LD_", "DYLD_", "BASH_FUNC_", "GIT_", "LESS"];
+    const SUFFIX: [&str; 5] = ["_COMMAND", "_PAGER", "_EDITOR", "_SSH", "_ASKPASS"];
+    let upper = name.to_ascii_uppercase();
+    EXACT.contains(&upper.as_str())
+        || PREFIX.iter().any(|p| upper.starts_with(p))
+        || SUFFIX.iter().any(|s| upper.ends_with(s))
+}
+
+fn check_assignment(w: &Word) -> Result<(), String> {
+    match w.assignment_name() {
+        Some(name) if is_protected_var(name) => Err(format!(
+            "setting {name} can change which program runs, so it is not allowed with a command allow-list"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_simple(words: &[Word], list: &AllowList, found: &mut Vec<String>) -> Result<(), String> {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if !w.is_plain() {
+            break;
+        }
+        match w.text.as_str() {
+            k if KEYWORDS.contains(&k) => i += 1,
+            "for" => {
+                // `for NAME [in WORDS]` up to the separator or an unquoted `do`.
+                i += 1;
+                while words
+                    .get(i)
+                    .is_some_and(|w| !(w.is_plain() && w.text == "do"))
+                {
+                    i += 1;
+                }
+                i += 1;
+            }
+            "case" => {
+                return Err(
+                    "`case` statements are not supported with a command allow-list; use if/test"
+                        .into(),
+                );
+            }
+            _ => break,
+        }
+    }
+    while let Some(w) = words.get(i) {
+        if w.assignment_name().is_none() {
+            break;
+        }
+        check_assignment(w)?;
+        i += 1;
+    }
+    match words.get(i..) {
+        Some(rest) if !rest.is_empty() => check_command(rest, list, found, 0),
+        _ => Ok(()),
+    }
+}
+
+/// Checks `words[0]` as a command name and, for wrappers, their target.
+fn check_command(
+    words: &[Word],
+    list: &AllowList,
+    found: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MAX_WRAP_DEPTH {
+        return Err("wrappers are nested too deeply".into());
+    }
+    let Some(w) = words.first() else {
+        return Ok(());
+    };
+    if w.expanded {
+        return Err(format!(
+            "the command name `{}` comes from an expansion ($VAR, $(…) or `…`), so it cannot be checked; write the command name literally",
+            w.text
+        ));
+    }
+    if w.glob {
+        return Err(format!(
+            "the command name `{}` contains a wildcard, `~` or a brace expansion; write it literally",
+            w.text
+        ));
+    }
+    let name = w.text.as_str();
+    if name.is_empty() {
+        return Err("empty command name".into());
+    }
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let args = &words[1..];
+    if REFUSED.contains(&name) {
+        return Err(format!(
+            "`{name}` runs text as shell code or rebinds command names, so it is never allowed with a command allow-list"
+        ));
+    }
+    found.push(name.to_string());
+    let transparent = matches!(name, "exec" | "command" | "time");
+    if !transparent && !HARMLESS_BUILTINS.contains(&name) && !list.allows(name) {
+        let hint = if name.contains('/') {
+            format!(
+                " (a path only matches an identical entry; `{base}` alone would need the bare name)"
+            )
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "`{name}` is not on the allow-list{hint}; allowed commands ([security].terminal_allowed_commands): {}",
+            list.describe()
+        ));
+    }
+    if OPAQUE_RUNNERS.contains(&base) {
+        return Err(format!(
+            "`{name}` runs other commands in a way the allow-list cannot follow; it needs terminal_allowed_commands = [\"*\"]"
+        ));
+    }
+    if HARMLESS_BUILTINS.contains(&name) && !matches!(name, "echo" | "cd" | "pwd") {
+        // bash evaluates array subscripts in names given to builtins
+        // (`test -v 'a[$(cmd)]'`, `read`, `unset`, `printf -v`): code execution.
+        if let Some(a) = args
+            .iter()
+            .find(|a| a.text.contains('[') && (a.text.contains('$') || a.text.contains('`')))
+        {
+            return Err(format!(
+                "`{name} {}` could run code through a bash array subscript; not allowed with a command allow-list",
+                a.text
+            ));
+        }
+    }
+    match base {
+        "set" => {
+            // `set -k` makes `cmd VAR=x` put VAR in cmd's environment.
+            let keyword = args.iter().any(|a| {
+                a.text == "keyword"
+                    || ((a.text.starts_with('-') || a.text.starts_with('+'))
+                        && !a.text.starts_with("--")
+                        && a.text.contains('k'))
+            });
+            if keyword {
+                return Err("`set -k` (keyword) is not allowed with a command allow-list".into());
+            }
+            Ok(())
+        }
+        "export" | "read" => {
+            for a in args {
+                let name_part = a.text.split('=').next().unwrap_or("");
+                if a.expanded && a.assignment_name().is_none() && !a.text.starts_with('-') {
+                    return Err(format!(
+                        "`{name} {}` sets a variable whose name is computed; write it literally",
+                        a.text
+                    ));
+                }
+                if is_protected_var(name_part) {
+                    return Err(format!(
+                        "`{name}` may not set {name_part} with a command allow-list"
+                    ));
+                }
+            }
+            Ok(())
+        }
+        "printf" => {
+            if let Some(pos) = args.iter().position(|a| a.text == "-v") {
+                let target = args.get(pos + 1).map(|a| a.text.as_str()).unwrap_or("");
+                if target.is_empty() || is_protected_var(target) || args[pos + 1].expanded {
+                    return Err(format!("`printf -v {target}` is not allowed here"));
+                }
+            }
+            Ok(())
+        }
+        "find" => check_find(args, list, found, depth),
+        "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" => {
+            check_shell_c(name, args, list, found, depth)
+        }
+        _ => match wrapper_target(base, args)? {
+            Some(start) => {
+                let mut j = start;
+                // `env`/`sudo` accept NAME=value before the command.
+                while let Some(a) = args.get(j) {
+                    if a.assignment_name().is_none() || !matches!(base, "env" | "sudo" | "doas") {
+                        break;
+                    }
+                    check_assignment(a)?;
+                    j += 1;
+                }
+                check_command(&args[j..], list, found, depth + 1)
+            }
+            None => Ok(()),
+        },
+    }
+}
+
+/// `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`): checks each CMD.
+fn check_find(
+    args: &[Word],
+    list: &AllowList,
+    found: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if !a.is_literal() {
+            return Err(format!(
+                "`find` with a computed or wildcard argument (`{}`) cannot be checked: it might expand to -exec; quote patterns like -name '*.rs'",
+                a.text
+            ));
+        }
+        if matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = args[i + 1..]
+                .iter()
+                .position(|w| w.is_literal() && (w.text == ";" || w.text == "+"))
+                .map(|p| i + 1 + p)
+                .unwrap_or(args.len());
+            check_command(&args[i + 1..end], list, found, depth + 1)?;
+            i = end;
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// `sh -c 'STRING'`: the string is checked like a command line of its own.
+/// A shell without `-c STRING` would run a script file or its stdin, which
+/// the list cannot see into, so that is refused.
+fn check_shell_c(
+    name: &str,
+    args: &[Word],
+    list: &AllowList,
+    found: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
+    let mut has_c = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if !a.is_literal() {
+            return Err(format!(
+                "`{name}` with a computed argument (`{}`) cannot be checked",
+                a.text
+            ));
+        }
+        let t = a.text.as_str();
+        if t == "--" || t == "-" {
+            i += 1;
+            continue;
+        }
+        if t.starts_with("--") {
+            if matches!(t, "--rcfile" | "--init-file") || t.starts_with("--rcfile=") {
+                return Err(format!(
+                    "`{name} {t}` runs a startup file the allow-list cannot see"
+                ));
+            }
+            i += 1;
+            continue;
+        }
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            if t.contains('s') {
+                return Err(format!(
+                    "`{name} -s` runs commands from stdin, which cannot be checked"
+                ));
+            }
+            has_c |= t.contains('c');
+            // -o OPTION / -O SHOPT take the next word.
+            i += if t.contains('o') || t.contains('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if !has_c {
+            break;
+        }
+        if depth > MAX_WRAP_DEPTH {
+            return Err("shells are nested too deeply".into());
+        }
+        for words in &parse(t)? {
+            check_simple(words, list, found)?;
+        }
+        return Ok(());
+    }
+    Err(format!(
+        "`{name}` without -c 'COMMANDS' runs a script or its stdin, which the allow-list cannot see; pass the commands with -c or allow \"*\""
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn list(names: &[&str]) -> AllowList {
+        AllowList::new(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn star_allows_without_parsing() {
+        assert!(check("eval 'unbalanced", &list(&["*"])).is_ok());
+    }
+
+    #[test]
+    fn finds_every_command() {
+        let found = check(
+            "ls | grep x && sudo -u bob env A=1 nice -n 5 cat f",
+            &list(&["ls", "grep", "sudo", "env", "nice", "cat"]),
+        )
+        .unwrap();
+        assert_eq!(found, vec!["ls", "grep", "sudo", "env", "nice", "cat"]);
+    }
+}
