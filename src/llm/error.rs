@@ -18,7 +18,8 @@ pub enum LlmError {
         hint: String,
     },
     #[error(
-        "{backend} at {url} refused the credentials (HTTP {status}): set OPENAI_API_KEY or [llm].openai_api_key"
+        "{backend} at {url} refused the credentials (HTTP {status}): {}",
+        credentials_hint(backend)
     )]
     Unauthorized {
         backend: String,
@@ -70,6 +71,16 @@ pub enum LlmError {
     Cancelled,
     #[error("invalid backend URL {url}: {reason}")]
     BadUrl { url: String, reason: String },
+}
+
+/// What to do about a 401/403: Ollama itself has no API key (a proxy in front
+/// of it, or a cloud model, wants credentials); other servers take a key.
+fn credentials_hint(backend: &str) -> &'static str {
+    if backend.starts_with("Ollama") || backend == "ollama" {
+        "Ollama takes no API key; check the proxy in front of it, or run \"ollama signin\" for cloud models"
+    } else {
+        "set OPENAI_API_KEY or [llm].openai_api_key"
+    }
 }
 
 impl LlmError {

@@ -1,17 +1,206 @@
-//! Placeholder: replaced by the real backend.
-use super::{ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo};
+//! OpenAI-compatible API (llama.cpp `llama-server`, vLLM, LM Studio, Ollama's
+//! `/v1`): `POST {base}/chat/completions` streamed as SSE, `GET {base}/models`.
+//!
+//! Invariants:
+//! - One `reqwest::Client` per backend, built in `new` (no network I/O there).
+//! - `stream: true` with `stream_options.include_usage`; `temperature` at the
+//!   top level; `num_ctx` and `keep_alive` are Ollama-only and never sent.
+//! - `think` is not sent: there is no portable field for it (`reasoning_effort`
+//!   is rejected by some servers for non-reasoning models). Servers decide
+//!   from the model/template; reasoning that arrives is still shown.
+//! - History: `thinking` is not sent back; assistant tool calls carry their
+//!   arguments as a JSON string (the raw text when they were not valid JSON);
+//!   tool results are paired by `tool_call_id`; images are `image_url` data
+//!   URLs in a content-part array.
+//! - `Authorization: Bearer KEY` only when a key is configured.
+//! - A server that answers 400 naming `stream_options` gets the request once
+//!   more without it, and never again afterwards (usage then comes only from
+//!   servers that send it unasked).
+//! - Dropping the returned stream drops the HTTP body; the server stops.
+
+use super::http::{self, HttpFailure, Target};
+use super::sse::decode_sse;
+use super::{ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role};
 use crate::config::BackendKind;
+use futures_util::TryStreamExt;
+use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use super::sse::SseDecoder;
 
 pub struct OpenAiBackend {
-    base: String,
+    target: Target,
+    client: reqwest::Client,
+    api_key: String,
+    /// The server rejected `stream_options` once; do not send it again.
+    no_stream_options: AtomicBool,
 }
 
 impl OpenAiBackend {
-    pub fn new(base: &str, _key: &str) -> Result<Self, LlmError> {
+    pub fn new(base: &str, api_key: &str) -> Result<Self, LlmError> {
+        let base = http::normalise_base(base)?;
         Ok(OpenAiBackend {
-            base: base.trim_end_matches('/').to_string(),
+            client: http::build_client(&base)?,
+            target: Target {
+                kind: BackendKind::Openai,
+                base,
+            },
+            api_key: api_key.trim().to_string(),
+            no_stream_options: AtomicBool::new(false),
         })
     }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let rb = self
+            .client
+            .request(method, format!("{}{path}", self.target.base));
+        if self.api_key.is_empty() {
+            rb
+        } else {
+            rb.bearer_auth(&self.api_key)
+        }
+    }
+
+    async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
+        let resp = self
+            .request(reqwest::Method::GET, "/models")
+            .timeout(http::METADATA_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| http::send_error(&self.target, &e))?;
+        if !resp.status().is_success() {
+            return Err(HttpFailure::read(resp).await.into_error(&self.target, None));
+        }
+        let v: Value = resp
+            .json()
+            .await
+            .map_err(|e| http::json_error(&self.target, "/models", &e))?;
+        v.get("data")
+            .and_then(Value::as_array)
+            .cloned()
+            .ok_or_else(|| self.target.protocol("/models has no \"data\" list"))
+    }
+}
+
+/// The JSON body of a chat request.
+pub fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model));
+    body.insert(
+        "messages".into(),
+        Value::Array(req.messages.iter().map(message).collect()),
+    );
+    body.insert("stream".into(), json!(true));
+    if stream_options {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters
+                }})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(t) = req.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    Value::Object(body)
+}
+
+fn message(m: &ChatMessage) -> Value {
+    let mut o = Map::new();
+    o.insert("role".into(), json!(m.role.as_str()));
+    if m.images.is_empty() {
+        o.insert("content".into(), json!(m.content));
+    } else {
+        let mut parts = vec![json!({"type": "text", "text": m.content})];
+        parts.extend(m.images.iter().map(|i| {
+            json!({"type": "image_url", "image_url": {
+                "url": format!("data:{};base64,{}", i.mime, i.base64)
+            }})
+        }));
+        o.insert("content".into(), Value::Array(parts));
+    }
+    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+        let calls = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let arguments = match &c.arguments {
+                    Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                };
+                json!({"id": c.id, "type": "function",
+                       "function": {"name": c.name, "arguments": arguments}})
+            })
+            .collect();
+        o.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if m.role == Role::Tool
+        && let Some(id) = &m.tool_call_id
+    {
+        o.insert("tool_call_id".into(), json!(id));
+    }
+    Value::Object(o)
+}
+
+/// The context length a `/models` entry reports, under any of the names
+/// servers use (llama.cpp `meta.n_ctx_train`, vLLM `max_model_len`, LM Studio
+/// / OpenRouter `context_length`, Groq `context_window`).
+fn entry_context_length(entry: &Value) -> Option<u64> {
+    let meta = entry.get("meta");
+    [
+        entry.get("context_length"),
+        entry.get("max_model_len"),
+        entry.get("context_window"),
+        entry.get("max_context_length"),
+        meta.and_then(|m| m.get("n_ctx")),
+        meta.and_then(|m| m.get("n_ctx_train")),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(Value::as_u64)
+    .filter(|n| *n > 0)
+}
+
+/// Capabilities where the entry tells: a `capabilities` array, or OpenRouter's
+/// `supported_parameters` (`tools`, `reasoning`).
+fn entry_capabilities(entry: &Value) -> Vec<String> {
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut caps = strings(entry.get("capabilities"));
+    for p in strings(entry.get("supported_parameters")) {
+        let cap = match p.as_str() {
+            "tools" => "tools",
+            "reasoning" | "include_reasoning" => "thinking",
+            _ => continue,
+        };
+        if !caps.iter().any(|c| c == cap) {
+            caps.push(cap.to_string());
+        }
+    }
+    caps
+}
+
+fn entry_info(entry: &Value) -> Option<ModelInfo> {
+    Some(ModelInfo {
+        name: entry.get("id")?.as_str()?.to_string(),
+        context_length: entry_context_length(entry),
+        capabilities: entry_capabilities(entry),
+    })
 }
 
 #[async_trait::async_trait]
@@ -19,22 +208,141 @@ impl LlmBackend for OpenAiBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Openai
     }
+
     fn base_url(&self) -> &str {
-        &self.base
+        &self.target.base
     }
-    async fn stream_chat(&self, _req: &ChatRequest) -> Result<ChunkStream, LlmError> {
-        Err(LlmError::Protocol {
-            backend: "openai".into(),
-            message: "not built yet".into(),
-        })
+
+    async fn stream_chat(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError> {
+        let mut stream_options = !self.no_stream_options.load(Ordering::Relaxed);
+        let resp = loop {
+            let resp = self
+                .request(reqwest::Method::POST, "/chat/completions")
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .json(&chat_body(req, stream_options))
+                .send()
+                .await
+                .map_err(|e| http::send_error(&self.target, &e))?;
+            if resp.status().is_success() {
+                break resp;
+            }
+            let failure = HttpFailure::read(resp).await;
+            if stream_options && failure.status == 400 && failure.message.contains("stream_options")
+            {
+                tracing::warn!("{}; retrying without stream_options", failure.message);
+                self.no_stream_options.store(true, Ordering::Relaxed);
+                stream_options = false;
+                continue;
+            }
+            return Err(failure.into_error(&self.target, Some(&req.model)));
+        };
+        let is_json = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/json"));
+        if is_json {
+            return Err(self.target.protocol(
+                "the server answered with a JSON document instead of an event stream \
+                 (does it support \"stream\": true?)",
+            ));
+        }
+        let target = self.target.clone();
+        let bytes = resp
+            .bytes_stream()
+            .map_err(move |e| http::body_error(&target, &e));
+        Ok(Box::pin(decode_sse(bytes)))
     }
+
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
-        Ok(Vec::new())
+        Ok(self
+            .models_json()
+            .await?
+            .iter()
+            .filter_map(entry_info)
+            .collect())
     }
+
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
-        Ok(ModelInfo {
-            name: model.into(),
-            ..Default::default()
-        })
+        let models = self.models_json().await?;
+        let infos: Vec<ModelInfo> = models.iter().filter_map(entry_info).collect();
+        infos
+            .iter()
+            .find(|m| m.name == model)
+            .or_else(|| {
+                infos
+                    .iter()
+                    .find(|m| super::select::same_model(model, &m.name))
+            })
+            .cloned()
+            .ok_or_else(|| LlmError::ModelNotFound {
+                backend: self.target.name(),
+                model: model.to_string(),
+                hint: "check the model id with `navi models`".into(),
+            })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::llm::{ImageData, ToolCall};
+
+    #[test]
+    fn body_shape() {
+        let good = ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: json!({"p": 1}),
+        };
+        let bad = ToolCall {
+            id: "c2".into(),
+            name: "x".into(),
+            arguments: Value::String("{oops".into()),
+        };
+        let mut asst = ChatMessage::assistant("");
+        asst.tool_calls = vec![good.clone(), bad];
+        let mut user = ChatMessage::user("see");
+        user.images = vec![ImageData {
+            mime: "image/png".into(),
+            base64: "AAA=".into(),
+        }];
+        let mut req =
+            ChatRequest::new("m", vec![user, asst, ChatMessage::tool_result(&good, "ok")]);
+        req.temperature = Some(0.25);
+        req.num_ctx = Some(4096);
+        req.keep_alive = Some("5m".into());
+        let b = chat_body(&req, true);
+        assert_eq!(b["stream_options"], json!({"include_usage": true}));
+        assert_eq!(b["temperature"], json!(0.25));
+        assert!(b.get("options").is_none() && b.get("keep_alive").is_none());
+        assert!(b.get("tools").is_none() && b.get("think").is_none());
+        assert!(chat_body(&req, false).get("stream_options").is_none());
+        assert_eq!(
+            b["messages"][0]["content"][1]["image_url"]["url"],
+            json!("data:image/png;base64,AAA=")
+        );
+        let calls = &b["messages"][1]["tool_calls"];
+        assert_eq!(calls[0]["function"]["arguments"], json!("{\"p\":1}"));
+        assert_eq!(calls[1]["function"]["arguments"], json!("{oops"));
+        assert_eq!(calls[0]["type"], json!("function"));
+        assert_eq!(
+            b["messages"][2],
+            json!({"role":"tool","content":"ok","tool_call_id":"c1"})
+        );
+    }
+
+    #[test]
+    fn model_entries_from_various_servers() {
+        let llama = json!({"id":"a.gguf","meta":{"n_ctx_train":8192}});
+        let vllm = json!({"id":"b","max_model_len":32768});
+        let router =
+            json!({"id":"c","context_length":1000,"supported_parameters":["tools","reasoning"]});
+        assert_eq!(entry_info(&llama).unwrap().context_length, Some(8192));
+        assert_eq!(entry_info(&vllm).unwrap().context_length, Some(32768));
+        let c = entry_info(&router).unwrap();
+        assert_eq!(c.capabilities, vec!["tools", "thinking"]);
+        assert!(entry_info(&json!({"object":"model"})).is_none());
     }
 }

@@ -1,0 +1,460 @@
+//! HTTP plumbing shared by both backends: client construction, URL checks and
+//! the mapping of transport failures and HTTP statuses onto [`LlmError`].
+//!
+//! Invariants:
+//! - Every error produced here renders as one line that says what failed, on
+//!   what, and what to do next. Server-provided text is collapsed to a single
+//!   line and cut at [`MAX_SERVER_TEXT`] characters.
+//! - Nothing here retries; retrying is the stream guard's job.
+//! - Error bodies are read with a size cap, never unbounded.
+
+use super::LlmError;
+use crate::config::BackendKind;
+use futures_util::StreamExt;
+use std::error::Error as StdError;
+use std::time::Duration;
+
+/// How much of a server's error text ends up in an error message.
+pub const MAX_SERVER_TEXT: usize = 300;
+/// How long establishing a TCP (and TLS) connection may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Bound for the small, non-streaming requests (model lists, model details).
+pub const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
+/// Cap on how much of an error response body is read.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Human name of a backend as it appears in error messages.
+pub fn display_name(kind: BackendKind) -> &'static str {
+    match kind {
+        BackendKind::Ollama => "Ollama",
+        BackendKind::Openai => "OpenAI-compatible API",
+    }
+}
+
+/// What an error message needs to know about the server being talked to.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub kind: BackendKind,
+    /// Normalised base URL (no trailing slash).
+    pub base: String,
+}
+
+impl Target {
+    pub fn name(&self) -> String {
+        display_name(self.kind).to_string()
+    }
+
+    fn unreachable_hint(&self) -> String {
+        match self.kind {
+            BackendKind::Ollama => {
+                "is \"ollama serve\" running? set OLLAMA_HOST or [llm].ollama_host".into()
+            }
+            BackendKind::Openai => {
+                "is the server running? set OPENAI_BASE_URL or [llm].openai_base_url".into()
+            }
+        }
+    }
+
+    fn model_hint(&self, model: &str) -> String {
+        match self.kind {
+            BackendKind::Ollama => format!("pull it with \"ollama pull {model}\""),
+            BackendKind::Openai => "check the model id with `navi models`".into(),
+        }
+    }
+
+    /// Error for a failure while receiving the body of a 200 response.
+    pub fn disconnected(&self, reason: impl Into<String>) -> LlmError {
+        LlmError::Disconnected {
+            backend: self.name(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn protocol(&self, message: impl Into<String>) -> LlmError {
+        LlmError::Protocol {
+            backend: self.name(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Checks and normalises a base URL: adds `http://` when no scheme is given,
+/// strips trailing slashes, and insists on http(s) with a host.
+pub fn normalise_base(raw: &str) -> Result<String, LlmError> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let bad = |reason: &str| LlmError::BadUrl {
+        url: raw.to_string(),
+        reason: reason.to_string(),
+    };
+    if trimmed.is_empty() {
+        return Err(bad("the URL is empty"));
+    }
+    let with_scheme = if trimmed.contains("://") {
+        trimmed.to_string()
+    } else {
+        format!("http://{trimmed}")
+    };
+    let url = reqwest::Url::parse(&with_scheme).map_err(|e| bad(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("only http:// and https:// are supported"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("the URL has no host"));
+    }
+    Ok(with_scheme)
+}
+
+/// One client per backend: connection pooling, a connect timeout, and no
+/// proxy for loopback hosts (like Go's `ProxyFromEnvironment`, which Ollama's
+/// own CLI uses), so `HTTP_PROXY` does not hijack a local server.
+pub fn build_client(base: &str) -> Result<reqwest::Client, LlmError> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true);
+    if is_loopback(base) {
+        builder = builder.no_proxy();
+    }
+    builder.build().map_err(|e| LlmError::BadUrl {
+        url: base.to_string(),
+        reason: format!("cannot set up the HTTP client: {}", chain(&e)),
+    })
+}
+
+fn is_loopback(base: &str) -> bool {
+    reqwest::Url::parse(base)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|h| {
+            h == "localhost" || h.starts_with("127.") || h == "[::1]" || h == "0.0.0.0"
+        })
+}
+
+/// The error chain of `e` as one line ("a: b: c"), without repeats.
+pub fn chain(e: &(dyn StdError + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !s.is_empty() && !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = err.source();
+    }
+    one_line(&parts.join(": "), MAX_SERVER_TEXT)
+}
+
+/// The innermost error's message: for hyper errors the one that says what
+/// actually happened ("connection closed before message completed").
+pub fn root_cause(e: &(dyn StdError + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    one_line(&cur.to_string(), MAX_SERVER_TEXT)
+}
+
+/// A short reason for a failed connection attempt.
+fn connect_reason(e: &reqwest::Error) -> String {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            return match io.kind() {
+                K::ConnectionRefused => "connection refused".into(),
+                K::ConnectionReset => "connection reset".into(),
+                K::TimedOut => "connection timed out".into(),
+                _ => one_line(&io.to_string(), MAX_SERVER_TEXT),
+            };
+        }
+        cur = err.source();
+    }
+    if e.is_timeout() {
+        return format!("no connection within {}s", CONNECT_TIMEOUT.as_secs().max(1));
+    }
+    chain(e)
+}
+
+/// Maps an error from `send()` (no response headers yet).
+pub fn send_error(t: &Target, e: &reqwest::Error) -> LlmError {
+    if e.is_builder() {
+        return LlmError::BadUrl {
+            url: t.base.clone(),
+            reason: chain(e),
+        };
+    }
+    if e.is_connect() || (e.is_timeout() && !e.is_body()) {
+        return LlmError::Unreachable {
+            backend: t.name(),
+            url: t.base.clone(),
+            reason: connect_reason(e),
+            hint: t.unreachable_hint(),
+        };
+    }
+    LlmError::Disconnected {
+        backend: t.name(),
+        reason: format!(
+            "no response at all ({}); check the server's log",
+            root_cause(e)
+        ),
+    }
+}
+
+/// Maps an error while reading a response body (the stream broke).
+pub fn body_error(t: &Target, e: &reqwest::Error) -> LlmError {
+    t.disconnected(format!("the stream broke off ({})", root_cause(e)))
+}
+
+/// Maps a failure of `Response::json()` on the endpoint `what`.
+pub fn json_error(t: &Target, what: &str, e: &reqwest::Error) -> LlmError {
+    if e.is_decode() {
+        t.protocol(format!(
+            "{what} did not answer the expected JSON ({})",
+            root_cause(e)
+        ))
+    } else {
+        body_error(t, e)
+    }
+}
+
+/// Collapses whitespace to single spaces and cuts at `max` characters.
+pub fn one_line(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max + 4));
+    let mut count = 0;
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+            count += 1;
+        }
+        for ch in word.chars() {
+            if count >= max {
+                out.push('…');
+                return out;
+            }
+            out.push(ch);
+            count += 1;
+        }
+    }
+    out
+}
+
+/// The human message inside an error body: `{"error":"…"}` (Ollama),
+/// `{"error":{"message":"…"}}` (OpenAI, llama.cpp), `{"message":"…"}` (vLLM),
+/// `{"detail":"…"}` (FastAPI servers); otherwise the text itself.
+pub fn error_message(body: &str) -> String {
+    let from_json = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| json_error_message(&v));
+    let text = from_json.unwrap_or_else(|| body.to_string());
+    let line = one_line(&text, MAX_SERVER_TEXT);
+    if line.is_empty() {
+        "(empty response body)".into()
+    } else {
+        line
+    }
+}
+
+/// The message of a JSON error value, if it looks like one.
+pub fn json_error_message(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let pick = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => o
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| Some(v.to_string())),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    };
+    let obj = v.as_object()?;
+    obj.get("error")
+        .and_then(pick)
+        .or_else(|| obj.get("message").and_then(Value::as_str).map(String::from))
+        .or_else(|| obj.get("detail").and_then(pick))
+}
+
+/// Seconds from a `Retry-After` header (the HTTP-date form is ignored).
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of a response body as text.
+pub async fn read_capped(resp: reqwest::Response) -> String {
+    let mut buf = Vec::new();
+    let mut body = resp.bytes_stream();
+    while let Some(Ok(piece)) = body.next().await {
+        let room = MAX_ERROR_BODY.saturating_sub(buf.len());
+        buf.extend_from_slice(&piece[..piece.len().min(room)]);
+        if buf.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// A non-2xx response, read and classified.
+#[derive(Clone, Debug)]
+pub struct HttpFailure {
+    pub status: u16,
+    pub message: String,
+    pub retry_after: Option<Duration>,
+}
+
+impl HttpFailure {
+    pub async fn read(resp: reqwest::Response) -> HttpFailure {
+        let status = resp.status().as_u16();
+        let retry_after = retry_after(resp.headers());
+        let message = error_message(&read_capped(resp).await);
+        HttpFailure {
+            status,
+            message,
+            retry_after,
+        }
+    }
+
+    fn mentions_missing_model(&self) -> bool {
+        let m = self.message.to_ascii_lowercase();
+        m.contains("model")
+            && (m.contains("not found") || m.contains("does not exist") || m.contains("no such"))
+    }
+
+    /// The typed error for this failure. `model` is the model the request was
+    /// about, if any (turns a "model not found" 404 into `ModelNotFound`).
+    pub fn into_error(self, t: &Target, model: Option<&str>) -> LlmError {
+        let backend = t.name();
+        match self.status {
+            401 | 403 => LlmError::Unauthorized {
+                backend,
+                url: t.base.clone(),
+                status: self.status,
+            },
+            429 => LlmError::RateLimited {
+                backend,
+                retry_after: self.retry_after,
+            },
+            400 | 404 if model.is_some() && self.mentions_missing_model() => {
+                let model = model.unwrap_or_default().to_string();
+                LlmError::ModelNotFound {
+                    backend,
+                    hint: t.model_hint(&model),
+                    model,
+                }
+            }
+            404 => LlmError::Rejected {
+                backend,
+                status: 404,
+                message: format!(
+                    "{} (is {} the right base URL?{})",
+                    self.message,
+                    t.base,
+                    if t.kind == BackendKind::Openai && !t.base.ends_with("/v1") {
+                        " OpenAI-compatible servers usually end in /v1"
+                    } else {
+                        ""
+                    }
+                ),
+            },
+            s if s >= 500 => LlmError::Server {
+                backend,
+                status: s,
+                body: self.message,
+            },
+            s => LlmError::Rejected {
+                backend,
+                status: s,
+                message: self.message,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_are_extracted_from_common_shapes() {
+        assert_eq!(
+            error_message(r#"{"error":"model \"x\" not found"}"#),
+            "model \"x\" not found"
+        );
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad key","type":"auth"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message(r#"{"object":"error","message":"nope"}"#),
+            "nope"
+        );
+        assert_eq!(error_message(r#"{"detail":"missing"}"#), "missing");
+        assert_eq!(error_message("plain\n text\n"), "plain text");
+        assert_eq!(error_message(""), "(empty response body)");
+    }
+
+    #[test]
+    fn long_text_is_cut_to_one_line() {
+        let long = "x ".repeat(1000);
+        let line = error_message(&long);
+        assert!(
+            line.chars().count() <= MAX_SERVER_TEXT + 1,
+            "{}",
+            line.len()
+        );
+        assert!(line.ends_with('…'));
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn base_urls_are_normalised_and_checked() {
+        assert_eq!(
+            normalise_base("localhost:11434/").unwrap(),
+            "http://localhost:11434"
+        );
+        assert_eq!(normalise_base("https://h/v1//").unwrap(), "https://h/v1");
+        assert!(matches!(
+            normalise_base("ftp://h"),
+            Err(LlmError::BadUrl { .. })
+        ));
+        assert!(matches!(normalise_base("  "), Err(LlmError::BadUrl { .. })));
+    }
+
+    #[test]
+    fn statuses_map_to_typed_errors() {
+        let t = Target {
+            kind: BackendKind::Ollama,
+            base: "http://h:1".into(),
+        };
+        let f = |status: u16, message: &str| HttpFailure {
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        let e = f(404, "model \"m\" not found, try pulling it first").into_error(&t, Some("m"));
+        assert!(e.to_string().contains("ollama pull m"), "{e}");
+        assert!(matches!(
+            f(401, "").into_error(&t, None),
+            LlmError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            f(503, "busy").into_error(&t, None),
+            LlmError::Server { .. }
+        ));
+        assert!(matches!(
+            f(422, "bad").into_error(&t, None),
+            LlmError::Rejected { .. }
+        ));
+        let e = f(404, "404 page not found").into_error(&t, Some("m"));
+        assert!(e.to_string().contains("right base URL"), "{e}");
+    }
+}
