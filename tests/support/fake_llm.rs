@@ -1,0 +1,527 @@
+//! A fake LLM server for tests and manual runs: a real TCP server on
+//! 127.0.0.1 with a hand-written, minimal HTTP/1.1 that streams the exact
+//! wire bytes of Ollama (`/api/chat` NDJSON, `/api/tags`, `/api/show`) and
+//! of OpenAI-compatible servers (`…/chat/completions` SSE, `…/models`).
+//!
+//! Invariants:
+//! - Chat requests of either protocol take the next scripted [`Reply`] from
+//!   one FIFO; an empty FIFO answers "(fake: no scripted reply)".
+//! - Streamed bodies use `Transfer-Encoding: chunked`; every protocol chunk
+//!   (one NDJSON line, one SSE event) is its own HTTP chunk and its own write,
+//!   with `chunk_delay_ms` between them. Every response says
+//!   `Connection: close`, so each request has its own connection.
+//! - Every request is recorded before it is answered. `client_disconnected`
+//!   is set when the client closed the connection before the reply was done.
+//! - Stalls sleep for an hour but end when the client disconnects or the
+//!   `FakeLlm` is dropped; all tasks are tokio tasks of the caller's runtime.
+//! - This file must not depend on the `navi` crate: it also builds into
+//!   `examples/fake_llm.rs`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use wire::{Proto, error_body, render, sse};
+
+// Explicit path: resolves the same when this file is loaded as
+// `support::fake_llm` and via `#[path]` from `examples/fake_llm.rs`.
+#[path = "fake_llm/wire.rs"]
+mod wire;
+
+/// One piece of a scripted answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Part {
+    Thinking(String),
+    Text(String),
+    /// `args` is sent as the arguments object (Ollama) or its JSON text
+    /// (OpenAI); a `Value::String` is sent as raw text, e.g. invalid JSON.
+    ToolCall {
+        name: String,
+        args: Value,
+    },
+}
+
+/// A failure to inject instead of (or in the middle of) a normal answer.
+/// "Connection refused" needs no fault: point the client at a closed port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Fault {
+    /// Answer with this HTTP status. The text is wrapped in the protocol's
+    /// error JSON unless it already is JSON. 429 also sends `Retry-After: 1`.
+    Status(u16, String),
+    /// Close the connection without sending anything.
+    CloseBeforeHeaders,
+    /// Send about half of the chunks, then close without ending the body.
+    DisconnectMidStream,
+    /// Send headers, then nothing.
+    StallBeforeFirstChunk,
+    /// Send about half of the chunks, then nothing.
+    StallMidStream,
+    /// Send about half of the chunks, then a line that is not JSON.
+    GarbageLine,
+    /// Send about half of the chunks, then the protocol's error line
+    /// (Ollama `{"error":…}`, OpenAI `data: {"error":{…}}`), then end.
+    ErrorLine(String),
+}
+
+/// A scripted answer to one chat request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Reply {
+    pub parts: Vec<Part>,
+    /// Delay before the response headers (like a model's prefill).
+    pub prefill_ms: u64,
+    /// Delay between chunks.
+    pub chunk_delay_ms: u64,
+    pub fault: Option<Fault>,
+    /// (prompt tokens, completion tokens); `None` = the server reports none.
+    pub usage: Option<(u64, u64)>,
+    /// OpenAI only: the delta field thinking goes in; `None` means
+    /// `reasoning_content` (llama.cpp); vLLM uses `reasoning`.
+    pub reasoning_field: Option<String>,
+}
+
+impl Reply {
+    pub fn parts(parts: Vec<Part>) -> Reply {
+        Reply {
+            parts,
+            ..Reply::default()
+        }
+    }
+    pub fn text(s: impl Into<String>) -> Reply {
+        Reply::parts(vec![Part::Text(s.into())])
+    }
+    pub fn thinking_text(thinking: impl Into<String>, s: impl Into<String>) -> Reply {
+        Reply::parts(vec![Part::Thinking(thinking.into()), Part::Text(s.into())])
+    }
+    pub fn tool_call(name: impl Into<String>, args: Value) -> Reply {
+        Reply::parts(vec![Part::ToolCall {
+            name: name.into(),
+            args,
+        }])
+    }
+    /// A short text answer that `f` interrupts (or replaces).
+    pub fn fault(f: Fault) -> Reply {
+        Reply::text("partial answer before the fault").with_fault(f)
+    }
+    pub fn with_fault(mut self, f: Fault) -> Reply {
+        self.fault = Some(f);
+        self
+    }
+    pub fn with_part(mut self, p: Part) -> Reply {
+        self.parts.push(p);
+        self
+    }
+    pub fn with_prefill(mut self, ms: u64) -> Reply {
+        self.prefill_ms = ms;
+        self
+    }
+    pub fn with_delay(mut self, ms: u64) -> Reply {
+        self.chunk_delay_ms = ms;
+        self
+    }
+    pub fn with_usage(mut self, prompt: u64, completion: u64) -> Reply {
+        self.usage = Some((prompt, completion));
+        self
+    }
+    pub fn with_reasoning_field(mut self, field: impl Into<String>) -> Reply {
+        self.reasoning_field = Some(field.into());
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recorded {
+    pub method: String,
+    /// Path without the query string.
+    pub path: String,
+    /// Header names lowercased, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON; `Null` when empty, a string when not JSON.
+    pub body: Value,
+    /// The client closed the connection before the reply was complete.
+    pub client_disconnected: bool,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn is_chat(&self) -> bool {
+        self.path.ends_with("/api/chat") || self.path.ends_with("/chat/completions")
+    }
+}
+
+struct State {
+    replies: VecDeque<Reply>,
+    models: Vec<(String, Option<u64>)>,
+    requests: Vec<Recorded>,
+    verbose: bool,
+}
+
+/// The fake server; it stops when dropped.
+pub struct FakeLlm {
+    /// `http://127.0.0.1:PORT`
+    pub base_url: String,
+    state: Arc<Mutex<State>>,
+    shutdown: CancellationToken,
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl FakeLlm {
+    /// Starts a server on a free port of 127.0.0.1.
+    pub async fn start() -> FakeLlm {
+        match FakeLlm::bind("127.0.0.1:0").await {
+            Ok(f) => f,
+            Err(e) => panic!("the fake LLM server cannot listen on 127.0.0.1: {e}"),
+        }
+    }
+
+    /// Starts a server on `addr` (e.g. `127.0.0.1:11434`).
+    pub async fn bind(addr: &str) -> std::io::Result<FakeLlm> {
+        let listener = TcpListener::bind(addr).await?;
+        let port = listener.local_addr()?.port();
+        let state = Arc::new(Mutex::new(State {
+            replies: VecDeque::new(),
+            models: vec![("test-model".into(), Some(32768))],
+            requests: Vec::new(),
+            verbose: false,
+        }));
+        let shutdown = CancellationToken::new();
+        tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
+        Ok(FakeLlm {
+            base_url: format!("http://127.0.0.1:{port}"),
+            state,
+            shutdown,
+        })
+    }
+
+    pub fn ollama_url(&self) -> String {
+        self.base_url.clone()
+    }
+    pub fn openai_url(&self) -> String {
+        format!("{}/v1", self.base_url)
+    }
+    /// Queues a reply for the next chat request (either protocol).
+    pub fn push(&self, reply: Reply) {
+        lock(&self.state).replies.push_back(reply);
+    }
+    /// Names and context lengths served by the model endpoints.
+    pub fn set_models(&self, models: Vec<(String, Option<u64>)>) {
+        lock(&self.state).models = models;
+    }
+    /// Prints each request to stderr (for the example binary).
+    pub fn set_verbose(&self, on: bool) {
+        lock(&self.state).verbose = on;
+    }
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.state).requests.clone()
+    }
+    /// Bodies of the chat requests, in order.
+    pub fn chat_requests(&self) -> Vec<Value> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.is_chat())
+            .map(|r| r.body.clone())
+            .collect()
+    }
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>, shutdown: CancellationToken) {
+    loop {
+        let accepted = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            a = listener.accept() => a,
+        };
+        if let Ok((stream, _)) = accepted {
+            let (state, shutdown) = (state.clone(), shutdown.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = shutdown.cancelled() => {}
+                    _ = serve(stream, state) => {}
+                }
+            });
+        }
+    }
+}
+
+struct Request {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+async fn read_request(rd: &mut OwnedReadHalf) -> Option<Request> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p;
+        }
+        if buf.len() > (1 << 20) {
+            return None;
+        }
+        match rd.read(&mut tmp).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split_whitespace();
+    let method = first.next()?.to_string();
+    let target = first.next()?;
+    let path = target.split('?').next().unwrap_or(target).to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf.split_off(head_end + 4);
+    while body.len() < len {
+        match rd.read(&mut tmp).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => body.extend_from_slice(&tmp[..n]),
+        }
+    }
+    body.truncate(len);
+    Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
+    let _ = stream.set_nodelay(true);
+    let (mut rd, mut wr) = stream.into_split();
+    let Some(req) = read_request(&mut rd).await else {
+        return;
+    };
+    let body = if req.body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&req.body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()))
+    };
+    let index = {
+        let mut st = lock(&state);
+        if st.verbose {
+            eprintln!("fake_llm: {} {} {}", req.method, req.path, body);
+        }
+        st.requests.push(Recorded {
+            method: req.method.clone(),
+            path: req.path.clone(),
+            headers: req.headers,
+            body: body.clone(),
+            client_disconnected: false,
+        });
+        st.requests.len() - 1
+    };
+    let client_gone = async {
+        let mut b = [0u8; 256];
+        loop {
+            match rd.read(&mut b).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    let disconnected = tokio::select! {
+        _ = client_gone => true,
+        r = respond(&mut wr, &req.method, &req.path, &body, &state) => r.is_err(),
+    };
+    if disconnected {
+        lock(&state).requests[index].client_disconnected = true;
+    }
+}
+
+type Io = std::io::Result<()>;
+
+async fn respond(
+    wr: &mut OwnedWriteHalf,
+    method: &str,
+    path: &str,
+    body: &Value,
+    state: &Mutex<State>,
+) -> Io {
+    let models = lock(state).models.clone();
+    match (method, path) {
+        ("POST", "/api/chat") => chat(wr, Proto::Ollama, body, next_reply(state)).await,
+        ("POST", p) if p.ends_with("/chat/completions") => {
+            chat(wr, Proto::OpenAi, body, next_reply(state)).await
+        }
+        ("GET", "/api/tags") => simple(wr, 200, &[], &wire::tags(&models)).await,
+        ("POST", "/api/show") => {
+            let wanted = body.get("model").and_then(Value::as_str).unwrap_or("");
+            match models.iter().find(|(n, _)| n == wanted) {
+                None => {
+                    let err = json!({"error": format!("model '{wanted}' not found")});
+                    simple(wr, 404, &[], &err).await
+                }
+                Some((_, ctx)) => simple(wr, 200, &[], &wire::show(*ctx)).await,
+            }
+        }
+        ("GET", p) if p.ends_with("/models") => {
+            simple(wr, 200, &[], &wire::openai_models(&models)).await
+        }
+        _ => {
+            let head = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 18\r\nConnection: close\r\n\r\n404 page not found";
+            wr.write_all(head.as_bytes()).await
+        }
+    }
+}
+
+fn next_reply(state: &Mutex<State>) -> Reply {
+    lock(state)
+        .replies
+        .pop_front()
+        .unwrap_or_else(|| Reply::text("(fake: no scripted reply)"))
+}
+
+fn reason_phrase(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+async fn simple(wr: &mut OwnedWriteHalf, code: u16, extra: &[(&str, &str)], body: &Value) -> Io {
+    let body = body.to_string();
+    let mut head = format!(
+        "HTTP/1.1 {code} {}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reason_phrase(code),
+        body.len()
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.push_str(&body);
+    wr.write_all(head.as_bytes()).await
+}
+
+async fn write_chunk(wr: &mut OwnedWriteHalf, data: &str) -> Io {
+    let framed = format!("{:x}\r\n{data}\r\n", data.len());
+    wr.write_all(framed.as_bytes()).await
+}
+
+const FOREVER: Duration = Duration::from_secs(3600);
+
+async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) -> Io {
+    let ms = Duration::from_millis;
+    tokio::time::sleep(ms(reply.prefill_ms)).await;
+    match &reply.fault {
+        Some(Fault::CloseBeforeHeaders) => return Ok(()),
+        Some(Fault::Status(code, text)) => {
+            let body = error_body(proto, *code, text);
+            let extra: &[(&str, &str)] = if *code == 429 {
+                &[("Retry-After", "1")]
+            } else {
+                &[]
+            };
+            return simple(wr, *code, extra, &body).await;
+        }
+        _ => {}
+    }
+    let content_type = match proto {
+        Proto::Ollama => "application/x-ndjson",
+        Proto::OpenAi => "text/event-stream",
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    wr.write_all(head.as_bytes()).await?;
+    if reply.fault == Some(Fault::StallBeforeFirstChunk) {
+        tokio::time::sleep(FOREVER).await;
+        return Ok(());
+    }
+    let wire = render(proto, req, &reply);
+    let mid_fault = matches!(
+        reply.fault,
+        Some(
+            Fault::DisconnectMidStream
+                | Fault::StallMidStream
+                | Fault::GarbageLine
+                | Fault::ErrorLine(_)
+        )
+    );
+    let cut = if mid_fault {
+        (wire.content.len() / 2).max(1).min(wire.content.len())
+    } else {
+        wire.content.len()
+    };
+    let mut first = true;
+    let pieces = wire.head.iter().chain(&wire.content[..cut]);
+    for piece in pieces {
+        if !first {
+            tokio::time::sleep(ms(reply.chunk_delay_ms)).await;
+        }
+        first = false;
+        write_chunk(wr, piece).await?;
+    }
+    let error_text = |m: &str| match proto {
+        Proto::Ollama => format!("{}\n", json!({ "error": m })),
+        Proto::OpenAi => {
+            sse(&json!({"error": {"code": 500, "message": m, "type": "server_error"}}))
+        }
+    };
+    match &reply.fault {
+        Some(Fault::DisconnectMidStream) => return Ok(()),
+        Some(Fault::StallMidStream) => {
+            tokio::time::sleep(FOREVER).await;
+            return Ok(());
+        }
+        Some(Fault::GarbageLine) => {
+            let garbage = match proto {
+                Proto::Ollama => "this is not json\n",
+                Proto::OpenAi => "data: {this is not json\n\n",
+            };
+            write_chunk(wr, garbage).await?;
+        }
+        Some(Fault::ErrorLine(m)) => write_chunk(wr, &error_text(m)).await?,
+        _ => {
+            for piece in &wire.tail {
+                tokio::time::sleep(ms(reply.chunk_delay_ms)).await;
+                write_chunk(wr, piece).await?;
+            }
+        }
+    }
+    wr.write_all(b"0\r\n\r\n").await?;
+    wr.flush().await
+}

@@ -1,0 +1,6 @@
+//! Shared helpers for integration tests (`mod support;` in each test file).
+#![allow(dead_code)]
+
+pub mod fake_llm;
+pub mod sshd;
+pub use fake_llm::*;
