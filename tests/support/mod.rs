@@ -2,5 +2,4 @@
 #![allow(dead_code)]
 
 pub mod fake_llm;
-pub mod sshd;
 pub use fake_llm::*;
