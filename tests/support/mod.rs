@@ -2,4 +2,5 @@
 #![allow(dead_code)]
 
 pub mod fake_llm;
+pub mod sshd;
 pub use fake_llm::*;

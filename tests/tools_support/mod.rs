@@ -153,6 +153,8 @@ pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Wait this long (asynchronously) before answering.
+    pub delay: Option<Duration>,
 }
 
 impl Response {
@@ -161,7 +163,13 @@ impl Response {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
             body: body.into(),
+            delay: None,
         }
+    }
+
+    pub fn delayed(mut self, d: Duration) -> Self {
+        self.delay = Some(d);
+        self
     }
 }
 
@@ -225,6 +233,9 @@ impl TestServer {
                     };
                     reqs.lock().unwrap().push(req.clone());
                     let resp = route(&req);
+                    if let Some(d) = resp.delay {
+                        tokio::time::sleep(d).await;
+                    }
                     let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
                     for (k, v) in &resp.headers {
                         out.push_str(&format!("{k}: {v}\r\n"));

@@ -55,6 +55,8 @@ pub fn ssh_args(
         "-o",
         "BatchMode=yes",
         "-o",
+        "LogLevel=ERROR",
+        "-o",
         &format!("StrictHostKeyChecking={checking}"),
         "-o",
         &format!(

@@ -1,0 +1,242 @@
+//! The built-in set as a whole: registration, list_tools, tool_manual (user
+//! override → embedded → generated), the shipped manuals, and calls through
+//! the registry with the approval gate.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod tools_support;
+
+use navi::config::{ApprovalMode, SecurityConfig};
+use navi::llm::{ToolCall, ToolSchema};
+use navi::tools::builtin::list_tools::ListToolsTool;
+use navi::tools::builtin::tool_manual::ToolManualTool;
+use navi::tools::{ApprovalGate, ToolRegistry, builtin};
+use serde_json::json;
+use std::sync::Arc;
+use tools_support::*;
+
+const BUILTINS: [&str; 12] = [
+    "code_exec",
+    "filesystem",
+    "http_request",
+    "image_view",
+    "list_tools",
+    "scratchpad",
+    "ssh_exec",
+    "terminal",
+    "todo",
+    "tool_manual",
+    "web_search",
+    "web_view",
+];
+
+#[test]
+fn register_all_registers_every_builtin_with_a_valid_schema() {
+    let mut reg = ToolRegistry::new();
+    builtin::register_all(&mut reg);
+    assert_eq!(reg.names(), BUILTINS.map(String::from).to_vec());
+    for name in BUILTINS {
+        assert!(reg.is_builtin(name));
+        let s = reg.get(name).unwrap().schema();
+        assert_eq!(s.parameters["type"], "object", "{name}");
+        assert!(s.parameters["properties"].is_object(), "{name}");
+        assert!(s.description.len() > 40, "{name} has a real description");
+        for req in s.parameters["required"].as_array().into_iter().flatten() {
+            let req = req.as_str().unwrap();
+            assert!(
+                s.parameters["properties"].get(req).is_some(),
+                "{name}: required {req} is a property"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_builtin_ships_a_manual_covering_each_parameter() {
+    let mut reg = ToolRegistry::new();
+    builtin::register_all(&mut reg);
+    for name in BUILTINS {
+        let text = navi::embedded::get(&format!("manuals/{name}.md"))
+            .unwrap_or_else(|| panic!("manuals/{name}.md is not embedded"));
+        assert!(text.starts_with(&format!("# {name}\n")), "{name}");
+        let params = reg.get(name).unwrap().parameters();
+        for p in params["properties"].as_object().unwrap().keys() {
+            assert!(
+                text.contains(&format!("`{p}`")),
+                "manuals/{name}.md does not explain `{p}`"
+            );
+        }
+        assert!(
+            text.contains("## Example") || text.contains("## Examples"),
+            "{name} has examples"
+        );
+    }
+}
+
+#[tokio::test]
+async fn list_tools_shows_the_live_list() {
+    let h = Harness::new(|_, _| {});
+    let mut ctx = h.ctx();
+    let r = call(&ListToolsTool, json!({}), &ctx).await;
+    let out = ok_text(&r);
+    assert!(out.starts_with("12 tools available:"), "{out}");
+    assert!(
+        out.contains("\n- terminal(command, cwd, timeout_secs): Run a shell command"),
+        "{out}"
+    );
+    assert_eq!(r.metadata["tools"].as_array().unwrap().len(), 12);
+
+    ctx.tool_list = Arc::new(vec![ToolSchema {
+        name: "only_one".into(),
+        description: "The single tool.".into(),
+        parameters: json!({"type": "object", "properties": {}}),
+    }]);
+    let r = call(&ListToolsTool, json!({}), &ctx).await;
+    assert_eq!(
+        ok_text(&r),
+        "1 tools available:\n\n- only_one(): The single tool."
+    );
+}
+
+#[tokio::test]
+async fn tool_manual_prefers_user_override_then_embedded_then_generated() {
+    let h = Harness::new(|_, _| {});
+    let mut ctx = h.ctx();
+    let r = call(&ToolManualTool, json!({"name": "terminal"}), &ctx).await;
+    assert!(ok_text(&r).starts_with("# terminal\n"));
+    assert_eq!(r.metadata["source"], "embedded");
+    assert_eq!(
+        r.output,
+        navi::embedded::get("manuals/terminal.md").unwrap()
+    );
+
+    std::fs::create_dir_all(h.config_dir.join("manuals")).unwrap();
+    std::fs::write(
+        h.config_dir.join("manuals/terminal.md"),
+        "# my terminal notes\n",
+    )
+    .unwrap();
+    let r = call(&ToolManualTool, json!({"name": "terminal"}), &ctx).await;
+    assert_eq!(ok_text(&r), "# my terminal notes\n");
+
+    let mut list = (*ctx.tool_list).clone();
+    list.push(ToolSchema {
+        name: "weather".into(),
+        description: "Current weather for a city.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "city name"},
+                "units": {"type": "string", "enum": ["metric", "imperial"]}
+            },
+            "required": ["city"]
+        }),
+    });
+    ctx.tool_list = Arc::new(list);
+    let r = call(&ToolManualTool, json!({"name": "weather"}), &ctx).await;
+    let out = ok_text(&r);
+    assert!(
+        out.starts_with("# weather\n\nCurrent weather for a city.\n\n## Parameters\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("- `city` (string, required): city name\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("- `units` (string, optional) — one of: metric, imperial\n"),
+        "{out}"
+    );
+    assert_eq!(r.metadata["source"], "generated");
+
+    for name in ["nosuch", "../../etc/passwd", ""] {
+        let r = call(&ToolManualTool, json!({"name": name}), &ctx).await;
+        let e = err_text(&r);
+        assert!(
+            e.starts_with(&format!(
+                "unknown tool '{name}'; available tools: code_exec, "
+            )),
+            "{e}"
+        );
+        assert!(e.contains("weather"), "{e}");
+    }
+    let r = call(&ToolManualTool, json!({}), &ctx).await;
+    assert_eq!(err_text(&r), "missing required argument 'name'");
+}
+
+fn gate(mode: ApprovalMode) -> ApprovalGate {
+    let sec = SecurityConfig {
+        approval: mode,
+        ..Default::default()
+    };
+    ApprovalGate::new(&sec, false)
+}
+
+#[tokio::test]
+async fn registry_asks_for_risky_calls_only() {
+    let h = Harness::new(|_, _| {});
+    let mut reg = ToolRegistry::new();
+    builtin::register_all(&mut reg);
+    let ctx = h.ctx();
+    let deny = gate(ApprovalMode::Deny);
+    let call_of = |name: &str, args: serde_json::Value| ToolCall {
+        id: "c1".into(),
+        name: name.into(),
+        arguments: args,
+    };
+
+    // Risky: refused by a "deny" policy before anything runs.
+    for (tool, args) in [
+        ("terminal", json!({"command": "touch DENIED"})),
+        ("code_exec", json!({"code": "open('DENIED','w')"})),
+        (
+            "filesystem",
+            json!({"action": "write", "path": "DENIED", "content": "x"}),
+        ),
+        ("filesystem", json!({"action": "mkdir", "path": "DENIED"})),
+        ("filesystem", json!({"action": "delete", "path": "x"})),
+        ("ssh_exec", json!({"host": "h", "command": "ls"})),
+        (
+            "http_request",
+            json!({"url": "http://127.0.0.1:9/", "method": "POST"}),
+        ),
+    ] {
+        let r = reg.execute(&call_of(tool, args.clone()), &ctx, &deny).await;
+        assert!(
+            err_text(&r).contains("denied by policy"),
+            "{tool} {args}: {:?}",
+            r.error
+        );
+    }
+    assert!(!h.work.join("DENIED").exists());
+
+    // Read-only calls never ask, so they run under "deny".
+    std::fs::write(h.work.join("f.txt"), "content").unwrap();
+    let r = reg
+        .execute(
+            &call_of("filesystem", json!({"action": "read", "path": "f.txt"})),
+            &ctx,
+            &deny,
+        )
+        .await;
+    assert_eq!(ok_text(&r), "content");
+    let r = reg
+        .execute(&call_of("list_tools", json!({})), &ctx, &deny)
+        .await;
+    ok_text(&r);
+
+    // With "auto", a risky call runs.
+    let r = reg
+        .execute(
+            &call_of("terminal", json!({"command": "echo ran > R; cat R"})),
+            &ctx,
+            &gate(ApprovalMode::Auto),
+        )
+        .await;
+    assert!(ok_text(&r).contains("ran"));
+
+    // Malformed arguments are an error result, not a panic.
+    let r = reg
+        .execute(&call_of("filesystem", json!("{not json")), &ctx, &deny)
+        .await;
+    assert!(err_text(&r).contains("not valid JSON"));
+}
