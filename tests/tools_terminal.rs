@@ -171,6 +171,22 @@ async fn cancel_kills_the_whole_group() {
 }
 
 #[tokio::test]
+async fn dropping_the_call_kills_the_group_too() {
+    let h = harness();
+    let ctx = h.ctx();
+    let cmd = "sleep 50 & echo $! > bg.pid; sleep 51";
+    let task =
+        tokio::spawn(async move { TerminalTool.execute(&json!({"command": cmd}), &ctx).await });
+    let bg = wait_for_pid_file(&h.work.join("bg.pid")).await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert!(
+        eventually(|| process_gone(bg)).await,
+        "background sleep {bg} survived the drop"
+    );
+}
+
+#[tokio::test]
 async fn background_jobs_do_not_outlive_the_command() {
     let h = harness();
     let r = call(

@@ -5,6 +5,7 @@
 //!   so a kill reaches its whole tree (shell, pipelines, grandchildren);
 //! - on timeout or cancel the WHOLE group gets SIGKILL and the child is reaped
 //!   before [`run`] returns — nothing keeps running after a tool call ended;
+//!   if the future is dropped instead, a guard kills the group;
 //! - both pipes are read concurrently, so a chatty child never blocks; each
 //!   stream keeps its first and last bytes up to the cap, the middle is counted
 //!   and dropped, so memory stays bounded whatever the child prints;
@@ -214,6 +215,21 @@ fn ending_of(status: ExitStatus) -> Ending {
     }
 }
 
+/// Kills the group when dropped while still armed: if the future running a
+/// child is dropped mid-way (the caller gave up on it), the group still dies.
+struct GroupGuard {
+    pid: u32,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_group(self.pid);
+        }
+    }
+}
+
 /// Spawns `cmd` in its own process group and waits for it under `spec`.
 /// `Err` only when the child could not be started.
 pub async fn run(
@@ -231,6 +247,7 @@ pub async fn run(
     }
     let mut child = cmd.spawn()?;
     let pid = child.id().unwrap_or(0);
+    let mut guard = GroupGuard { pid, armed: true };
     let mut out_pipe = child.stdout.take();
     let mut err_pipe = child.stderr.take();
     let mut stdout = Captured::new(spec.output_limit);
@@ -278,6 +295,7 @@ pub async fn run(
     if forced.is_some() || spec.kill_group_on_exit {
         kill_group(pid);
     }
+    guard.armed = false;
     let ending = match (forced, status) {
         (Some(f), _) => f,
         (None, Some(s)) => ending_of(s),
