@@ -80,8 +80,10 @@ impl Mechanics {
             }
             inj.notes.push(note);
         }
-        if let Some(n) = self.anchor_every {
-            if iteration % n == 0 {
+        if let Some(n) = self.anchor_every
+            && iteration.is_multiple_of(n)
+        {
+            {
                 let goal = goal
                     .map(|g| g.trim())
                     .filter(|g| !g.is_empty())
@@ -95,8 +97,10 @@ impl Mechanics {
                 inj.notes.push(note);
             }
         }
-        if let Some(n) = self.stall_after {
-            if self.without_progress >= n {
+        if let Some(n) = self.stall_after
+            && self.without_progress >= n
+        {
+            {
                 let w = format!(
                     "WARNING: {} iterations in a row without progress on the todo list. Stop repeating what has not worked: change approach, mark blocked steps failed or skipped, or give the user your answer now.",
                     self.without_progress

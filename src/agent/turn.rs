@@ -505,8 +505,10 @@ impl<'a> Run<'a> {
                 MessageKind::Message,
                 Some(result.success),
             )?;
-            if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true) {
-                if let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str()) {
+            if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
+                && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
+            {
+                {
                     let mime = result
                         .metadata
                         .get("mime")

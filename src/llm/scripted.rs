@@ -80,6 +80,14 @@ impl ScriptedBackend {
         self
     }
 
+    /// Sets the context length every model reports.
+    pub fn with_context(mut self, tokens: u64) -> Self {
+        for m in &mut self.models {
+            m.context_length = Some(tokens);
+        }
+        self
+    }
+
     pub fn push(&self, s: Scripted) {
         if let Ok(mut q) = self.replies.lock() {
             q.push_back(s);
@@ -134,10 +142,10 @@ impl LlmBackend for ScriptedBackend {
     }
 
     async fn stream_chat(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError> {
-        if self.record {
-            if let Ok(mut r) = self.requests.lock() {
-                r.push(req.clone());
-            }
+        if self.record
+            && let Ok(mut r) = self.requests.lock()
+        {
+            r.push(req.clone());
         }
         let next = self.replies.lock().ok().and_then(|mut q| q.pop_front());
         let (chunks, hang) = match next {

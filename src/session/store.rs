@@ -192,10 +192,12 @@ impl SessionStore {
             return Ok(m);
         }
         let all = self.list()?;
-        if let Ok(n) = key.parse::<usize>() {
-            if n >= 1 && n <= all.len() && key.len() <= 4 {
-                return Ok(all[n - 1].clone());
-            }
+        if let Ok(n) = key.parse::<usize>()
+            && n >= 1
+            && n <= all.len()
+            && key.len() <= 4
+        {
+            return Ok(all[n - 1].clone());
         }
         let mut hits = all
             .into_iter()

@@ -6,13 +6,13 @@
 //! front end that cannot ask (no TTY) makes the gate non-interactive: then only
 //! tools pre-approved on the command line run.
 
-use crate::agent::events::{AgentEvent, EventSink};
+use super::ToolContext;
+use crate::agent::events::AgentEvent;
 use crate::config::{ApprovalMode, SecurityConfig};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -68,14 +68,17 @@ impl ApprovalGate {
     /// model gets as the tool result.
     pub async fn check(
         &self,
-        session: &str,
-        call_id: &str,
+        ctx: &ToolContext,
         tool: &str,
         summary: &str,
         args: &Value,
-        sink: &EventSink,
-        cancel: &CancellationToken,
     ) -> Result<(), String> {
+        let (session, call_id, sink, cancel) = (
+            ctx.state_session(),
+            ctx.call_id.as_str(),
+            &ctx.events,
+            &ctx.cancel,
+        );
         if self.approve_all || self.preapproved.contains(tool) {
             return Ok(());
         }

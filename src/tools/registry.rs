@@ -109,21 +109,10 @@ impl ToolRegistry {
         if ctx.cancel.is_cancelled() {
             return ToolResult::err("operation cancelled by user");
         }
-        if let Some(summary) = tool.approval_summary(&args) {
-            if let Err(msg) = gate
-                .check(
-                    ctx.state_session(),
-                    &call.id,
-                    &call.name,
-                    &summary,
-                    &args,
-                    &ctx.events,
-                    &ctx.cancel,
-                )
-                .await
-            {
-                return ToolResult::err(msg);
-            }
+        if let Some(summary) = tool.approval_summary(&args)
+            && let Err(msg) = gate.check(ctx, &call.name, &summary, &args).await
+        {
+            return ToolResult::err(msg);
         }
         let run = tool.execute(&args, ctx);
         let grace = async {
