@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod format;
+pub mod lines;
 pub mod plain;
 pub mod run;
 pub mod tui;

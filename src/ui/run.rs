@@ -2,7 +2,7 @@
 //! live when stdout is a terminal), progress on stderr; `--json` prints every
 //! event as one JSON line. SIGINT stops the turn cooperatively (exit 130, the
 //! session is saved); a second SIGINT exits at once.
-use super::format::{args_preview, preview};
+use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, style};
 use crate::agent::events::AgentEvent;
 use crate::app::{AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, RunArgs, build_app};
@@ -75,10 +75,17 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     let meta = app.open_session(&choice, args.profile.as_deref())?;
     let mut handle = app.start_turn(&meta.id, &message);
     let stdout_tty = std::io::stdout().is_terminal();
+    let color = style::color_wanted(std::io::stderr().is_terminal());
+    let mut renderer = LineRenderer::new(LineOptions {
+        color,
+        thinking: ThinkingView::Summary,
+        live_answer: stdout_tty,
+        markdown: stdout_tty,
+        light: app.config.ui.theme.contains("light"),
+        truecolor: style::truecolor(),
+    });
     let mut out = std::io::stdout().lock();
     let mut interrupts = 0u32;
-    let mut streamed = false;
-    let mut thinking_shown = false;
     loop {
         tokio::select! {
             ev = handle.events.recv() => {
@@ -86,8 +93,9 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                 if args.json {
                     let _ = writeln!(out, "{}", ev.to_json_line());
                     let _ = out.flush();
-                } else {
-                    render(&ev, &mut out, stdout_tty, &mut streamed, &mut thinking_shown);
+                } else if !matches!(ev, AgentEvent::Error { .. }) {
+                    // The error itself is what `navi run` exits with.
+                    write_pieces(renderer.event(&ev), &mut out);
                 }
                 if let AgentEvent::ApprovalRequest { id, tool, summary, .. } = ev {
                     let d = if interactive {
@@ -104,11 +112,13 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                     eprintln!("\nnavi: interrupted");
                     return Ok(130);
                 }
-                eprintln!("\nstopping… (Ctrl-C again to quit at once)");
+                write_pieces(renderer.close(), &mut out);
+                eprintln!("stopping… (Ctrl-C again to quit at once)");
                 handle.cancel.cancel();
             }
         }
     }
+    write_pieces(renderer.close(), &mut out);
     let outcome = handle.task.await.map_err(Failure::runtime)?;
     match outcome {
         Ok(o) if o.stopped => Ok(130),
@@ -118,67 +128,19 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     }
 }
 
-fn render(
-    ev: &AgentEvent,
-    out: &mut impl Write,
-    stdout_tty: bool,
-    streamed: &mut bool,
-    thinking_shown: &mut bool,
-) {
-    match ev {
-        AgentEvent::ThinkingDelta {
-            is_subagent: false, ..
-        } if !*thinking_shown => {
-            *thinking_shown = true;
-            eprintln!("thinking…");
-        }
-        AgentEvent::ThinkingEnd { .. } => *thinking_shown = false,
-        AgentEvent::StreamDelta {
-            delta,
-            is_subagent: false,
-            ..
-        } if stdout_tty => {
-            *streamed = true;
-            let _ = write!(out, "{delta}");
-            let _ = out.flush();
-        }
-        AgentEvent::PlanReady { plan } => eprintln!("plan:\n{plan}"),
-        AgentEvent::ToolStarted {
-            tool,
-            args,
-            is_subagent,
-            ..
-        } => {
-            if *streamed {
-                let _ = writeln!(out);
-                *streamed = false;
+/// Answer text to stdout, progress to stderr.
+fn write_pieces(pieces: Vec<Piece>, out: &mut impl Write) {
+    for p in pieces {
+        match p.stream {
+            Stream::Answer => {
+                let _ = out.write_all(p.text.as_bytes());
+                let _ = out.flush();
             }
-            let indent = if *is_subagent { "  " } else { "" };
-            eprintln!("{indent}→ {tool}({})", args_preview(args, 100));
-        }
-        AgentEvent::ToolCall {
-            tool,
-            result,
-            success,
-            is_subagent,
-            ..
-        } => {
-            let indent = if *is_subagent { "  " } else { "" };
-            let mark = if *success { "✓" } else { "✗" };
-            eprintln!("{indent}{mark} {tool}: {}", preview(result, 120));
-        }
-        AgentEvent::Warning { message } => eprintln!("warning: {message}"),
-        AgentEvent::StreamEnd { content, .. } => {
-            if stdout_tty {
-                if *streamed {
-                    let _ = writeln!(out);
-                }
-            } else {
-                let _ = writeln!(out, "{content}");
+            Stream::Info => {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(p.text.as_bytes());
+                let _ = err.flush();
             }
-            let _ = out.flush();
         }
-        AgentEvent::StreamStopped => eprintln!("stopped"),
-        _ => {}
     }
 }

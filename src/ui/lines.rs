@@ -1,0 +1,525 @@
+//! `AgentEvent`s as lines of text: shared by plain mode and `navi run`.
+//!
+//! Invariants:
+//! - Output is append-only: nothing printed is ever moved over or redrawn,
+//!   so it works on dumb terminals, over SSH, in pipes and screen readers.
+//! - Every block (tool line, notice, thinking block) starts on a fresh line:
+//!   the renderer tracks whether a line is open and on which stream, and
+//!   closes it before writing anything else.
+//! - With `color: false` no escape sequence is produced.
+//! - Subagent events are indented by two spaces per nesting level.
+pub mod highlight;
+pub mod markdown;
+pub mod style;
+
+use super::format::{args_preview, preview, tokens_short};
+use crate::agent::events::{AgentEvent, AgentOrigin, TodoItem};
+use markdown::Markdown;
+use std::collections::HashMap;
+use std::time::Duration;
+pub use style::{Palette, color_wanted};
+
+/// Where a piece of output goes: the answer (stdout) or progress (stdout in
+/// plain mode, stderr for `navi run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Answer,
+    Info,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub stream: Stream,
+    pub text: String,
+}
+
+/// How thinking is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThinkingView {
+    /// Streamed in a dimmed, marked block.
+    Full,
+    /// One line per block: `thinking… 120 words: first words…`.
+    Summary,
+}
+
+#[derive(Clone, Debug)]
+pub struct LineOptions {
+    pub color: bool,
+    pub thinking: ThinkingView,
+    /// Stream answer text as it arrives; otherwise print it at `stream_end`.
+    pub live_answer: bool,
+    /// Render the answer as terminal Markdown (only matters with colour).
+    pub markdown: bool,
+    /// Light terminal background (picks the code highlighting theme).
+    pub light: bool,
+    pub truecolor: bool,
+}
+
+/// Who owns the line that is currently open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Owner {
+    Answer,
+    Thinking(Option<String>),
+    Summary(Option<String>),
+    SubText(String),
+}
+
+/// A thinking block seen in summary mode.
+#[derive(Default)]
+struct Summary {
+    words: usize,
+    text: String,
+    /// The `thinking… ` opener was printed.
+    shown: bool,
+}
+
+#[derive(Default)]
+struct Usage {
+    completion: u64,
+    context: u64,
+    window: u64,
+}
+
+pub struct LineRenderer {
+    pub opts: LineOptions,
+    pal: Palette,
+    open: Option<(Stream, Owner)>,
+    /// True while the open line has no text yet after its prefix.
+    at_line_start: bool,
+    md: Markdown,
+    thinking_words: HashMap<Option<String>, Summary>,
+    streamed_thinking: Vec<Option<String>>,
+    todos: HashMap<u32, String>,
+    usage: Usage,
+    model: String,
+    answered: bool,
+    saw_error: bool,
+    saw_stop: bool,
+}
+
+fn indent(agent: &Option<AgentOrigin>) -> String {
+    "  ".repeat(agent.as_ref().map_or(0, |a| a.depth as usize))
+}
+
+fn key(agent: &Option<AgentOrigin>) -> Option<String> {
+    agent.as_ref().map(|a| a.id.clone())
+}
+
+fn todo_mark(status: &str) -> &'static str {
+    match status {
+        "done" => "[x]",
+        "in_progress" => "[~]",
+        "failed" => "[!]",
+        "skipped" => "[-]",
+        _ => "[ ]",
+    }
+}
+
+impl LineRenderer {
+    pub fn new(opts: LineOptions) -> Self {
+        let md = Markdown::new(opts.color && opts.markdown, opts.light, opts.truecolor);
+        LineRenderer {
+            pal: Palette::new(opts.color),
+            opts,
+            open: None,
+            at_line_start: true,
+            md,
+            thinking_words: HashMap::new(),
+            streamed_thinking: Vec::new(),
+            todos: HashMap::new(),
+            usage: Usage::default(),
+            model: String::new(),
+            answered: false,
+            saw_error: false,
+            saw_stop: false,
+        }
+    }
+
+    pub fn palette(&self) -> Palette {
+        self.pal
+    }
+
+    /// Resets per-turn state (call before each turn).
+    pub fn begin_turn(&mut self) {
+        self.usage = Usage::default();
+        self.answered = false;
+        self.saw_error = false;
+        self.saw_stop = false;
+        self.md = Markdown::new(
+            self.opts.color && self.opts.markdown,
+            self.opts.light,
+            self.opts.truecolor,
+        );
+    }
+
+    /// Whether this turn showed an `error` / `stream_stopped` event.
+    pub fn saw_error(&self) -> bool {
+        self.saw_error
+    }
+    pub fn saw_stop(&self) -> bool {
+        self.saw_stop
+    }
+
+    /// Closes any open line (before a prompt or other output).
+    pub fn close(&mut self) -> Vec<Piece> {
+        let mut out = Vec::new();
+        self.break_line(&mut out);
+        out
+    }
+
+    fn break_line(&mut self, out: &mut Vec<Piece>) {
+        let Some((stream, owner)) = self.open.take() else {
+            return;
+        };
+        let mut text = String::new();
+        let newline = match owner {
+            Owner::Answer => {
+                text.push_str(&self.md.finish());
+                !self.at_line_start || !text.is_empty()
+            }
+            Owner::Thinking(_) | Owner::SubText(_) => {
+                if self.opts.color && !self.at_line_start {
+                    text.push_str(style::RESET);
+                }
+                !self.at_line_start
+            }
+            Owner::Summary(_) => true,
+        };
+        if newline {
+            text.push('\n');
+        }
+        self.at_line_start = true;
+        out.push(Piece { stream, text });
+    }
+
+    fn line(&mut self, out: &mut Vec<Piece>, stream: Stream, text: String) {
+        self.break_line(out);
+        out.push(Piece {
+            stream,
+            text: text + "\n",
+        });
+    }
+
+    /// Streams `delta` as lines each starting with `prefix`, in `sgr` style.
+    fn prefixed(&mut self, out: &mut Vec<Piece>, owner: Owner, prefix: &str, delta: &str) {
+        let mut text = String::new();
+        let sgr = self.pal.open(style::DIM);
+        for ch in delta.chars() {
+            if self.at_line_start {
+                if ch == '\n' {
+                    continue;
+                }
+                text.push_str(sgr);
+                text.push_str(prefix);
+                self.at_line_start = false;
+            }
+            if ch == '\n' {
+                if !sgr.is_empty() {
+                    text.push_str(style::RESET);
+                }
+                self.at_line_start = true;
+            }
+            text.push(ch);
+        }
+        self.open = Some((Stream::Info, owner));
+        out.push(Piece {
+            stream: Stream::Info,
+            text,
+        });
+    }
+
+    /// The lines for one event.
+    pub fn event(&mut self, ev: &AgentEvent) -> Vec<Piece> {
+        let mut out = Vec::new();
+        let p = self.pal;
+        match ev {
+            AgentEvent::StreamStart { .. } => {}
+            AgentEvent::ThinkingDelta { delta, agent, .. } => {
+                let k = key(agent);
+                if !self.streamed_thinking.contains(&k) {
+                    self.streamed_thinking.push(k.clone());
+                }
+                match self.opts.thinking {
+                    ThinkingView::Full => {
+                        let owner = Owner::Thinking(k);
+                        if self.open.as_ref().map(|o| &o.1) != Some(&owner) {
+                            let head = format!("{}thinking:", indent(agent));
+                            self.line(&mut out, Stream::Info, p.dim(&head));
+                        }
+                        let prefix = format!("{}│ ", indent(agent));
+                        self.prefixed(&mut out, owner, &prefix, delta);
+                    }
+                    ThinkingView::Summary => {
+                        let owner = Owner::Summary(k.clone());
+                        let entry = self.thinking_words.entry(k).or_default();
+                        entry.words += delta.split_whitespace().count();
+                        entry.text.push_str(delta);
+                        if entry.words > 0 && !entry.shown {
+                            entry.shown = true;
+                            self.break_line(&mut out);
+                            let text = p.dim(&format!("{}thinking… ", indent(agent)));
+                            out.push(Piece {
+                                stream: Stream::Info,
+                                text,
+                            });
+                            self.open = Some((Stream::Info, owner));
+                        }
+                    }
+                }
+            }
+            AgentEvent::ThinkingEnd { agent, .. } => {
+                let k = key(agent);
+                match self.opts.thinking {
+                    ThinkingView::Full => {
+                        if self.open.as_ref().map(|o| &o.1) == Some(&Owner::Thinking(k)) {
+                            self.break_line(&mut out);
+                        }
+                    }
+                    ThinkingView::Summary => {
+                        let Summary { words, text, .. } =
+                            self.thinking_words.remove(&k).unwrap_or_default();
+                        let owner = Owner::Summary(k);
+                        let note = format!("{words} words: {}", preview(&text, 60));
+                        if self.open.as_ref().map(|o| &o.1) == Some(&owner) {
+                            out.push(Piece {
+                                stream: Stream::Info,
+                                text: p.dim(&note) + "\n",
+                            });
+                            self.open = None;
+                        } else if words > 0 {
+                            let t = format!("{}thinking… {note}", indent(agent));
+                            self.line(&mut out, Stream::Info, p.dim(&t));
+                        }
+                    }
+                }
+            }
+            AgentEvent::TurnThinking {
+                thinking, agent, ..
+            } => {
+                let k = key(agent);
+                if let Some(i) = self.streamed_thinking.iter().position(|s| *s == k) {
+                    self.streamed_thinking.remove(i);
+                } else if !thinking.trim().is_empty() {
+                    let end = AgentEvent::ThinkingEnd {
+                        is_subagent: agent.is_some(),
+                        agent: agent.clone(),
+                    };
+                    let delta = AgentEvent::ThinkingDelta {
+                        delta: thinking.clone(),
+                        is_subagent: agent.is_some(),
+                        agent: agent.clone(),
+                    };
+                    out.extend(self.event(&delta));
+                    out.extend(self.event(&end));
+                    self.streamed_thinking.retain(|s| *s != k);
+                }
+            }
+            AgentEvent::PlanReady { plan } => {
+                self.line(&mut out, Stream::Info, p.bold("plan:"));
+                let numbered = plan
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .all(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+                let mut n = 0;
+                for l in plan.lines().filter(|l| !l.trim().is_empty()) {
+                    n += 1;
+                    let text = if numbered {
+                        format!("  {}", l.trim_end())
+                    } else {
+                        format!("  {n}. {}", l.trim())
+                    };
+                    self.line(&mut out, Stream::Info, text);
+                }
+            }
+            AgentEvent::TodoUpdated { items } => self.todos(&mut out, items),
+            AgentEvent::ToolStarted {
+                tool, args, agent, ..
+            } => {
+                let who = agent
+                    .as_ref()
+                    .map(|a| p.dim(&format!("[{}] ", a.profile_id)))
+                    .unwrap_or_default();
+                let t = format!(
+                    "{}{who}{} {}({})",
+                    indent(agent),
+                    p.cyan("→"),
+                    p.bold(tool),
+                    args_preview(args, 100)
+                );
+                self.line(&mut out, Stream::Info, t);
+            }
+            AgentEvent::ToolCall {
+                tool,
+                result,
+                success,
+                agent,
+                ..
+            } => {
+                let mark = if *success {
+                    p.green("✓")
+                } else {
+                    p.red("✗")
+                };
+                let t = format!("{}{mark} {tool}: {}", indent(agent), preview(result, 120));
+                self.line(&mut out, Stream::Info, t);
+            }
+            AgentEvent::ApprovalRequest { .. } => self.break_line(&mut out),
+            AgentEvent::StreamDelta { delta, agent, .. } => match agent {
+                Some(a) => {
+                    let prefix = format!("{}  ", indent(agent));
+                    let owner = Owner::SubText(a.id.clone());
+                    if self.open.as_ref().map(|o| &o.1) != Some(&owner) {
+                        self.break_line(&mut out);
+                    }
+                    self.prefixed(&mut out, owner, &prefix, delta);
+                }
+                None if self.opts.live_answer => {
+                    if self.open.as_ref().map(|o| &o.1) != Some(&Owner::Answer) {
+                        self.break_line(&mut out);
+                    }
+                    self.answered = true;
+                    let text = self.md.push(delta);
+                    if !text.is_empty() {
+                        self.at_line_start = text.ends_with('\n');
+                    }
+                    let open = !self.at_line_start || !self.md.is_idle();
+                    self.open = open.then_some((Stream::Answer, Owner::Answer));
+                    out.push(Piece {
+                        stream: Stream::Answer,
+                        text,
+                    });
+                }
+                None => {}
+            },
+            AgentEvent::StreamEnd {
+                content,
+                context_tokens,
+                max_context_tokens,
+            } => {
+                self.usage.context = *context_tokens;
+                self.usage.window = *max_context_tokens;
+                if self.opts.live_answer {
+                    if self.open.as_ref().map(|o| &o.1) == Some(&Owner::Answer) {
+                        self.break_line(&mut out);
+                    } else {
+                        let rest = self.md.finish();
+                        if !rest.is_empty() {
+                            out.push(Piece {
+                                stream: Stream::Answer,
+                                text: rest + "\n",
+                            });
+                        }
+                    }
+                } else if !content.is_empty() {
+                    self.break_line(&mut out);
+                    let mut text = Markdown::render(
+                        content,
+                        self.opts.color && self.opts.markdown,
+                        self.opts.light,
+                        self.opts.truecolor,
+                    );
+                    if !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    out.push(Piece {
+                        stream: Stream::Answer,
+                        text,
+                    });
+                }
+            }
+            AgentEvent::StreamStopped => {
+                self.saw_stop = true;
+                self.line(&mut out, Stream::Info, p.yellow("stopped"));
+            }
+            AgentEvent::TokenUsage {
+                completion_tokens,
+                context_tokens,
+                max_context_tokens,
+                ..
+            } => {
+                self.usage.completion += completion_tokens;
+                self.usage.context = *context_tokens;
+                self.usage.window = *max_context_tokens;
+            }
+            AgentEvent::ContextCompressed {
+                messages_before,
+                messages_after,
+            } => {
+                let t = format!("context compacted: {messages_before} → {messages_after} messages");
+                self.line(&mut out, Stream::Info, p.dim(&t));
+            }
+            AgentEvent::ProfileSwitched {
+                profile_id,
+                profile_name,
+            } => {
+                let t = format!("profile switched to {profile_name} ({profile_id})");
+                self.line(&mut out, Stream::Info, p.cyan(&t));
+            }
+            AgentEvent::ModelSelected { model, reason } => {
+                if *model != self.model {
+                    self.model = model.clone();
+                    let t = format!("model: {reason}");
+                    self.line(&mut out, Stream::Info, p.dim(&t));
+                }
+            }
+            AgentEvent::Warning { message } => {
+                self.line(
+                    &mut out,
+                    Stream::Info,
+                    p.yellow(&format!("warning: {message}")),
+                );
+            }
+            AgentEvent::Error { message } => {
+                self.saw_error = true;
+                self.line(&mut out, Stream::Info, p.red(&format!("error: {message}")));
+            }
+        }
+        out
+    }
+
+    fn todos(&mut self, out: &mut Vec<Piece>, items: &[TodoItem]) {
+        let changed: Vec<&TodoItem> = items
+            .iter()
+            .filter(|i| self.todos.get(&i.id) != Some(&i.status))
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        for i in &changed {
+            let t = format!("  {} {}. {}", todo_mark(&i.status), i.id, i.text);
+            let t = if i.status == "done" {
+                self.pal.dim(&t)
+            } else {
+                t
+            };
+            self.line(out, Stream::Info, t);
+        }
+        self.todos = items.iter().map(|i| (i.id, i.status.clone())).collect();
+    }
+
+    /// The status line after a turn: context use, tokens out, time, model.
+    pub fn status_line(&self, elapsed: Duration) -> String {
+        let u = &self.usage;
+        let mut parts = Vec::new();
+        if u.window > 0 {
+            let pct = u.context.saturating_mul(100) / u.window.max(1);
+            parts.push(format!(
+                "context {} ({pct}%)",
+                tokens_short(u.context, u.window)
+            ));
+        } else if u.context > 0 {
+            parts.push(format!("context {} tokens", u.context));
+        }
+        if u.completion > 0 {
+            parts.push(format!("{} tokens out", u.completion));
+        }
+        parts.push(format!("{:.1}s", elapsed.as_secs_f64()));
+        if !self.model.is_empty() {
+            parts.push(self.model.clone());
+        }
+        self.pal.dim(&format!("── {} ──", parts.join(" · ")))
+    }
+}
+
+#[cfg(test)]
+mod tests;
