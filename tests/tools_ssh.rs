@@ -234,7 +234,7 @@ async fn timeout_and_cancel_kill_the_local_ssh() {
     let r = ssh(
         &h,
         "t",
-        json!({"host": "box", "command": "echo up; sleep 30", "timeout_secs": 2}),
+        json!({"host": "box", "command": "echo up; sleep 8", "timeout_secs": 2}),
     )
     .await;
     assert!(
@@ -251,7 +251,7 @@ async fn timeout_and_cancel_kill_the_local_ssh() {
     let ctx = h.ctx_with("t", cancel.clone());
     let task = tokio::spawn(async move {
         SshExecTool
-            .execute(&json!({"host": "box", "command": "sleep 30"}), &ctx)
+            .execute(&json!({"host": "box", "command": "sleep 8"}), &ctx)
             .await
     });
     tokio::time::sleep(Duration::from_millis(700)).await;
