@@ -9,6 +9,7 @@
 pub mod compaction;
 pub mod context;
 pub mod conversation;
+pub mod delegate;
 pub mod events;
 pub mod mechanics;
 pub mod planning;

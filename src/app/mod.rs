@@ -117,6 +117,7 @@ impl App {
             backend_forced: opts.backend_forced,
             backend: opts.backend,
         }));
+        crate::agent::delegate::register(&agent);
         Ok(App {
             config,
             paths,

@@ -188,6 +188,10 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     if !run.is_subagent() {
         run.emit(AgentEvent::PlanReady { plan }).await;
     }
+    if run.is_subagent() {
+        // A helper's plan guides the helper only; the user's todo list is the parent's.
+        return Ok(());
+    }
     let session = run.state_session();
     let items = run.agent.env.todos.set_texts(
         &session,
