@@ -1,13 +1,254 @@
-//! Line mode (being built).
-use crate::app::SessionChoice;
-use crate::cli::{Failure, GlobalArgs};
+//! `navi --plain`: line mode for SSH, dumb terminals, pipes and screen
+//! readers. Same agent, events and slash commands as the TUI; output is
+//! printed as it arrives and never redrawn (no alternate screen).
+//!
+//! Invariants:
+//! - One loop: read a line while idle, then run the turn or the command to
+//!   its end; events are only printed while no editor owns the terminal.
+//! - Without colour (NO_COLOR, TERM=dumb, stdout not a TTY) no escape
+//!   sequence is written; without a TTY on stdin and stdout (or with
+//!   TERM=dumb) reedline is never started.
+//! - Start-up does no network I/O and loads no syntax definitions.
+//! - Exit code 0 on /quit or end of input; 130 when Ctrl-C ends a piped run.
+mod editor;
+mod input;
+mod slash;
+mod turn;
+
+use super::commands::UiState;
+use super::lines::{LineOptions, LineRenderer, Palette, Piece, ThinkingView, style};
+use crate::app::{App, AppOptions, SessionChoice};
+use crate::cli::{Failure, GlobalArgs, build_app};
+use editor::{Editor, EditorConfig, NaviPrompt, Reply};
+use input::{Input, Interrupts, LineSource};
+use std::io::{IsTerminal, Write};
+
+/// What the terminal can do.
+#[derive(Clone, Copy, Debug)]
+pub struct Term {
+    pub stdin_tty: bool,
+    pub stdout_tty: bool,
+    pub dumb: bool,
+    pub color: bool,
+}
+
+impl Term {
+    pub fn detect() -> Term {
+        let stdin_tty = std::io::stdin().is_terminal();
+        let stdout_tty = std::io::stdout().is_terminal();
+        Term {
+            stdin_tty,
+            stdout_tty,
+            dumb: std::env::var("TERM").is_ok_and(|t| t == "dumb"),
+            color: style::color_wanted(stdout_tty),
+        }
+    }
+
+    /// reedline needs a real terminal on both ends.
+    pub fn editor(&self) -> bool {
+        self.stdin_tty && self.stdout_tty && !self.dumb
+    }
+}
+
+struct Plain {
+    app: App,
+    st: UiState,
+    r: LineRenderer,
+    input: Input,
+    sig: Interrupts,
+    term: Term,
+    themes: Vec<String>,
+}
+
+/// Theme names: the built-in ones and the user's `themes/*.toml`.
+fn theme_names(app: &App) -> Vec<String> {
+    let mut names: Vec<String> = crate::embedded::under("themes/")
+        .filter_map(|(p, _)| p.strip_prefix("themes/")?.strip_suffix(".toml"))
+        .map(String::from)
+        .collect();
+    if let Ok(dir) = std::fs::read_dir(app.paths.config_dir.join("themes")) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(n) = name.strip_suffix(".toml") {
+                names.push(n.to_string());
+            }
+        }
+    }
+    if names.is_empty() {
+        names = vec!["dark".into(), "light".into()];
+    }
+    names.sort();
+    names.dedup();
+    names
+}
 
 pub async fn run(
-    _g: &GlobalArgs,
-    _choice: SessionChoice,
-    _profile: Option<String>,
+    g: &GlobalArgs,
+    choice: SessionChoice,
+    profile: Option<String>,
 ) -> Result<u8, Failure> {
-    Err(Failure::usage(
-        "plain mode is not built yet; use `navi run MESSAGE`",
-    ))
+    let term = Term::detect();
+    let sig = Interrupts::install();
+    let opts = AppOptions {
+        // Approvals are asked inline when somebody is at the keyboard.
+        interactive: term.stdin_tty,
+        ..Default::default()
+    };
+    let (app, _log) = build_app(g, opts)?;
+    let meta = app.open_session(&choice, profile.as_deref())?;
+    let themes = theme_names(&app);
+    let input = if term.editor() {
+        let ed = Editor::start(EditorConfig {
+            history: app.paths.data_dir.join("history.txt"),
+            color: term.color,
+            profiles: app.profiles.ids(),
+            themes: themes.clone(),
+        });
+        if let Some(w) = &ed.history_warning {
+            eprintln!("warning: {w}");
+        }
+        Input::Editor(ed)
+    } else {
+        Input::Lines(LineSource::spawn(term.stdin_tty))
+    };
+    let st = UiState {
+        session: meta,
+        show_thinking: app.config.ui.show_thinking,
+        theme: app.config.ui.theme.clone(),
+        last_answer: String::new(),
+        running: false,
+    };
+    let r = LineRenderer::new(LineOptions {
+        color: term.color,
+        thinking: if st.show_thinking {
+            ThinkingView::Full
+        } else {
+            ThinkingView::Summary
+        },
+        live_answer: true,
+        markdown: true,
+        light: st.theme.contains("light"),
+        truecolor: style::truecolor(),
+    });
+    let mut plain = Plain {
+        app,
+        st,
+        r,
+        input,
+        sig,
+        term,
+        themes,
+    };
+    plain.greet();
+    let code = plain.repl().await;
+    if let Input::Editor(e) = &mut plain.input {
+        e.shutdown();
+    }
+    Ok(code)
+}
+
+impl Plain {
+    fn pal(&self) -> Palette {
+        self.r.palette()
+    }
+
+    fn emit(&self, pieces: Vec<Piece>) {
+        let mut out = std::io::stdout().lock();
+        for p in pieces {
+            let _ = out.write_all(p.text.as_bytes());
+        }
+        let _ = out.flush();
+    }
+
+    /// Prints a line (closing any open one first).
+    fn say(&mut self, line: &str) {
+        let mut pieces = self.r.close();
+        pieces.push(Piece {
+            stream: super::lines::Stream::Info,
+            text: format!("{line}\n"),
+        });
+        self.emit(pieces);
+    }
+
+    fn prompt(&self) -> NaviPrompt {
+        let s = &self.st.session;
+        let right = if s.title.is_empty() {
+            s.id.chars().take(8).collect()
+        } else {
+            super::format::preview(&s.title, 30)
+        };
+        NaviPrompt {
+            left: format!("navi[{}]", s.profile_id),
+            right,
+            indicator: "> ".into(),
+        }
+    }
+
+    fn session_label(&self) -> String {
+        let s = &self.st.session;
+        let id: String = s.id.chars().take(8).collect();
+        if s.title.is_empty() {
+            format!("session {id}")
+        } else {
+            format!("session {id} \"{}\"", s.title)
+        }
+    }
+
+    fn greet(&mut self) {
+        let history = self
+            .app
+            .store
+            .load(&self.st.session.id)
+            .ok()
+            .flatten()
+            .map(|s| s.display)
+            .unwrap_or_default();
+        self.st.last_answer = slash::last_answer(&history);
+        if !history.is_empty() {
+            self.show_history(&history, 6);
+        }
+        let line = format!(
+            "navi {} · {} · profile {} · /help lists commands, Ctrl-D quits",
+            env!("CARGO_PKG_VERSION"),
+            self.session_label(),
+            self.st.session.profile_id
+        );
+        let line = self.pal().dim(&line);
+        self.say(&line);
+    }
+
+    async fn repl(&mut self) -> u8 {
+        loop {
+            let prompt = self.prompt();
+            match self.input.read_main(&prompt, &mut self.sig).await {
+                Reply::Eof => {
+                    if self.input.interactive() {
+                        self.say("");
+                    }
+                    return 0;
+                }
+                Reply::Interrupted if !self.input.interactive() => return 130,
+                Reply::Interrupted => continue,
+                Reply::Line(text) => {
+                    let t = text.trim();
+                    if t.is_empty() {
+                        continue;
+                    }
+                    if let Some(msg) = t.strip_prefix("//") {
+                        // `//text` sends "/text" to the model.
+                        let msg = format!("/{msg}");
+                        if let Some(code) = self.turn(&msg).await {
+                            return code;
+                        }
+                    } else if t.starts_with('/') {
+                        if self.slash(t).await {
+                            return 0;
+                        }
+                    } else if let Some(code) = self.turn(&text).await {
+                        return code;
+                    }
+                }
+            }
+        }
+    }
 }

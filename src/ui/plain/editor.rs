@@ -1,0 +1,320 @@
+//! The reedline line editor, on a thread of its own.
+//!
+//! Invariants:
+//! - reedline (raw mode) is active only while a request is being served; the
+//!   async side sends a request only when no turn is printing, so the
+//!   terminal is in cooked mode whenever agent output is written and SIGINT
+//!   reaches tokio.
+//! - Only the main prompt writes the history file; approval answers and
+//!   picker choices go through a second editor with no history.
+//! - Dropping the request channel ends the thread; the history is synced
+//!   when its editor drops.
+use crate::ui::commands;
+use reedline::{
+    ColumnarMenu, Completer, CompletionResult, EditCommand, Emacs, FileBackedHistory, KeyCode,
+    KeyModifiers, MenuBuilder, Prompt, PromptEditMode, PromptHistorySearch,
+    PromptHistorySearchStatus, Reedline, ReedlineEvent, ReedlineMenu, Signal, Span, Suggestion,
+    ValidationResult, Validator, default_emacs_keybindings,
+};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use tokio::sync::oneshot;
+
+const MENU: &str = "completion_menu";
+const HISTORY_SIZE: usize = 5000;
+
+/// What a read returned.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    Line(String),
+    /// Ctrl-C.
+    Interrupted,
+    /// Ctrl-D on an empty line.
+    Eof,
+}
+
+/// Which editor serves a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// The main prompt: history, completion, multi-line.
+    Main,
+    /// A one-off question (approval, picker).
+    Question,
+}
+
+struct Request {
+    which: Which,
+    prompt: NaviPrompt,
+    reply: oneshot::Sender<Reply>,
+}
+
+pub struct EditorConfig {
+    pub history: PathBuf,
+    pub color: bool,
+    pub profiles: Vec<String>,
+    pub themes: Vec<String>,
+}
+
+pub struct Editor {
+    tx: Option<mpsc::Sender<Request>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    brk: Arc<AtomicBool>,
+    /// Set when the history file could not be opened.
+    pub history_warning: Option<String>,
+}
+
+/// `navi[profile]> ` with the session on the right.
+#[derive(Clone)]
+pub struct NaviPrompt {
+    pub left: String,
+    pub right: String,
+    pub indicator: String,
+}
+
+impl Prompt for NaviPrompt {
+    fn render_prompt_left(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.left)
+    }
+    fn render_prompt_right(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.right)
+    }
+    fn render_prompt_indicator(&self, _mode: PromptEditMode) -> Cow<'_, str> {
+        Cow::Borrowed(&self.indicator)
+    }
+    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
+        Cow::Borrowed("… ")
+    }
+    fn render_prompt_history_search_indicator(&self, h: PromptHistorySearch) -> Cow<'_, str> {
+        let prefix = match h.status {
+            PromptHistorySearchStatus::Passing => "",
+            PromptHistorySearchStatus::Failing => "failing ",
+        };
+        Cow::Owned(format!("({prefix}search: {}) ", h.term))
+    }
+}
+
+/// A trailing `\` asks for another line.
+struct Continuation;
+
+impl Validator for Continuation {
+    fn validate(&self, line: &str) -> ValidationResult {
+        if line.ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Complete
+        }
+    }
+}
+
+/// Slash-command completion through the shared `commands::complete`.
+pub struct SlashCompleter {
+    pub profiles: Vec<String>,
+    pub themes: Vec<String>,
+}
+
+impl SlashCompleter {
+    pub fn suggestions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
+        let upto = line.get(..pos).unwrap_or(line);
+        if !upto.starts_with('/') || upto.contains('\n') {
+            return Vec::new();
+        }
+        commands::complete(upto, &self.profiles, &self.themes)
+            .into_iter()
+            .map(|value| {
+                let description = commands::COMMANDS
+                    .iter()
+                    .find(|(usage, _)| {
+                        usage.split_whitespace().next() == Some(value.trim_end())
+                            || usage.starts_with(value.trim_end())
+                    })
+                    .map(|(_, d)| d.to_string());
+                Suggestion {
+                    value,
+                    description,
+                    span: Span::new(0, upto.len()),
+                    ..Suggestion::default()
+                }
+            })
+            .collect()
+    }
+}
+
+impl Completer for SlashCompleter {
+    fn complete(&mut self, line: &str, pos: usize) -> CompletionResult {
+        CompletionResult::fresh(self.suggestions(line, pos))
+    }
+}
+
+/// The text of a submitted line: `\`-newline continuations joined.
+pub fn join_continuations(s: &str) -> String {
+    s.replace("\\\r\n", "\n").replace("\\\n", "\n")
+}
+
+fn main_editor(cfg: &EditorConfig, brk: Arc<AtomicBool>) -> (Reedline, Option<String>) {
+    let mut keys = default_emacs_keybindings();
+    keys.add_binding(
+        KeyModifiers::NONE,
+        KeyCode::Tab,
+        ReedlineEvent::UntilFound(vec![
+            ReedlineEvent::Menu(MENU.into()),
+            ReedlineEvent::MenuNext,
+        ]),
+    );
+    keys.add_binding(
+        KeyModifiers::ALT,
+        KeyCode::Enter,
+        ReedlineEvent::Edit(vec![EditCommand::InsertNewline]),
+    );
+    let menu = ColumnarMenu::default().with_name(MENU);
+    let mut ed = Reedline::create()
+        .with_edit_mode(Box::new(Emacs::new(keys)))
+        .with_completer(Box::new(SlashCompleter {
+            profiles: cfg.profiles.clone(),
+            themes: cfg.themes.clone(),
+        }))
+        .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
+        .with_quick_completions(true)
+        .with_partial_completions(true)
+        .with_validator(Box::new(Continuation))
+        .with_ansi_colors(cfg.color)
+        .use_bracketed_paste(true)
+        .with_break_signal(brk);
+    let mut warning = None;
+    match FileBackedHistory::with_file(HISTORY_SIZE, cfg.history.clone()) {
+        Ok(h) => ed = ed.with_history(Box::new(h)),
+        Err(e) => {
+            warning = Some(format!(
+                "history is not saved: cannot open {} ({e})",
+                cfg.history.display()
+            ))
+        }
+    }
+    (ed, warning)
+}
+
+impl Editor {
+    /// Starts the editor thread. Building reedline and reading the history
+    /// file happen there, off the start-up path.
+    pub fn start(cfg: EditorConfig) -> Editor {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let brk = Arc::new(AtomicBool::new(false));
+        let (warn_tx, warn_rx) = mpsc::channel();
+        let b = brk.clone();
+        let thread = std::thread::Builder::new()
+            .name("navi-editor".into())
+            .spawn(move || {
+                let (mut main, warning) = main_editor(&cfg, b.clone());
+                let _ = warn_tx.send(warning);
+                let mut question = Reedline::create()
+                    .with_ansi_colors(cfg.color)
+                    .with_break_signal(b);
+                while let Ok(req) = rx.recv() {
+                    let ed = match req.which {
+                        Which::Main => &mut main,
+                        Which::Question => &mut question,
+                    };
+                    let reply = match ed.read_line(&req.prompt) {
+                        Ok(Signal::Success(s)) => Reply::Line(s),
+                        Ok(Signal::CtrlD) => Reply::Eof,
+                        Ok(Signal::CtrlC) | Ok(Signal::ExternalBreak(_)) => Reply::Interrupted,
+                        Ok(_) => Reply::Interrupted,
+                        Err(_) => Reply::Eof,
+                    };
+                    let _ = req.reply.send(reply);
+                }
+            })
+            .ok();
+        let history_warning = if thread.is_some() {
+            warn_rx.recv().ok().flatten()
+        } else {
+            Some("cannot start the line editor thread".into())
+        };
+        Editor {
+            tx: thread.is_some().then_some(tx),
+            thread,
+            brk,
+            history_warning,
+        }
+    }
+
+    /// Sends a read request; the receiver gets the answer. An editor that
+    /// is gone drops the sender (read it as end of input).
+    pub fn request(&self, which: Which, prompt: NaviPrompt) -> oneshot::Receiver<Reply> {
+        let (reply, rx) = oneshot::channel();
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Request {
+                which,
+                prompt,
+                reply,
+            });
+        }
+        rx
+    }
+
+    /// Makes the current read return `Interrupted` (the question is moot).
+    /// reedline clears the flag when it acts on it; call this only while a
+    /// request is in flight, and await its answer.
+    pub fn interrupt(&self) {
+        self.brk.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends the thread and waits for it (the history file is synced).
+    pub fn shutdown(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_commands_and_arguments() {
+        let c = SlashCompleter {
+            profiles: vec!["developer".into(), "discuss".into()],
+            themes: vec!["dark".into(), "light".into()],
+        };
+        let values = |line: &str| -> Vec<String> {
+            c.suggestions(line, line.len())
+                .into_iter()
+                .map(|s| s.value)
+                .collect()
+        };
+        assert_eq!(values("/ses"), vec!["/session"]);
+        assert!(values("/session re").contains(&"/session resume".to_string()));
+        assert_eq!(
+            values("/profile switch d"),
+            vec!["/profile switch developer", "/profile switch discuss"]
+        );
+        assert_eq!(values("/theme l"), vec!["/theme light"]);
+        assert!(values("hello").is_empty());
+        let s = c.suggestions("/he", 3);
+        assert_eq!(s[0].span, Span::new(0, 3));
+        assert_eq!(s[0].description.as_deref(), Some("this list"));
+    }
+
+    #[test]
+    fn continuation_lines() {
+        assert!(matches!(
+            Continuation.validate("a \\"),
+            ValidationResult::Incomplete
+        ));
+        assert!(matches!(
+            Continuation.validate("a"),
+            ValidationResult::Complete
+        ));
+        assert_eq!(join_continuations("one \\\ntwo"), "one \ntwo");
+    }
+}

@@ -1,0 +1,179 @@
+//! One turn (and `/compact`) in plain mode: events printed as they come,
+//! approvals asked inline, Ctrl-C a cooperative stop.
+//!
+//! Invariants: a turn is stopped only through its cancel token, never
+//! aborted (the agent writes what it owes to the session first); the status
+//! line is printed after every turn that ran; `UiState::running` is true
+//! exactly while a turn's events are being read.
+use super::Plain;
+use super::editor::Reply;
+use crate::agent::AgentError;
+use crate::agent::events::{AgentEvent, EventSink};
+use crate::llm::LlmError;
+use crate::tools::Decision;
+use crate::ui::lines::highlight;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// An approval answer typed by the user.
+pub fn decision(answer: &str) -> Decision {
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Decision::Once,
+        "s" | "session" => Decision::Session,
+        _ => Decision::Deny,
+    }
+}
+
+fn is_cancel(e: &AgentError) -> bool {
+    matches!(e, AgentError::Llm(LlmError::Cancelled))
+}
+
+impl Plain {
+    /// Runs a turn to its end. `Some(code)` means navi should exit now.
+    pub(super) async fn turn(&mut self, text: &str) -> Option<u8> {
+        self.sig.drain();
+        if self.term.color {
+            highlight::warm();
+        }
+        self.r.begin_turn();
+        self.st.running = true;
+        let started = Instant::now();
+        let mut h = self.app.start_turn(&self.st.session.id, text);
+        let mut presses = 0u32;
+        let mut quit = None;
+        loop {
+            tokio::select! {
+                ev = h.events.recv() => {
+                    let Some(ev) = ev else { break };
+                    let pieces = self.r.event(&ev);
+                    self.emit(pieces);
+                    self.after_event(ev, &h.cancel).await;
+                }
+                _ = self.sig.recv() => {
+                    presses += 1;
+                    match presses {
+                        1 => {
+                            let pieces = self.r.close();
+                            self.emit(pieces);
+                            h.cancel.cancel();
+                        }
+                        2 => {
+                            let t = self.pal().yellow("still stopping… Ctrl-C once more leaves navi");
+                            self.say(&t);
+                        }
+                        _ => {
+                            quit = Some(130);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.st.running = false;
+        if quit.is_some() {
+            self.say("navi: interrupted");
+            return quit;
+        }
+        let result = h.task.await;
+        let p = self.pal();
+        match result {
+            Ok(Ok(o)) if o.stopped && !self.r.saw_stop() => self.say(&p.yellow("stopped")),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) if is_cancel(&e) => {
+                if !self.r.saw_stop() {
+                    self.say(&p.yellow("stopped"));
+                }
+            }
+            Ok(Err(e)) => {
+                if !self.r.saw_error() {
+                    self.say(&p.red(&format!("error: {e}")));
+                }
+            }
+            Err(e) => self.say(&p.red(&format!("error: the turn failed: {e}"))),
+        }
+        let status = self.r.status_line(started.elapsed());
+        self.say(&status);
+        if let Ok(meta) = self.app.store.resolve(&self.st.session.id) {
+            self.st.session = meta;
+        }
+        None
+    }
+
+    async fn after_event(&mut self, ev: AgentEvent, cancel: &CancellationToken) {
+        match ev {
+            AgentEvent::ApprovalRequest {
+                id, tool, summary, ..
+            } => {
+                let q = format!("allow {tool}: {summary}? [y]es/[s]ession/[N]o ");
+                let d = match self.input.ask(&q, &mut self.sig, cancel).await {
+                    Reply::Line(a) => decision(&a),
+                    Reply::Interrupted => {
+                        // Ctrl-C at the question: deny and stop the turn.
+                        cancel.cancel();
+                        Decision::Deny
+                    }
+                    Reply::Eof => Decision::Deny,
+                };
+                self.app.agent.gate.answer(&id, d);
+            }
+            AgentEvent::ProfileSwitched { profile_id, .. } => {
+                self.st.session.profile_id = profile_id;
+            }
+            AgentEvent::StreamEnd { content, .. } if !content.is_empty() => {
+                self.st.last_answer = content;
+            }
+            _ => {}
+        }
+    }
+
+    /// `/compact`: summarises older context; Ctrl-C stops it.
+    pub(super) async fn compact(&mut self) {
+        self.sig.drain();
+        let t = self.pal().dim("compacting…");
+        self.say(&t);
+        let (sink, mut rx) = EventSink::channel(64);
+        let cancel = CancellationToken::new();
+        let agent = self.app.agent.clone();
+        let (sid, c) = (self.st.session.id.clone(), cancel.clone());
+        let task = tokio::spawn(async move { agent.compact(&sid, &sink, &c).await });
+        loop {
+            tokio::select! {
+                ev = rx.recv() => match ev {
+                    Some(ev) => {
+                        let pieces = self.r.event(&ev);
+                        self.emit(pieces);
+                    }
+                    None => break,
+                },
+                _ = self.sig.recv() => cancel.cancel(),
+            }
+        }
+        let p = self.pal();
+        match task.await {
+            Ok(Ok((before, after))) if before == after => {
+                self.say(&p.dim("nothing to compact: the context holds only the most recent turns"))
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) if is_cancel(&e) => self.say(&p.yellow("compaction stopped")),
+            Ok(Err(e)) => self.say(&p.red(&format!("error: compaction failed: {e}"))),
+            Err(e) => self.say(&p.red(&format!("error: compaction failed: {e}"))),
+        }
+        if let Ok(meta) = self.app.store.resolve(&self.st.session.id) {
+            self.st.session = meta;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_answers() {
+        assert_eq!(decision("y"), Decision::Once);
+        assert_eq!(decision(" YES "), Decision::Once);
+        assert_eq!(decision("s"), Decision::Session);
+        assert_eq!(decision(""), Decision::Deny);
+        assert_eq!(decision("nope"), Decision::Deny);
+    }
+}

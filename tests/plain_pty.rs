@@ -1,0 +1,226 @@
+//! `navi --plain` end to end: the real binary in a real pty (reedline mode),
+//! against the fake LLM server.
+mod plain_support;
+mod support;
+
+use plain_support::{Home, Pty, contents};
+use serde_json::json;
+use support::{FakeLlm, Part, Reply};
+
+fn xterm(home: &Home) -> Pty {
+    Pty::spawn(home.command("xterm-256color", &[("NO_COLOR", "1")]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_with_a_tool_call_prints_tool_lines_and_the_answer() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "todo",
+        json!({"action": "add", "items": ["write the tests"]}),
+    ));
+    fake.push(Reply::text("All **done**: one item added."));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_for("navi[tester]> ");
+    pty.send("please track this\r");
+    pty.wait_for("→ todo(action=\"add\"");
+    pty.wait_for("✓ todo:");
+    pty.wait_for("All **done**: one item added.");
+    pty.wait_for("── context ");
+    pty.wait_prompt();
+    // Multi-line: a trailing backslash continues the message.
+    fake.push(Reply::text("got both lines"));
+    pty.send("line one \\\r");
+    pty.send("line two\r");
+    pty.wait_for("got both lines");
+    pty.wait_prompt();
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0, "Ctrl-D at an empty prompt exits 0");
+
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 3, "tool round, answer, second message");
+    let second = contents(&reqs[1]);
+    assert!(
+        second.iter().any(|c| c.contains("write the tests")),
+        "the tool result went back to the model: {second:?}"
+    );
+    let third = contents(&reqs[2]);
+    assert_eq!(
+        third.last().map(String::as_str),
+        Some("line one \nline two")
+    );
+    let history = std::fs::read_to_string(home.data().join("history.txt")).unwrap();
+    assert!(history.contains("please track this"), "{history}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_and_completion() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("/help\r");
+    pty.wait_for("/session resume [id|n]");
+    pty.wait_for("/quit");
+    pty.wait_prompt();
+    pty.send("/session rename plain test\r");
+    pty.wait_for("renamed to \"plain test\"");
+    pty.wait_prompt();
+    // Tab completes through the shared completer: "/ses" → "/session".
+    pty.send("/ses\t");
+    pty.wait_for("/session");
+    pty.send(" li\t");
+    pty.wait_for("list");
+    pty.send("\r");
+    pty.wait_for("tester");
+    pty.wait_for("plain test");
+    pty.wait_prompt();
+    pty.send("/nonsense\r");
+    pty.wait_for("unknown command /nonsense");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    assert!(
+        fake.chat_requests().is_empty(),
+        "slash commands never reach the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_slow_stream_and_the_session_goes_on() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("slow ".repeat(300)).with_delay(40));
+    fake.push(Reply::text("the second answer"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("the first message\r");
+    pty.wait_for("slow slow slow");
+    pty.send("\x03");
+    pty.wait_for("stopped");
+    pty.wait_for("── context ");
+    pty.wait_prompt();
+    // Ctrl-C at the prompt clears the line; it doesn't quit.
+    pty.send("never sent\x03");
+    pty.wait_prompt();
+    pty.send("the second message\r");
+    pty.wait_for("the second answer");
+    pty.wait_prompt();
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    let second = contents(&reqs[1]);
+    assert!(
+        second.iter().any(|c| c == "the first message"),
+        "the stopped turn stays in the session: {second:?}"
+    );
+    assert!(!second.iter().any(|c| c.contains("never sent")));
+    assert_eq!(
+        second.last().map(String::as_str),
+        Some("the second message")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_are_asked_inline() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "echo approved-$((20+22))"}),
+    ));
+    fake.push(Reply::text("ran it"));
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "echo nope"}),
+    ));
+    fake.push(Reply::text("fine, not running it"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("run the command\r");
+    pty.wait_for("allow terminal: ");
+    pty.wait_for("? [y]es/[s]ession/[N]o");
+    pty.send("y\r");
+    pty.wait_for("✓ terminal");
+    pty.wait_for("ran it");
+    pty.wait_prompt();
+    pty.send("and another\r");
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("n\r");
+    pty.wait_for("✗ terminal");
+    pty.wait_for("fine, not running it");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+
+    let reqs = fake.chat_requests();
+    let after_yes = contents(&reqs[1]).join("\n");
+    assert!(after_yes.contains("approved-42"), "{after_yes}");
+    let after_no = contents(&reqs[3]).join("\n");
+    assert!(after_no.contains("the user denied"), "{after_no}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dumb_terminal_without_colour_gets_no_escape_sequences() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::parts(vec![
+        Part::Thinking("weighing it up".into()),
+        Part::Text("# Title\n\n- **bold** item\n\n```rust\nfn main() {}\n```\n".into()),
+    ]));
+    fake.push(Reply::tool_call("todo", json!({"action": "read"})));
+    fake.push(Reply::text("done"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.command("dumb", &[("NO_COLOR", "1")]));
+    pty.wait_for("navi[tester]> ");
+    pty.send("hello\r");
+    pty.wait_for("fn main() {}");
+    pty.wait_for("navi[tester]> ");
+    pty.send("a tool please\r");
+    pty.wait_for("→ todo");
+    pty.wait_for("done");
+    pty.wait_for("navi[tester]> ");
+    pty.send("/help\r");
+    pty.wait_for("/quit");
+    pty.send("/copy\r");
+    pty.wait_for("cannot copy");
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+    let out = pty.text();
+    assert!(out.contains("thinking:"), "{out}");
+    assert!(
+        out.contains("- **bold** item"),
+        "markdown stays as written: {out}"
+    );
+    assert!(
+        !out.contains('\x1b'),
+        "escape sequence in dumb output: {out:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colour_terminal_gets_rendered_markdown() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text(
+        "# Big Title\n\nplain words **strong** end\n\n```rust\nlet answer = 42;\n```\nbye\n",
+    ));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.command("xterm-256color", &[]));
+    pty.wait_prompt();
+    pty.send("show me\r");
+    pty.wait_for("bye");
+    pty.wait_prompt();
+    pty.send("/thinking off\r");
+    pty.wait_for("thinking: one summary line per block");
+    pty.wait_prompt();
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+    let out = pty.text();
+    assert!(out.contains("\x1b[1;4;35mBig Title\x1b[0m"), "{out:?}");
+    assert!(!out.contains("# Big Title"), "{out:?}");
+    assert!(out.contains("\x1b[1mstrong\x1b[0m"), "{out:?}");
+    // Code is highlighted with the 256-colour palette (no COLORTERM).
+    assert!(out.contains("\x1b[38;5;"), "{out:?}");
+    assert!(out.contains("answer"), "{out:?}");
+}
