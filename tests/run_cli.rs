@@ -369,3 +369,59 @@ async fn sessions_commands_work_on_the_saved_session() {
     let (_, stdout, _) = run(&env, &fake, "ollama", &["sessions", "list", "--json"]).await;
     assert_eq!(stdout.trim(), "[]");
 }
+
+#[tokio::test]
+async fn planning_over_the_wire_makes_a_plan_and_todo() {
+    let env = Env::new();
+    let p = env.dir.path().join("cfg/profiles/planner");
+    std::fs::create_dir_all(&p).unwrap();
+    let cfg = json!({
+        "id": "planner", "name": "Planner", "description": "plans", "model": "test-model",
+        "enabled_tools": ["todo", "scratchpad"], "planning_phase2_enabled": true, "think_enabled": true
+    });
+    std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
+    std::fs::write(p.join("system_prompt.txt"), "PLANNER-PROMPT").unwrap();
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("Task: tidy the repo\nREFLECT: yes"));
+    fake.push(Reply::text("Critic: REVIEW-TOKEN\nPlan Adjustments: none"));
+    fake.push(Reply::text(
+        "Milestones: tidy\n1. List files — TOOL: scratchpad\n2. Summarise — SELF",
+    ));
+    fake.push(Reply::text("Tidied."));
+    let (code, stdout, stderr) = run(
+        &env,
+        &fake,
+        "ollama",
+        &["run", "--json", "--profile", "planner", "tidy the repo"],
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 4);
+    for c in &chats[..3] {
+        assert!(
+            c.get("tools").is_none(),
+            "planning calls carry no tools: {c}"
+        );
+        assert_eq!(c["think"], false);
+        assert_eq!(c["options"]["temperature"], 0.3);
+    }
+    assert!(
+        chats[2]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("REVIEW-TOKEN")
+    );
+    assert_eq!(chats[3]["think"], true);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let todo = events
+        .iter()
+        .find(|e| e["type"] == "todo_updated")
+        .expect("todo from plan");
+    assert_eq!(todo["items"][0]["executor"], "TOOL: scratchpad");
+    assert_eq!(todo["items"][1]["text"], "Summarise");
+    assert!(events.iter().any(|e| e["type"] == "plan_ready"));
+}

@@ -170,6 +170,12 @@ impl App {
         }
     }
 
+    /// Releases what a session holds outside the database (shared SSH
+    /// connections). Call when leaving a session or exiting.
+    pub async fn end_session(&self, session_id: &str) {
+        crate::tools::builtin::ssh_exec::close_session(&self.agent.env, session_id).await;
+    }
+
     /// Starts a turn on its own task. Stop it with `cancel`; never abort it.
     pub fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
         let (sink, events) = EventSink::channel(1024);

@@ -33,13 +33,14 @@ pub fn args_preview(args: &Value, max: usize) -> String {
     preview(&s.replace('\n', " "), max)
 }
 
-/// `12.3k/64k`.
+/// `12.3k/64k`: counts in thousands; a window that is a whole number of
+/// KiB-tokens (8192, 65536, …) reads the way people name it (8k, 64k).
 pub fn tokens_short(used: u64, max: u64) -> String {
     fn k(n: u64) -> String {
         if n >= 1000 {
             let v = n as f64 / 1000.0;
-            if v >= 100.0 || (v.fract() < 0.05) {
-                format!("{:.0}k", v)
+            if v >= 100.0 || v.fract() < 0.05 {
+                format!("{v:.0}k")
             } else {
                 format!("{v:.1}k")
             }
@@ -47,7 +48,12 @@ pub fn tokens_short(used: u64, max: u64) -> String {
             n.to_string()
         }
     }
-    format!("{}/{}", k(used), k(max))
+    let window = if max >= 1024 && max % 1000 != 0 && max.is_multiple_of(1024) {
+        format!("{}k", max / 1024)
+    } else {
+        k(max)
+    };
+    format!("{}/{window}", k(used))
 }
 
 #[cfg(test)]
@@ -62,7 +68,8 @@ mod tests {
             args_preview(&serde_json::json!({"command": "ls -la"}), 40),
             "command=\"ls -la\""
         );
-        assert_eq!(tokens_short(12_345, 65_536), "12.3k/66k");
-        assert_eq!(tokens_short(900, 8192), "900/8.2k");
+        assert_eq!(tokens_short(12_345, 65_536), "12.3k/64k");
+        assert_eq!(tokens_short(900, 8192), "900/8k");
+        assert_eq!(tokens_short(2048, 128_000), "2k/128k");
     }
 }

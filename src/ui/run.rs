@@ -120,6 +120,7 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     }
     write_pieces(renderer.close(), &mut out);
     let outcome = handle.task.await.map_err(Failure::runtime)?;
+    app.end_session(&meta.id).await;
     match outcome {
         Ok(o) if o.stopped => Ok(130),
         Ok(_) => Ok(0),
