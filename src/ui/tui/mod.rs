@@ -1,13 +1,135 @@
-//! Full-screen TUI (being built).
-use crate::app::SessionChoice;
-use crate::cli::{Failure, GlobalArgs};
+//! The full-screen TUI (`navi`): ratatui + crossterm on the alternate screen.
+//!
+//! Structure (one component per file): [`state::TuiState`] is the whole UI
+//! as plain data — fed `AgentEvent`s (`apply`), keys (`keys`) and command
+//! outcomes (`outcome`), drawn by [`render::render`]; the cells
+//! (`cells`, `markdown`, `highlight`, `wrap`), panes (`transcript`,
+//! `side_pane`, `composer`, `status`) and overlays (`popup`, `picker`,
+//! `approval`) each own their drawing; [`event_loop::EventLoop`] routes
+//! input, agent events and frame ticks ([`scheduler`]) and talks to the app
+//! only through [`host::Host`].
+//!
+//! Invariants:
+//! - The TUI consumes only `AgentEvent`s and sends only user intents (start a
+//!   turn, run a slash command through `ui::commands`, stop, answer an
+//!   approval); it knows no HTTP and no SQL.
+//! - No network before the first frame; the terminal is restored on every
+//!   exit, including panics (`terminal`).
+//! - Every colour comes from a theme (`theme`); `NO_COLOR` drops them all.
+pub mod apply;
+pub mod approval;
+pub mod cells;
+pub mod composer;
+pub mod event_loop;
+pub mod highlight;
+pub mod host;
+pub mod keys;
+pub mod markdown;
+pub mod outcome;
+pub mod picker;
+pub mod popup;
+pub mod render;
+pub mod scheduler;
+pub mod side_pane;
+pub mod state;
+pub mod status;
+pub mod terminal;
+pub mod theme;
+pub mod transcript;
+pub mod wrap;
+
+use crate::app::{App, AppOptions, SessionChoice};
+use crate::cli::{Failure, GlobalArgs, build_app};
+use event_loop::{EventLoop, LoopOptions};
+use host::AppHost;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use state::TuiState;
+use std::io::Write;
+use theme::Theme;
+
+/// The initial state for `app`: theme, options, the session and its history.
+pub fn initial_state(
+    app: &App,
+    choice: &SessionChoice,
+    profile: Option<&str>,
+) -> Result<TuiState, Failure> {
+    let meta = app.open_session(choice, profile)?;
+    let history = app
+        .store
+        .load(&meta.id)
+        .map_err(|e| Failure::runtime(format!("cannot load session {}: {e}", meta.id)))?
+        .map(|s| s.display)
+        .unwrap_or_default();
+    let no_color = theme::no_color_env();
+    let dir = app.paths.config_dir.clone();
+    let (theme, theme_error) = match Theme::load(&app.config.ui.theme, Some(&dir), no_color) {
+        Ok(t) => (t, None),
+        Err(e) => (Theme::fallback(no_color), Some(e)),
+    };
+    let mut st = TuiState::new(theme);
+    st.theme_names = theme::names(Some(&dir));
+    st.config_dir = Some(dir);
+    st.no_color = no_color;
+    st.profile_ids = app.profiles.ids();
+    st.show_thinking = app.config.ui.show_thinking;
+    st.switch_session(&meta, &history);
+    if history.is_empty() {
+        st.notice(format!(
+            "new session with profile {} · type a message and press Enter · /help lists commands",
+            meta.profile_id
+        ));
+    }
+    if let Some(e) = theme_error {
+        st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
+    }
+    Ok(st)
+}
 
 pub async fn run(
-    _g: &GlobalArgs,
-    _choice: SessionChoice,
-    _profile: Option<String>,
+    g: &GlobalArgs,
+    choice: SessionChoice,
+    profile: Option<String>,
 ) -> Result<u8, Failure> {
-    Err(Failure::usage(
-        "the full-screen UI is not built yet; use `navi run MESSAGE`",
-    ))
+    let (app, _log) = build_app(
+        g,
+        AppOptions {
+            interactive: true,
+            ..Default::default()
+        },
+    )?;
+    let state = initial_state(&app, &choice, profile.as_deref())?;
+    let opts = LoopOptions {
+        max_fps: app.config.ui.max_fps,
+        check_backend: true,
+    };
+    let guard = terminal::enter().map_err(|e| {
+        Failure::runtime(format!(
+            "cannot start the full-screen UI: {e}; use `navi --plain`"
+        ))
+    })?;
+    let result = async {
+        let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        terminal.clear()?;
+        let mut input = crossterm::event::EventStream::new();
+        let mut host = AppHost { app: &app };
+        let mut lp = EventLoop::new(&mut host, state);
+        lp.run(
+            &mut terminal,
+            &mut input,
+            &opts,
+            |seq| {
+                let mut out = std::io::stdout();
+                let _ = out.write_all(seq.as_bytes());
+                let _ = out.flush();
+            },
+            |_| {},
+        )
+        .await
+    }
+    .await;
+    drop(guard);
+    result
+        .map(|()| 0)
+        .map_err(|e| Failure::runtime(format!("terminal error: {e}")))
 }

@@ -1,0 +1,503 @@
+//! `TuiState::apply`: one `AgentEvent` → changes to the cells, the side pane
+//! and the status; `load_history`: stored messages → the same cells.
+//!
+//! Invariants:
+//! - Tool cards pair with `tool_call` by id only; a `tool_call` without a
+//!   card (history repair, missed start) adds a finished card.
+//! - Subagent events (`agent`/`is_subagent`) never reach the top level: they
+//!   nest under the pending `spawn_agent` card of the agent one level up.
+//! - Only the cell receiving deltas is touched; the others keep their cache.
+use super::approval::ApprovalPrompt;
+use super::cells::{Cell, CellKind, ToolCard};
+use super::markdown::StreamDoc;
+use super::state::{RunState, TuiState};
+use crate::agent::events::{AgentEvent, AgentOrigin};
+use crate::llm::Role;
+use crate::session::{MessageKind, StoredMessage};
+use crate::ui::format::args_preview;
+use serde_json::{Value, json};
+
+const SPAWN: &str = "spawn_agent";
+
+fn origin_of(is_subagent: bool, agent: &Option<AgentOrigin>) -> Option<AgentOrigin> {
+    match agent {
+        Some(a) => Some(a.clone()),
+        None if is_subagent => Some(AgentOrigin {
+            id: "subagent".into(),
+            depth: 1,
+            profile_id: String::new(),
+        }),
+        None => None,
+    }
+}
+
+fn short(id: &str) -> String {
+    id.strip_prefix("subagent_")
+        .unwrap_or(id)
+        .chars()
+        .take(6)
+        .collect()
+}
+
+impl TuiState {
+    pub fn apply(&mut self, ev: &AgentEvent) {
+        use AgentEvent::*;
+        match ev {
+            StreamStart { .. } => {
+                if self.run != RunState::Stopping {
+                    self.run = RunState::Waiting;
+                }
+            }
+            ThinkingDelta {
+                delta,
+                is_subagent,
+                agent,
+            } => match origin_of(*is_subagent, agent) {
+                Some(o) => {
+                    self.container_for(&o);
+                }
+                None => self.thinking_delta(delta),
+            },
+            ThinkingEnd { is_subagent, agent } => {
+                if origin_of(*is_subagent, agent).is_none()
+                    && let Some(i) = self.open_thinking.take()
+                    && let Some(c) = self.transcript.cells.get_mut(i)
+                {
+                    if let CellKind::Thinking { open, .. } = &mut c.kind {
+                        *open = false;
+                    }
+                    c.touch();
+                }
+            }
+            TurnThinking {
+                thinking,
+                is_subagent,
+                agent,
+            } => {
+                if origin_of(*is_subagent, agent).is_none() {
+                    if !self.thinking_streamed && !thinking.trim().is_empty() {
+                        self.push(CellKind::Thinking {
+                            text: thinking.clone(),
+                            open: false,
+                        });
+                    }
+                    self.thinking_streamed = false;
+                }
+            }
+            PlanReady { plan } => {
+                self.close_open();
+                self.push(CellKind::Plan(plan.clone()));
+            }
+            TodoUpdated { items } => self.side.todos = items.clone(),
+            ToolStarted {
+                id,
+                tool,
+                args,
+                is_subagent,
+                agent,
+            } => self.tool_started(id, tool, args, origin_of(*is_subagent, agent)),
+            ToolCall {
+                id,
+                tool,
+                args,
+                result,
+                success,
+                is_subagent,
+                agent,
+            } => self.tool_call(
+                id,
+                tool,
+                args,
+                result,
+                *success,
+                origin_of(*is_subagent, agent),
+            ),
+            ApprovalRequest {
+                id,
+                tool,
+                summary,
+                args,
+            } => {
+                self.approvals.push_back(ApprovalPrompt {
+                    id: id.clone(),
+                    tool: tool.clone(),
+                    summary: summary.clone(),
+                    args: args.clone(),
+                });
+                if self.run != RunState::Stopping {
+                    self.run = RunState::Approval;
+                }
+            }
+            StreamDelta {
+                delta,
+                is_subagent,
+                agent,
+            } => match origin_of(*is_subagent, agent) {
+                Some(o) => self.sub_delta(&o, delta),
+                None => self.text_delta(delta),
+            },
+            StreamEnd {
+                content,
+                context_tokens,
+                max_context_tokens,
+            } => {
+                self.close_open();
+                let shown = self
+                    .turn_text
+                    .and_then(|i| self.transcript.cells.get(i))
+                    .and_then(|c| match &c.kind {
+                        CellKind::Assistant(d) => Some(d.text.trim() == content.trim()),
+                        _ => None,
+                    })
+                    .unwrap_or(false);
+                if !shown && !content.trim().is_empty() {
+                    self.push(CellKind::Assistant(StreamDoc::finished(content.clone())));
+                }
+                self.last_answer = content.clone();
+                self.status.ctx_used = *context_tokens;
+                self.status.ctx_max = *max_context_tokens;
+            }
+            StreamStopped => {
+                self.close_open();
+                self.notice("stopped by user");
+                self.stop_shown = true;
+            }
+            TokenUsage {
+                context_tokens,
+                max_context_tokens,
+                ..
+            } => {
+                self.status.ctx_used = *context_tokens;
+                self.status.ctx_max = *max_context_tokens;
+            }
+            ContextCompressed {
+                messages_before,
+                messages_after,
+            } => self.notice(format!(
+                "context compressed: {messages_before} → {messages_after} messages"
+            )),
+            ProfileSwitched {
+                profile_id,
+                profile_name,
+            } => {
+                self.status.profile = profile_id.clone();
+                self.notice(format!("profile switched to {profile_name} ({profile_id})"));
+            }
+            ModelSelected { model, .. } => self.status.model = model.clone(),
+            Warning { message } => {
+                self.push(CellKind::Warning(message.clone()));
+            }
+            Error { message } => {
+                self.close_open();
+                self.push(CellKind::Error(message.clone()));
+            }
+        }
+    }
+
+    fn thinking_delta(&mut self, delta: &str) {
+        if self.run != RunState::Stopping {
+            self.run = RunState::Thinking;
+        }
+        self.thinking_streamed = true;
+        let i = match self.open_thinking {
+            Some(i) => i,
+            None => {
+                let i = self.push(CellKind::Thinking {
+                    text: String::new(),
+                    open: true,
+                });
+                self.open_thinking = Some(i);
+                i
+            }
+        };
+        if let Some(c) = self.transcript.cells.get_mut(i) {
+            if let CellKind::Thinking { text, .. } = &mut c.kind {
+                text.push_str(delta);
+            }
+            c.touch();
+        }
+    }
+
+    fn text_delta(&mut self, delta: &str) {
+        if self.run != RunState::Stopping {
+            self.run = RunState::Responding;
+        }
+        if let Some(i) = self.open_thinking.take()
+            && let Some(c) = self.transcript.cells.get_mut(i)
+        {
+            if let CellKind::Thinking { open, .. } = &mut c.kind {
+                *open = false;
+            }
+            c.touch();
+        }
+        let i = match self.open_assistant {
+            Some(i) => i,
+            None => {
+                let i = self.push(CellKind::Assistant(StreamDoc::default()));
+                self.open_assistant = Some(i);
+                self.turn_text = Some(i);
+                i
+            }
+        };
+        if let Some(c) = self.transcript.cells.get_mut(i) {
+            if let CellKind::Assistant(d) = &mut c.kind {
+                d.push(delta);
+            }
+            c.touch();
+        }
+        if !self.transcript.following() {
+            self.transcript.unseen = true;
+        }
+    }
+
+    /// The card path a subagent's cells go under (found or created).
+    fn container_for(&mut self, o: &AgentOrigin) -> Vec<usize> {
+        if let Some(p) = self.agents.get(&o.id) {
+            return p.clone();
+        }
+        let want = o.depth.saturating_sub(1);
+        let found = self
+            .spawns
+            .iter()
+            .rev()
+            .find(|(_, d)| *d == want)
+            .map(|(p, _)| p.clone());
+        let path = match found {
+            Some(p) => p,
+            None => {
+                let card = ToolCard::pending(&o.id, "subagent", &json!({"profile": o.profile_id}));
+                vec![self.push(CellKind::Tool(card))]
+            }
+        };
+        let label = if o.profile_id.is_empty() {
+            format!("subagent {}", short(&o.id))
+        } else {
+            format!("subagent {} · {}", short(&o.id), o.profile_id)
+        };
+        self.push_child(
+            &path,
+            Cell::new(CellKind::Notice(format!("{label} started"))),
+        );
+        self.side.activity(&short(&o.id), "started");
+        self.agents.insert(o.id.clone(), path.clone());
+        path
+    }
+
+    fn push_child(&mut self, path: &[usize], cell: Cell) -> Option<Vec<usize>> {
+        let idx = match self.transcript.cell_mut(path) {
+            Some(Cell {
+                kind: CellKind::Tool(card),
+                ..
+            }) => {
+                card.children.push(cell);
+                card.children.len() - 1
+            }
+            _ => return None,
+        };
+        self.transcript.touch(path);
+        let mut p = path.to_vec();
+        p.push(idx);
+        Some(p)
+    }
+
+    fn sub_delta(&mut self, o: &AgentOrigin, delta: &str) {
+        let container = self.container_for(o);
+        let path = match self.sub_open.get(&o.id) {
+            Some(p) => Some(p.clone()),
+            None => {
+                let p = self.push_child(
+                    &container,
+                    Cell::new(CellKind::Assistant(StreamDoc::default())),
+                );
+                if let Some(p) = &p {
+                    self.sub_open.insert(o.id.clone(), p.clone());
+                }
+                p
+            }
+        };
+        if let Some(p) = path {
+            if let Some(Cell {
+                kind: CellKind::Assistant(d),
+                ..
+            }) = self.transcript.cell_mut(&p)
+            {
+                d.push(delta);
+            }
+            self.transcript.touch(&p);
+        }
+    }
+
+    fn close_sub_text(&mut self, agent_id: &str) {
+        if let Some(p) = self.sub_open.remove(agent_id) {
+            if let Some(Cell {
+                kind: CellKind::Assistant(d),
+                ..
+            }) = self.transcript.cell_mut(&p)
+            {
+                d.finish();
+            }
+            self.transcript.touch(&p);
+        }
+    }
+
+    fn tool_started(&mut self, id: &str, tool: &str, args: &Value, origin: Option<AgentOrigin>) {
+        let card = Cell::new(CellKind::Tool(ToolCard::pending(id, tool, args)));
+        let (path, depth) = match &origin {
+            Some(o) => {
+                let c = self.container_for(o);
+                self.close_sub_text(&o.id);
+                self.side.activity(
+                    &short(&o.id),
+                    &format!("→ {tool} {}", args_preview(args, 60)),
+                );
+                match self.push_child(&c, card) {
+                    Some(p) => (p, o.depth),
+                    None => return,
+                }
+            }
+            None => {
+                self.close_open();
+                if self.run != RunState::Stopping {
+                    self.run = RunState::RunningTool(tool.to_string());
+                }
+                (vec![self.transcript.push(card)], 0)
+            }
+        };
+        if tool == SPAWN {
+            self.spawns.push((path.clone(), depth));
+        }
+        self.tools.insert(id.to_string(), path);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tool_call(
+        &mut self,
+        id: &str,
+        tool: &str,
+        args: &Value,
+        result: &str,
+        success: bool,
+        origin: Option<AgentOrigin>,
+    ) {
+        if let Some(o) = &origin {
+            let mark = if success { "✓" } else { "✗" };
+            self.side.activity(&short(&o.id), &format!("{mark} {tool}"));
+        } else if self.run != RunState::Stopping && self.approvals.is_empty() {
+            self.run = RunState::Waiting;
+        }
+        let path = match self.tools.remove(id) {
+            Some(p) => p,
+            None => {
+                let cell = Cell::new(CellKind::Tool(ToolCard::pending(id, tool, args)));
+                match &origin {
+                    Some(o) => {
+                        let c = self.container_for(o);
+                        match self.push_child(&c, cell) {
+                            Some(p) => p,
+                            None => return,
+                        }
+                    }
+                    None => vec![self.transcript.push(cell)],
+                }
+            }
+        };
+        if let Some(Cell {
+            kind: CellKind::Tool(card),
+            ..
+        }) = self.transcript.cell_mut(&path)
+        {
+            card.finish(result, success);
+        }
+        self.transcript.touch(&path);
+        if tool == SPAWN {
+            self.spawns.retain(|(p, _)| *p != path);
+            let done: Vec<String> = self
+                .agents
+                .iter()
+                .filter(|(_, p)| **p == path)
+                .map(|(a, _)| a.clone())
+                .collect();
+            for a in done {
+                self.close_sub_text(&a);
+                self.side
+                    .activity(&short(&a), if success { "finished" } else { "failed" });
+            }
+        }
+    }
+
+    /// Replaces the transcript with a stored session's display history.
+    pub fn load_history(&mut self, history: &[StoredMessage]) {
+        self.transcript.clear();
+        self.tools.clear();
+        self.open_assistant = None;
+        self.open_thinking = None;
+        self.last_answer.clear();
+        for m in history {
+            let content = &m.msg.content;
+            match (m.kind, m.msg.role) {
+                (MessageKind::Notice, _) | (_, Role::System) => {
+                    match content.strip_prefix("error: ") {
+                        Some(e) => self.push(CellKind::Error(e.to_string())),
+                        None => self.push(CellKind::Notice(content.clone())),
+                    };
+                }
+                (MessageKind::Plan, _) => {
+                    self.push(CellKind::Plan(content.clone()));
+                }
+                (MessageKind::Summary, _) => {
+                    self.push(CellKind::Notice(format!(
+                        "summary of earlier conversation: {}",
+                        crate::ui::format::preview(content, 200)
+                    )));
+                }
+                (_, Role::User) => {
+                    self.push(CellKind::User(content.clone()));
+                }
+                (_, Role::Assistant) => {
+                    if let Some(t) = m.msg.thinking.as_ref().filter(|t| !t.trim().is_empty()) {
+                        self.push(CellKind::Thinking {
+                            text: t.clone(),
+                            open: false,
+                        });
+                    }
+                    if !content.trim().is_empty() {
+                        self.push(CellKind::Assistant(StreamDoc::finished(content.clone())));
+                        self.last_answer = content.clone();
+                    }
+                    for c in &m.msg.tool_calls {
+                        let i = self.push(CellKind::Tool(ToolCard::pending(
+                            &c.id,
+                            &c.name,
+                            &c.arguments,
+                        )));
+                        self.tools.insert(c.id.clone(), vec![i]);
+                    }
+                }
+                (_, Role::Tool) => {
+                    let id = m.msg.tool_call_id.clone().unwrap_or_default();
+                    let name = m.msg.tool_name.clone().unwrap_or_else(|| "tool".into());
+                    self.tool_call(
+                        &id,
+                        &name,
+                        &Value::Null,
+                        content,
+                        m.success != Some(false),
+                        None,
+                    );
+                }
+            }
+        }
+        // Calls stored without a result (should not happen after repair).
+        let pending: Vec<Vec<usize>> = self.tools.drain().map(|(_, p)| p).collect();
+        for p in pending {
+            if let Some(Cell {
+                kind: CellKind::Tool(card),
+                ..
+            }) = self.transcript.cell_mut(&p)
+            {
+                card.finish("interrupted", false);
+            }
+        }
+        self.run = RunState::Idle;
+    }
+}

@@ -1,0 +1,421 @@
+//! The composer: a multi-line input with history and paste.
+//!
+//! Invariants: `cursor` is always a char boundary of `text`; Enter submits,
+//! Shift/Alt+Enter and Ctrl+J insert a newline; Up/Down move between lines
+//! and reach the history only from the first/last line; pasted text is
+//! inserted as is (CRLF normalised), never submitted.
+use super::wrap;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+/// Most text rows the composer grows to.
+pub const MAX_ROWS: u16 = 8;
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum ComposerAction {
+    Submit,
+    Changed,
+    Moved,
+    Ignored,
+}
+
+#[derive(Default, Debug)]
+pub struct Composer {
+    pub text: String,
+    pub cursor: usize,
+    history: Vec<String>,
+    hist_pos: Option<usize>,
+    draft: String,
+}
+
+impl Composer {
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    pub fn set_text(&mut self, s: &str) {
+        self.text = s.to_string();
+        self.cursor = self.text.len();
+    }
+
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.cursor = 0;
+        self.hist_pos = None;
+    }
+
+    /// Takes the text out for sending and remembers it in the history.
+    pub fn take(&mut self) -> String {
+        let t = std::mem::take(&mut self.text);
+        self.cursor = 0;
+        self.hist_pos = None;
+        if !t.trim().is_empty() && self.history.last() != Some(&t) {
+            self.history.push(t.clone());
+        }
+        t
+    }
+
+    pub fn insert(&mut self, s: &str) {
+        self.text.insert_str(self.cursor, s);
+        self.cursor += s.len();
+    }
+
+    pub fn paste(&mut self, s: &str) {
+        let s = s.replace("\r\n", "\n").replace('\r', "\n");
+        self.insert(&s);
+    }
+
+    fn prev_boundary(&self) -> usize {
+        self.text[..self.cursor]
+            .char_indices()
+            .next_back()
+            .map_or(0, |(i, _)| i)
+    }
+
+    fn next_boundary(&self) -> usize {
+        self.text[self.cursor..]
+            .chars()
+            .next()
+            .map_or(self.cursor, |c| self.cursor + c.len_utf8())
+    }
+
+    fn line_start(&self) -> usize {
+        self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    fn line_end(&self) -> usize {
+        self.text[self.cursor..]
+            .find('\n')
+            .map_or(self.text.len(), |i| self.cursor + i)
+    }
+
+    fn word_back(&self) -> usize {
+        let before = &self.text[..self.cursor];
+        let trimmed = before.trim_end();
+        trimmed.rfind(|c: char| c.is_whitespace()).map_or(0, |i| {
+            i + trimmed[i..].chars().next().map_or(1, char::len_utf8)
+        })
+    }
+
+    fn word_forward(&self) -> usize {
+        let after = &self.text[self.cursor..];
+        let skip_ws = after.len() - after.trim_start().len();
+        let rest = &after[skip_ws..];
+        let word = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        self.cursor + skip_ws + word
+    }
+
+    /// Moves to the same column on the line above (`up`) or below; false at
+    /// the first/last line.
+    fn vertical(&mut self, up: bool) -> bool {
+        let start = self.line_start();
+        let col = self.text[start..self.cursor].chars().count();
+        let target_start = if up {
+            if start == 0 {
+                return false;
+            }
+            self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1)
+        } else {
+            let end = self.line_end();
+            if end >= self.text.len() {
+                return false;
+            }
+            end + 1
+        };
+        let line_end = self.text[target_start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| target_start + i);
+        let line = &self.text[target_start..line_end];
+        self.cursor = target_start + line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+        true
+    }
+
+    fn history_step(&mut self, back: bool) -> ComposerAction {
+        if self.history.is_empty() {
+            return ComposerAction::Ignored;
+        }
+        let pos = match (self.hist_pos, back) {
+            (None, true) => {
+                self.draft = self.text.clone();
+                Some(self.history.len() - 1)
+            }
+            (None, false) => return ComposerAction::Ignored,
+            (Some(0), true) => Some(0),
+            (Some(p), true) => Some(p - 1),
+            (Some(p), false) if p + 1 < self.history.len() => Some(p + 1),
+            (Some(_), false) => None,
+        };
+        self.hist_pos = pos;
+        let text = match pos {
+            Some(p) => self.history[p].clone(),
+            None => std::mem::take(&mut self.draft),
+        };
+        self.set_text(&text);
+        ComposerAction::Changed
+    }
+
+    pub fn handle_key(&mut self, key: &KeyEvent) -> ComposerAction {
+        use ComposerAction::*;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if shift || alt || ctrl => {
+                self.insert("\n");
+                Changed
+            }
+            KeyCode::Enter => Submit,
+            KeyCode::Char('j') if ctrl => {
+                self.insert("\n");
+                Changed
+            }
+            KeyCode::Char('a') if ctrl => {
+                self.cursor = self.line_start();
+                Moved
+            }
+            KeyCode::Char('e') if ctrl => {
+                self.cursor = self.line_end();
+                Moved
+            }
+            KeyCode::Char('u') if ctrl => {
+                let s = self.line_start();
+                let s = if s == self.cursor && s > 0 { s - 1 } else { s };
+                self.text.replace_range(s..self.cursor, "");
+                self.cursor = s;
+                Changed
+            }
+            KeyCode::Char('k') if ctrl => {
+                let e = self.line_end();
+                let e = if e == self.cursor && e < self.text.len() {
+                    e + 1
+                } else {
+                    e
+                };
+                self.text.replace_range(self.cursor..e, "");
+                Changed
+            }
+            KeyCode::Char('w') if ctrl => {
+                let s = self.word_back();
+                self.text.replace_range(s..self.cursor, "");
+                self.cursor = s;
+                Changed
+            }
+            KeyCode::Backspace if alt || ctrl => {
+                let s = self.word_back();
+                self.text.replace_range(s..self.cursor, "");
+                self.cursor = s;
+                Changed
+            }
+            KeyCode::Char(c) if !ctrl => {
+                let mut b = [0u8; 4];
+                self.insert(c.encode_utf8(&mut b));
+                Changed
+            }
+            KeyCode::Backspace => {
+                if self.cursor == 0 {
+                    return Ignored;
+                }
+                let p = self.prev_boundary();
+                self.text.replace_range(p..self.cursor, "");
+                self.cursor = p;
+                Changed
+            }
+            KeyCode::Delete => {
+                let n = self.next_boundary();
+                if n == self.cursor {
+                    return Ignored;
+                }
+                self.text.replace_range(self.cursor..n, "");
+                Changed
+            }
+            KeyCode::Left if ctrl || alt => {
+                self.cursor = self.word_back();
+                Moved
+            }
+            KeyCode::Right if ctrl || alt => {
+                self.cursor = self.word_forward();
+                Moved
+            }
+            KeyCode::Left => {
+                self.cursor = self.prev_boundary();
+                Moved
+            }
+            KeyCode::Right => {
+                self.cursor = self.next_boundary();
+                Moved
+            }
+            KeyCode::Home => {
+                self.cursor = self.line_start();
+                Moved
+            }
+            KeyCode::End => {
+                self.cursor = self.line_end();
+                Moved
+            }
+            KeyCode::Up => {
+                if self.vertical(true) {
+                    Moved
+                } else {
+                    self.history_step(true)
+                }
+            }
+            KeyCode::Down => {
+                if self.vertical(false) {
+                    Moved
+                } else {
+                    self.history_step(false)
+                }
+            }
+            _ => Ignored,
+        }
+    }
+
+    /// Visual rows (char-wrapped at `width`) and the cursor's (row, col).
+    fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
+        let width = width.max(1);
+        let mut rows = vec![String::new()];
+        let mut col = 0usize;
+        let mut cur = (0, 0);
+        for (i, ch) in self.text.char_indices() {
+            if i == self.cursor {
+                cur = (rows.len() - 1, col);
+            }
+            if ch == '\n' {
+                rows.push(String::new());
+                col = 0;
+                continue;
+            }
+            let cw = ch.width().unwrap_or(0);
+            if col + cw > width {
+                rows.push(String::new());
+                col = 0;
+            }
+            if let Some(r) = rows.last_mut() {
+                r.push(if ch == '\t' { ' ' } else { ch });
+            }
+            col += cw;
+        }
+        if self.cursor >= self.text.len() {
+            if col >= width {
+                rows.push(String::new());
+                col = 0;
+            }
+            cur = (rows.len() - 1, col);
+        }
+        (rows, cur)
+    }
+
+    /// Text rows needed at `width` (1..=MAX_ROWS).
+    pub fn rows(&self, width: u16) -> u16 {
+        let n = self.layout(usize::from(width)).0.len();
+        (n as u16).clamp(1, MAX_ROWS)
+    }
+
+    /// Draws the text (or the placeholder) and returns the cursor position.
+    pub fn render(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        text_style: Style,
+        placeholder: (&str, Style),
+    ) -> Option<Position> {
+        if area.width == 0 || area.height == 0 {
+            return None;
+        }
+        if self.text.is_empty() {
+            let p = wrap::truncate(placeholder.0, usize::from(area.width));
+            buf.set_line(
+                area.x,
+                area.y,
+                &Line::from(Span::styled(p, placeholder.1)),
+                area.width,
+            );
+            return Some(Position::new(area.x, area.y));
+        }
+        let (rows, (crow, ccol)) = self.layout(usize::from(area.width));
+        let h = usize::from(area.height);
+        let first = (crow + 1).saturating_sub(h);
+        for (i, r) in rows.iter().skip(first).take(h).enumerate() {
+            buf.set_line(
+                area.x,
+                area.y + i as u16,
+                &Line::from(Span::styled(r.clone(), text_style)),
+                area.width,
+            );
+        }
+        Some(Position::new(
+            area.x + ccol.min(usize::from(area.width)) as u16,
+            area.y + (crow - first) as u16,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, m)
+    }
+
+    fn typed(c: &mut Composer, s: &str) {
+        for ch in s.chars() {
+            c.handle_key(&key(KeyCode::Char(ch), KeyModifiers::NONE));
+        }
+    }
+
+    #[test]
+    fn editing_newlines_and_history() {
+        let mut c = Composer::default();
+        typed(&mut c, "héllo");
+        assert_eq!(
+            c.handle_key(&key(KeyCode::Char('j'), KeyModifiers::CONTROL)),
+            ComposerAction::Changed
+        );
+        typed(&mut c, "world");
+        c.handle_key(&key(KeyCode::Enter, KeyModifiers::SHIFT));
+        assert_eq!(c.text, "héllo\nworld\n");
+        c.handle_key(&key(KeyCode::Backspace, KeyModifiers::NONE));
+        c.handle_key(&key(KeyCode::Up, KeyModifiers::NONE));
+        c.handle_key(&key(KeyCode::Left, KeyModifiers::NONE));
+        c.handle_key(&key(KeyCode::Backspace, KeyModifiers::NONE));
+        assert_eq!(c.text, "hélo\nworld");
+        assert_eq!(
+            c.handle_key(&key(KeyCode::Enter, KeyModifiers::NONE)),
+            ComposerAction::Submit
+        );
+        assert_eq!(c.take(), "hélo\nworld");
+        typed(&mut c, "second");
+        c.take();
+        typed(&mut c, "draft");
+        c.handle_key(&key(KeyCode::Up, KeyModifiers::NONE));
+        assert_eq!(c.text, "second");
+        c.handle_key(&key(KeyCode::Up, KeyModifiers::NONE));
+        // Multi-line history entry: the cursor lands at its end (last line).
+        assert_eq!(c.text, "hélo\nworld");
+        c.handle_key(&key(KeyCode::Down, KeyModifiers::NONE));
+        assert_eq!(c.text, "second");
+        c.handle_key(&key(KeyCode::Down, KeyModifiers::NONE));
+        assert_eq!(c.text, "draft");
+        c.handle_key(&key(KeyCode::Char('w'), KeyModifiers::CONTROL));
+        assert_eq!(c.text, "");
+        c.paste("a\r\nb");
+        assert_eq!(c.text, "a\nb");
+    }
+
+    #[test]
+    fn layout_wraps_and_tracks_cursor() {
+        let mut c = Composer::default();
+        c.set_text("abcdef");
+        let (rows, cur) = c.layout(4);
+        assert_eq!(rows, vec!["abcd", "ef"]);
+        assert_eq!(cur, (1, 2));
+        c.set_text("abcd");
+        assert_eq!(c.layout(4).1, (1, 0));
+        assert_eq!(c.rows(4), 2);
+    }
+}

@@ -1,0 +1,263 @@
+//! The event loop: terminal input, agent events, frame ticks and spinner
+//! ticks in one `tokio::select!`.
+//!
+//! Invariants:
+//! - Input is polled first (`biased`), and handling a key is a bounded state
+//!   change, so typing never waits for the stream; agent events are applied
+//!   in batches and only mark the frame dirty.
+//! - Drawing happens only when the scheduler says a frame is due (≤ max_fps),
+//!   however many events arrived.
+//! - A running turn is stopped by its token, never aborted; on quit the loop
+//!   waits (bounded) for the turn to close its channel so the session is
+//!   written.
+//! - Nothing touches the network before the first frame: the backend check
+//!   starts after it.
+use super::cells::CellKind;
+use super::host::{Check, Host, Turn};
+use super::render::render;
+use super::scheduler::{ANIMATION, FrameScheduler};
+use super::state::{Action, RunState, TuiState};
+use crate::agent::events::AgentEvent;
+use crate::ui::commands;
+use crossterm::event::Event;
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use std::io;
+use std::time::{Duration, Instant};
+
+/// Longest wait for a stopped turn to finish writing when quitting.
+const QUIT_GRACE: Duration = Duration::from_secs(3);
+/// Most agent events applied before the loop looks at input again.
+const BATCH: usize = 512;
+
+pub struct LoopOptions {
+    pub max_fps: u32,
+    pub check_backend: bool,
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_opt(run: &mut Option<Turn>) -> Option<AgentEvent> {
+    match run {
+        Some(t) => t.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn check_opt(check: &mut Option<Check>) -> Option<String> {
+    match check {
+        Some(c) => c.await,
+        None => std::future::pending().await,
+    }
+}
+
+pub struct EventLoop<'h, H: Host> {
+    pub host: &'h mut H,
+    pub state: TuiState,
+    run: Option<Turn>,
+    quit_at: Option<Instant>,
+    done: bool,
+}
+
+impl<'h, H: Host> EventLoop<'h, H> {
+    pub fn new(host: &'h mut H, state: TuiState) -> Self {
+        EventLoop {
+            host,
+            state,
+            run: None,
+            quit_at: None,
+            done: false,
+        }
+    }
+
+    fn session_id(&self) -> String {
+        self.state.status.session_id.clone()
+    }
+
+    fn perform(&mut self, action: Action) {
+        match action {
+            Action::Send(text) => {
+                if self.run.is_none() {
+                    let sid = self.session_id();
+                    self.run = Some(self.host.start_turn(&sid, &text));
+                } else {
+                    self.state.queue.push_back(text);
+                }
+            }
+            Action::Command(line) => self.command(&line),
+            Action::Stop => {
+                if let Some(r) = &self.run {
+                    r.cancel.cancel();
+                }
+            }
+            Action::Quit => match &self.run {
+                Some(r) => {
+                    r.cancel.cancel();
+                    self.state.run = RunState::Stopping;
+                    self.state.flash = Some("stopping the turn before quitting…".into());
+                    self.quit_at = Some(Instant::now() + QUIT_GRACE);
+                }
+                None => self.done = true,
+            },
+            Action::Answer(id, d) => self.host.answer(&id, d),
+            Action::Compact => {
+                if self.run.is_some() {
+                    self.state.hint("a turn is running; /stop it first");
+                } else {
+                    let sid = self.session_id();
+                    self.run = Some(self.host.compact(&sid));
+                    self.state.begin_task(RunState::Compacting);
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, line: &str) {
+        let cmd = match commands::parse(line) {
+            Ok(c) => c,
+            Err(e) => return self.state.hint(e),
+        };
+        let Some(mut ui) = self.state.ui_state() else {
+            return self.state.hint("no session is open");
+        };
+        match self.host.execute(cmd, &mut ui) {
+            Ok(out) => {
+                self.state.absorb_ui_state(&ui);
+                for a in self.state.apply_outcome(out) {
+                    self.perform(a);
+                }
+            }
+            Err(e) => self.state.hint(e),
+        }
+    }
+
+    /// One terminal event.
+    pub fn input(&mut self, ev: Event) {
+        let actions = match ev {
+            Event::Key(k) => self.state.handle_key(k, Instant::now()),
+            Event::Paste(p) => {
+                self.state.handle_paste(&p);
+                Vec::new()
+            }
+            Event::Mouse(m) => {
+                self.state.handle_mouse(m);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        for a in actions {
+            self.perform(a);
+        }
+    }
+
+    /// The running turn's channel closed.
+    fn finished(&mut self) {
+        self.run = None;
+        self.state.turn_finished();
+        let sid = self.session_id();
+        if let Some(meta) = self.host.refresh(&sid) {
+            self.state.set_session_meta(&meta);
+        }
+        if self.quit_at.is_some() {
+            self.done = true;
+            return;
+        }
+        if let Some(m) = self.state.next_queued() {
+            self.run = Some(self.host.start_turn(&sid, &m));
+        }
+    }
+
+    /// Runs until the user quits. `emit` writes raw sequences (OSC 52) to
+    /// the terminal; `on_frame` sees the state after every frame.
+    pub async fn run<B, I>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        input: &mut I,
+        opts: &LoopOptions,
+        mut emit: impl FnMut(&str),
+        mut on_frame: impl FnMut(&TuiState),
+    ) -> io::Result<()>
+    where
+        B: Backend,
+        I: Stream<Item = io::Result<Event>> + Unpin,
+    {
+        let mut sched = FrameScheduler::new(opts.max_fps);
+        let mut check: Option<Check> = None;
+        let mut first = true;
+        let mut last_anim = Instant::now();
+        while !self.done {
+            let now = Instant::now();
+            let due = sched.due(now);
+            let anim = self.state.animating().then(|| last_anim + ANIMATION);
+            tokio::select! {
+                biased;
+                ev = input.next() => {
+                    match ev {
+                        Some(Ok(ev)) => self.input(ev),
+                        Some(Err(e)) => return Err(e),
+                        None => self.perform(Action::Quit),
+                    }
+                    sched.request();
+                }
+                _ = sleep_opt(due) => {
+                    terminal
+                        .draw(|f| render(f, &mut self.state))
+                        .map_err(|e| io::Error::other(e.to_string()))?;
+                    sched.drawn(Instant::now());
+                    for seq in self.state.outbox.drain(..) {
+                        emit(&seq);
+                    }
+                    on_frame(&self.state);
+                    if first {
+                        first = false;
+                        std::thread::spawn(super::highlight::warm_up);
+                        if opts.check_backend {
+                            let profile = self.state.status.profile.clone();
+                            check = self.host.check_backend(&profile);
+                        }
+                    }
+                }
+                ev = recv_opt(&mut self.run) => {
+                    match ev {
+                        Some(ev) => {
+                            self.state.apply(&ev);
+                            let mut n = 0;
+                            while n < BATCH {
+                                let Some(r) = self.run.as_mut() else { break };
+                                match r.events.try_recv() {
+                                    Ok(ev) => self.state.apply(&ev),
+                                    Err(_) => break,
+                                }
+                                n += 1;
+                            }
+                        }
+                        None => self.finished(),
+                    }
+                    sched.request();
+                }
+                _ = sleep_opt(anim) => {
+                    self.state.spinner = self.state.spinner.wrapping_add(1);
+                    last_anim = Instant::now();
+                    sched.request();
+                }
+                r = check_opt(&mut check) => {
+                    check = None;
+                    if let Some(e) = r {
+                        self.state.push(CellKind::Error(e));
+                    }
+                    sched.request();
+                }
+                _ = sleep_opt(self.quit_at) => {
+                    self.done = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}

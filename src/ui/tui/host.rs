@@ -1,0 +1,103 @@
+//! What the event loop asks of the application, as a trait, so the loop runs
+//! the same against the real `App` and against in-process fakes (tests,
+//! benchmarks).
+//!
+//! Invariants: every run (turn or compaction) is a [`Turn`]: an event
+//! receiver that closes when the run ended, and a token that stops it
+//! cooperatively. Nothing here blocks on the network; the backend check runs
+//! as a future the loop polls after the first frame.
+use crate::agent::events::{AgentEvent, EventSink};
+use crate::app::App;
+use crate::session::SessionMeta;
+use crate::tools::Decision;
+use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub struct Turn {
+    pub events: mpsc::Receiver<AgentEvent>,
+    pub cancel: CancellationToken,
+}
+
+pub type Check = Pin<Box<dyn Future<Output = Option<String>> + Send>>;
+
+pub trait Host {
+    fn start_turn(&mut self, session_id: &str, message: &str) -> Turn;
+    fn execute(&mut self, cmd: SlashCommand, ui: &mut UiState) -> Result<Outcome, String>;
+    fn answer(&mut self, id: &str, decision: Decision);
+    fn compact(&mut self, session_id: &str) -> Turn;
+    /// The session's current metadata (title and context use change per turn).
+    fn refresh(&mut self, session_id: &str) -> Option<SessionMeta>;
+    /// A check of the backend, run after the first frame: `Some(error)` when
+    /// it cannot be reached.
+    fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+}
+
+/// The real application.
+pub struct AppHost<'a> {
+    pub app: &'a App,
+}
+
+impl Host for AppHost<'_> {
+    fn start_turn(&mut self, session_id: &str, message: &str) -> Turn {
+        let h = self.app.start_turn(session_id, message);
+        // The task owns the session; it ends (and closes `events`) on its own.
+        drop(h.task);
+        Turn {
+            events: h.events,
+            cancel: h.cancel,
+        }
+    }
+
+    fn execute(&mut self, cmd: SlashCommand, ui: &mut UiState) -> Result<Outcome, String> {
+        execute(cmd, self.app, ui)
+    }
+
+    fn answer(&mut self, id: &str, decision: Decision) {
+        self.app.agent.gate.answer(id, decision);
+    }
+
+    fn compact(&mut self, session_id: &str) -> Turn {
+        let (sink, events) = EventSink::channel(64);
+        let cancel = CancellationToken::new();
+        let agent = self.app.agent.clone();
+        let (sid, c) = (session_id.to_string(), cancel.clone());
+        tokio::spawn(async move {
+            if let Err(e) = agent.compact(&sid, &sink, &c).await {
+                sink.emit(AgentEvent::Error {
+                    message: format!("compaction failed: {e}"),
+                })
+                .await;
+            }
+        });
+        Turn { events, cancel }
+    }
+
+    fn refresh(&mut self, session_id: &str) -> Option<SessionMeta> {
+        self.app.store.resolve(session_id).ok()
+    }
+
+    fn check_backend(&mut self, profile_id: &str) -> Option<Check> {
+        let agent = self.app.agent.clone();
+        let profile = agent.profile(profile_id).ok()?.clone();
+        Some(Box::pin(async move {
+            let backend = match agent.backend_for(&profile) {
+                Ok(b) => b,
+                Err(e) => return Some(e.to_string()),
+            };
+            match tokio::time::timeout(Duration::from_secs(10), backend.list_models()).await {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(format!(
+                    "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
+                )),
+                Err(_) => Some(format!(
+                    "the backend at {} did not answer within 10 s; check [llm] in the config",
+                    backend.base_url()
+                )),
+            }
+        }))
+    }
+}

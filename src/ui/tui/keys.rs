@@ -1,0 +1,305 @@
+//! Key, paste and mouse input → state changes and [`Action`]s.
+//!
+//! Priority: approval overlay → session picker → Ctrl-C ladder → global keys
+//! → completion popup → composer. Ctrl-C: close popup → clear composer → stop
+//! the running turn → (idle) a second press within 2 s quits. Esc closes a
+//! popup, clears the selection, or stops a running turn.
+//!
+//! Invariant: input never waits for the agent — every path here is a pure,
+//! bounded state change.
+use super::approval::decision_for;
+use super::cells::RenderCtx;
+use super::picker::PickerAction;
+use super::popup::Popup;
+use super::state::{Action, TuiState};
+use super::transcript::Transcript;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use std::time::{Duration, Instant};
+
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+const WHEEL_LINES: usize = 3;
+
+impl TuiState {
+    fn with_transcript(&mut self, f: impl FnOnce(&mut Transcript, usize, &RenderCtx<'_>)) {
+        let ctx = RenderCtx {
+            theme: &self.theme,
+            width: super::transcript::content_width(self.viewport.0),
+            spinner: self.spinner,
+            show_thinking: self.show_thinking,
+            thinking_expanded: self.thinking_expanded,
+            generation: self.generation,
+        };
+        let h = usize::from(self.viewport.1.max(1));
+        f(&mut self.transcript, h, &ctx);
+    }
+
+    fn page(&self) -> usize {
+        usize::from(self.viewport.1.saturating_sub(2).max(1))
+    }
+
+    fn scroll_key(&mut self, key: &KeyEvent) -> bool {
+        let page = self.page();
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let jump = ctrl || self.composer.is_empty();
+        match key.code {
+            KeyCode::PageUp => self.with_transcript(|t, h, c| t.scroll_up(page, h, c)),
+            KeyCode::PageDown => self.with_transcript(|t, h, c| t.scroll_down(page, h, c)),
+            KeyCode::Up if shift => self.with_transcript(|t, h, c| t.scroll_up(1, h, c)),
+            KeyCode::Down if shift => self.with_transcript(|t, h, c| t.scroll_down(1, h, c)),
+            KeyCode::Home if jump => self.with_transcript(|t, h, c| t.scroll_home(h, c)),
+            KeyCode::End if jump => self.transcript.follow(),
+            _ => return false,
+        }
+        true
+    }
+
+    fn ctrl_c(&mut self, now: Instant) -> Vec<Action> {
+        if self.popup.take().is_some() {
+            return Vec::new();
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            return Vec::new();
+        }
+        if self.running {
+            return self.request_stop().into_iter().collect();
+        }
+        if let Some(t) = self.quit_armed
+            && now.duration_since(t) <= QUIT_WINDOW
+        {
+            return vec![Action::Quit];
+        }
+        self.quit_armed = Some(now);
+        self.flash = Some("press Ctrl-C again to quit".into());
+        Vec::new()
+    }
+
+    fn toggle_selected(&mut self) {
+        let target = self
+            .transcript
+            .selected
+            .or_else(|| self.transcript.last_collapsible());
+        let Some(i) = target else {
+            return;
+        };
+        let ctx = RenderCtx {
+            theme: &self.theme,
+            width: super::transcript::content_width(self.viewport.0),
+            spinner: self.spinner,
+            show_thinking: self.show_thinking,
+            thinking_expanded: self.thinking_expanded,
+            generation: self.generation,
+        };
+        if let Some(c) = self.transcript.cells.get_mut(i) {
+            c.toggle(&ctx);
+        }
+    }
+
+    fn select(&mut self, back: bool) {
+        if let Some(i) = self.transcript.select_step(back) {
+            self.with_transcript(|t, h, c| t.reveal(i, h, c));
+        } else {
+            self.transcript.follow();
+        }
+    }
+
+    /// Recomputes the completion popup for the composer text.
+    pub fn refresh_popup(&mut self) {
+        let keep = self
+            .popup
+            .as_ref()
+            .and_then(|p| p.current().map(String::from));
+        self.popup = Popup::for_line(&self.composer.text, &self.profile_ids, &self.theme_names);
+        if let (Some(p), Some(k)) = (&mut self.popup, keep)
+            && let Some(i) = p.items.iter().position(|(c, _)| *c == k)
+        {
+            p.selected = i;
+        }
+    }
+
+    fn accept_completion(&mut self) {
+        let Some(c) = self
+            .popup
+            .as_ref()
+            .and_then(|p| p.current().map(String::from))
+        else {
+            return;
+        };
+        let more =
+            !crate::ui::commands::complete(&format!("{c} "), &self.profile_ids, &self.theme_names)
+                .is_empty();
+        let takes_arg = crate::ui::commands::COMMANDS
+            .iter()
+            .any(|(u, _)| u.starts_with(&c) && (u.contains('<') || u.contains('[')));
+        let text = if (more || takes_arg) && !c.ends_with(' ') {
+            format!("{c} ")
+        } else {
+            c
+        };
+        self.composer.set_text(&text);
+        self.refresh_popup();
+    }
+
+    /// Enter in the composer.
+    fn submit(&mut self) -> Vec<Action> {
+        let text = self.composer.take();
+        self.popup = None;
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Vec::new();
+        }
+        if trimmed.starts_with('/') {
+            return vec![Action::Command(trimmed.to_string())];
+        }
+        if self.running {
+            self.queue.push_back(text);
+            return Vec::new();
+        }
+        self.begin_turn(&text);
+        vec![Action::Send(text)]
+    }
+
+    /// The next queued message, shown as sent; `None` when none waits.
+    pub fn next_queued(&mut self) -> Option<String> {
+        let m = self.queue.pop_front()?;
+        self.begin_turn(&m);
+        Some(m)
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
+        if !self.approvals.is_empty() {
+            if let Some(d) = decision_for(&key) {
+                return self.answer_approval(d);
+            }
+            self.scroll_key(&key);
+            return Vec::new();
+        }
+        if let Some(p) = &mut self.picker {
+            let act = if is_ctrl_c {
+                PickerAction::Close
+            } else {
+                p.handle_key(&key)
+            };
+            match act {
+                PickerAction::None => {}
+                PickerAction::Close => self.picker = None,
+                PickerAction::Open(id) => {
+                    self.picker = None;
+                    return vec![Action::Command(format!("/session resume {id}"))];
+                }
+            }
+            return Vec::new();
+        }
+        if is_ctrl_c {
+            return self.ctrl_c(now);
+        }
+        self.quit_armed = None;
+        self.flash = None;
+        match key.code {
+            KeyCode::Esc => {
+                let closed =
+                    self.popup.take().is_some() || self.transcript.selected.take().is_some();
+                if !closed && self.running {
+                    return self.request_stop().into_iter().collect();
+                }
+                return Vec::new();
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.thinking_expanded = !self.thinking_expanded;
+                for c in &mut self.transcript.cells {
+                    if matches!(c.kind, super::cells::CellKind::Thinking { .. }) {
+                        c.expanded = None;
+                    }
+                }
+                self.invalidate();
+                return Vec::new();
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.toggle_selected();
+                return Vec::new();
+            }
+            KeyCode::Char('p') if ctrl => {
+                self.select(true);
+                return Vec::new();
+            }
+            KeyCode::Char('n') if ctrl => {
+                self.select(false);
+                return Vec::new();
+            }
+            KeyCode::Up if alt => {
+                self.select(true);
+                return Vec::new();
+            }
+            KeyCode::Down if alt => {
+                self.select(false);
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if self.scroll_key(&key) {
+            return Vec::new();
+        }
+        if let Some(p) = &mut self.popup {
+            match key.code {
+                KeyCode::Tab => {
+                    self.accept_completion();
+                    return Vec::new();
+                }
+                KeyCode::BackTab | KeyCode::Up => {
+                    p.step(true);
+                    return Vec::new();
+                }
+                KeyCode::Down => {
+                    p.step(false);
+                    return Vec::new();
+                }
+                _ => {}
+            }
+        } else if key.code == KeyCode::Tab {
+            self.refresh_popup();
+            return Vec::new();
+        }
+        if key.code == KeyCode::Enter
+            && key.modifiers.is_empty()
+            && self.composer.is_empty()
+            && self.transcript.selected.is_some()
+        {
+            self.toggle_selected();
+            return Vec::new();
+        }
+        match self.composer.handle_key(&key) {
+            super::composer::ComposerAction::Submit => self.submit(),
+            super::composer::ComposerAction::Changed => {
+                self.refresh_popup();
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn handle_paste(&mut self, text: &str) {
+        if self.approvals.is_empty() && self.picker.is_none() {
+            self.composer.paste(text);
+            self.refresh_popup();
+        }
+    }
+
+    pub fn handle_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp => {
+                self.with_transcript(|t, h, c| t.scroll_up(WHEEL_LINES, h, c))
+            }
+            MouseEventKind::ScrollDown => {
+                self.with_transcript(|t, h, c| t.scroll_down(WHEEL_LINES, h, c))
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! `TuiState`: everything the TUI shows, as plain data. Fed `AgentEvent`s
+//! (`apply`), keys (`handle_key`) and command outcomes (`apply_outcome`);
+//! drawn by `render::render`. It owns no terminal, no App and no task, so
+//! tests and benchmarks drive it directly and draw it to a `TestBackend`.
+//!
+//! Invariants:
+//! - The state never performs I/O; what needs the App (send a message, run a
+//!   command, stop a turn, answer an approval) goes up as an [`Action`].
+//! - `running` is true from `begin_turn` until `turn_finished` (the event
+//!   channel closed); messages submitted meanwhile wait in `queue`.
+//! - Every tool card is reachable by its call id (`tools`), every subagent by
+//!   its id (`agents`, the path of the card its cells nest under).
+use super::approval::ApprovalPrompt;
+use super::cells::{Cell, CellKind, RenderCtx};
+use super::composer::Composer;
+use super::picker::Picker;
+use super::popup::Popup;
+use super::side_pane::SidePane;
+use super::theme::Theme;
+use super::transcript::Transcript;
+use crate::tools::Decision;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What the agent is doing, for the status bar.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunState {
+    Idle,
+    /// Waiting for the model (before the first token, between tool calls).
+    Waiting,
+    Thinking,
+    Responding,
+    RunningTool(String),
+    Approval,
+    Stopping,
+    Compacting,
+}
+
+impl RunState {
+    pub fn label(&self) -> String {
+        match self {
+            RunState::Idle => "idle".into(),
+            RunState::Waiting => "waiting for the model".into(),
+            RunState::Thinking => "thinking".into(),
+            RunState::Responding => "responding".into(),
+            RunState::RunningTool(t) => format!("running {t}"),
+            RunState::Approval => "waiting for approval".into(),
+            RunState::Stopping => "stopping…".into(),
+            RunState::Compacting => "compacting".into(),
+        }
+    }
+}
+
+/// A user intent the event loop carries out with the App.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Start a turn with this message (already shown as a user cell).
+    Send(String),
+    /// A slash command line, to parse and execute.
+    Command(String),
+    /// Stop the running turn (cooperatively).
+    Stop,
+    Quit,
+    Answer(String, Decision),
+    /// Run `/compact` on the current session.
+    Compact,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusInfo {
+    pub session_id: String,
+    pub profile: String,
+    pub model: String,
+    pub title: String,
+    pub ctx_used: u64,
+    pub ctx_max: u64,
+}
+
+pub struct TuiState {
+    /// The open session (`None` only before start-up finished).
+    pub session: Option<crate::session::SessionMeta>,
+    pub theme: Theme,
+    pub theme_names: Vec<String>,
+    pub profile_ids: Vec<String>,
+    pub config_dir: Option<PathBuf>,
+    pub no_color: bool,
+    pub transcript: Transcript,
+    pub side: SidePane,
+    pub composer: Composer,
+    pub popup: Option<Popup>,
+    pub picker: Option<Picker>,
+    pub approvals: VecDeque<ApprovalPrompt>,
+    pub status: StatusInfo,
+    pub run: RunState,
+    pub running: bool,
+    pub queue: VecDeque<String>,
+    pub show_thinking: bool,
+    pub thinking_expanded: bool,
+    pub generation: u64,
+    pub spinner: usize,
+    pub last_answer: String,
+    /// The first Ctrl-C while idle, waiting for a second one to quit.
+    pub quit_armed: Option<Instant>,
+    /// A transient message in the status bar.
+    pub flash: Option<String>,
+    /// Terminal escape sequences to write after the next frame (OSC 52).
+    pub outbox: Vec<String>,
+    /// Transcript viewport size at the last frame (for paging).
+    pub viewport: (u16, u16),
+    pub(super) open_assistant: Option<usize>,
+    pub(super) open_thinking: Option<usize>,
+    pub(super) thinking_streamed: bool,
+    pub(super) stop_shown: bool,
+    pub(super) turn_text: Option<usize>,
+    pub(super) tools: HashMap<String, Vec<usize>>,
+    pub(super) agents: HashMap<String, Vec<usize>>,
+    pub(super) spawns: Vec<(Vec<usize>, u32)>,
+    pub(super) sub_open: HashMap<String, Vec<usize>>,
+}
+
+impl TuiState {
+    pub fn new(theme: Theme) -> Self {
+        TuiState {
+            session: None,
+            theme,
+            theme_names: Vec::new(),
+            profile_ids: Vec::new(),
+            config_dir: None,
+            no_color: false,
+            transcript: Transcript::default(),
+            side: SidePane::default(),
+            composer: Composer::default(),
+            popup: None,
+            picker: None,
+            approvals: VecDeque::new(),
+            status: StatusInfo::default(),
+            run: RunState::Idle,
+            running: false,
+            queue: VecDeque::new(),
+            show_thinking: true,
+            thinking_expanded: false,
+            generation: 0,
+            spinner: 0,
+            last_answer: String::new(),
+            quit_armed: None,
+            flash: None,
+            outbox: Vec::new(),
+            viewport: (80, 20),
+            open_assistant: None,
+            open_thinking: None,
+            thinking_streamed: false,
+            stop_shown: false,
+            turn_text: None,
+            tools: HashMap::new(),
+            agents: HashMap::new(),
+            spawns: Vec::new(),
+            sub_open: HashMap::new(),
+        }
+    }
+
+    /// The render context for the transcript at its last known width.
+    pub fn ctx(&self) -> RenderCtx<'_> {
+        RenderCtx {
+            theme: &self.theme,
+            width: super::transcript::content_width(self.viewport.0),
+            spinner: self.spinner,
+            show_thinking: self.show_thinking,
+            thinking_expanded: self.thinking_expanded,
+            generation: self.generation,
+        }
+    }
+
+    /// Whether something on screen moves by itself (spinners).
+    pub fn animating(&self) -> bool {
+        self.running || self.transcript.cells.last().is_some_and(Cell::animated)
+    }
+
+    /// Re-renders everything at the next frame (theme, thinking display).
+    pub fn invalidate(&mut self) {
+        self.generation += 1;
+        self.transcript.touch_all();
+    }
+
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+        self.invalidate();
+    }
+
+    pub fn push(&mut self, kind: CellKind) -> usize {
+        self.transcript.push(Cell::new(kind))
+    }
+
+    pub fn info(&mut self, lines: Vec<String>) {
+        self.push(CellKind::Info(lines));
+    }
+
+    pub fn notice(&mut self, text: impl Into<String>) {
+        self.push(CellKind::Notice(text.into()));
+    }
+
+    /// Shows `message` as the user's and marks a turn as running.
+    pub fn begin_turn(&mut self, message: &str) {
+        self.push(CellKind::User(message.to_string()));
+        self.transcript.follow();
+        self.running = true;
+        self.run = RunState::Waiting;
+        self.stop_shown = false;
+        self.turn_text = None;
+        self.last_answer.clear();
+    }
+
+    /// A non-turn run (compaction) started.
+    pub fn begin_task(&mut self, state: RunState) {
+        self.running = true;
+        self.run = state;
+        self.stop_shown = false;
+    }
+
+    /// Asks the running turn to stop; `None` when there is nothing to stop.
+    pub fn request_stop(&mut self) -> Option<Action> {
+        if !self.running {
+            return None;
+        }
+        if self.run == RunState::Stopping {
+            self.flash = Some("still stopping… the turn ends after the current step".into());
+            return None;
+        }
+        self.run = RunState::Stopping;
+        // The gate drops pending requests on cancel.
+        self.approvals.clear();
+        Some(Action::Stop)
+    }
+
+    /// The turn's event channel closed.
+    pub fn turn_finished(&mut self) {
+        self.close_open();
+        let interrupted: Vec<Vec<usize>> = self.tools.values().cloned().collect();
+        for path in interrupted {
+            let done = match self.transcript.cell_mut(&path) {
+                Some(Cell {
+                    kind: CellKind::Tool(card),
+                    ..
+                }) if card.status == super::cells::ToolStatus::Pending => {
+                    card.finish(
+                        "interrupted: the turn ended before this tool finished",
+                        false,
+                    );
+                    true
+                }
+                _ => false,
+            };
+            if done {
+                self.transcript.touch(&path);
+            }
+        }
+        if self.run == RunState::Stopping && !self.stop_shown {
+            self.notice("stopped by user");
+        }
+        self.tools.clear();
+        self.agents.clear();
+        self.spawns.clear();
+        self.sub_open.clear();
+        self.approvals.clear();
+        self.running = false;
+        self.run = RunState::Idle;
+    }
+
+    /// Closes the open assistant and thinking cells (finished rendering).
+    pub(super) fn close_open(&mut self) {
+        if let Some(i) = self.open_assistant.take()
+            && let Some(c) = self.transcript.cells.get_mut(i)
+        {
+            if let CellKind::Assistant(d) = &mut c.kind {
+                d.finish();
+            }
+            c.touch();
+        }
+        if let Some(i) = self.open_thinking.take()
+            && let Some(c) = self.transcript.cells.get_mut(i)
+        {
+            if let CellKind::Thinking { open, .. } = &mut c.kind {
+                *open = false;
+            }
+            c.touch();
+        }
+        let subs: Vec<Vec<usize>> = self.sub_open.drain().map(|(_, p)| p).collect();
+        for p in subs {
+            if let Some(Cell {
+                kind: CellKind::Assistant(d),
+                ..
+            }) = self.transcript.cell_mut(&p)
+            {
+                d.finish();
+            }
+            self.transcript.touch(&p);
+        }
+    }
+
+    /// Answers the front approval request.
+    pub fn answer_approval(&mut self, d: Decision) -> Vec<Action> {
+        let Some(req) = self.approvals.pop_front() else {
+            return Vec::new();
+        };
+        let what = match d {
+            Decision::Once => "allowed once",
+            Decision::Session => "allowed for this session",
+            Decision::Deny => "denied",
+        };
+        self.notice(format!("{} {what}: {}", req.tool, req.summary));
+        if self.approvals.is_empty() && self.run == RunState::Approval {
+            self.run = RunState::RunningTool(req.tool.clone());
+        }
+        vec![Action::Answer(req.id, d)]
+    }
+}

@@ -1,0 +1,219 @@
+//! Snapshots of every transcript cell type and state, fed `AgentEvent`s and
+//! drawn to a `TestBackend` (no terminal, no App, no model).
+mod tui_support;
+
+use insta::assert_snapshot;
+use navi::llm::{ChatMessage, ToolCall};
+use navi::session::{MessageKind, StoredMessage};
+use serde_json::json;
+use tui_support::*;
+
+fn user_turn(st: &mut navi::ui::tui::state::TuiState, text: &str) {
+    st.begin_turn(text);
+    feed(
+        st,
+        vec![json!({"type": "stream_start", "session_id": "0123456789abcdef"})],
+    );
+}
+
+const ANSWER: &str = "## Findings\n\nThe login fails because the **session cookie** is set without `Secure`.\n\n1. Set the flag\n2. Restart the service\n\n```rust\nfn cookie() -> Cookie {\n    Cookie::new(\"sid\", id).secure(true)\n}\n```\n\n> Note: test over HTTPS.";
+
+#[test]
+fn markdown_answer_with_collapsed_thinking() {
+    let mut st = state();
+    user_turn(&mut st, "why does login fail?");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "model_selected", "model": "gemma4:31b", "reason": "first available"}),
+            json!({"type": "thinking_delta", "delta": "The user asks about login.\nCheck cookies first."}),
+            json!({"type": "thinking_end"}),
+        ],
+    );
+    for piece in ANSWER.split_inclusive(' ') {
+        st.apply(&ev(json!({"type": "stream_delta", "delta": piece})));
+    }
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "token_usage", "prompt_tokens": 900, "completion_tokens": 80, "context_tokens": 12345, "max_context_tokens": 65536}),
+            json!({"type": "stream_end", "content": ANSWER, "context_tokens": 12345, "max_context_tokens": 65536}),
+        ],
+    );
+    st.turn_finished();
+    assert_snapshot!(screen(&mut st, 110, 30));
+}
+
+#[test]
+fn thinking_streaming_then_expanded() {
+    let mut st = state();
+    user_turn(&mut st, "plan the migration");
+    let thought: String = (1..=12)
+        .map(|i| format!("Step {i} of my reasoning about the migration.\n"))
+        .collect();
+    feed(
+        &mut st,
+        vec![json!({"type": "thinking_delta", "delta": thought})],
+    );
+    assert_snapshot!("thinking_streaming", screen(&mut st, 80, 18));
+    feed(&mut st, vec![json!({"type": "thinking_end"})]);
+    assert_snapshot!("thinking_collapsed", screen(&mut st, 80, 8));
+    st.handle_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('t'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ),
+        std::time::Instant::now(),
+    );
+    assert_snapshot!("thinking_expanded", screen(&mut st, 80, 20));
+}
+
+#[test]
+fn plan_card_and_todo_pane() {
+    let mut st = state();
+    user_turn(&mut st, "fix the login bug");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "plan_ready", "plan": "Goal: make login work over HTTPS.\n1. Read the auth module — TOOL: filesystem\n2. Reproduce the failure with curl — TOOL: terminal\n3. Fix the cookie flags and explain — SELF"}),
+            json!({"type": "todo_updated", "items": [
+                {"id": 1, "text": "Read the auth module", "status": "done", "executor": "TOOL: filesystem"},
+                {"id": 2, "text": "Reproduce the failure with curl", "status": "in_progress"},
+                {"id": 3, "text": "Fix the cookie flags and explain the change to the user", "status": "pending"},
+                {"id": 4, "text": "Old idea", "status": "skipped"},
+                {"id": 5, "text": "Broken step", "status": "failed"}
+            ]}),
+        ],
+    );
+    assert_snapshot!("plan_card_expanded", screen(&mut st, 110, 16));
+    st.handle_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('o'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ),
+        std::time::Instant::now(),
+    );
+    assert_snapshot!("plan_card_collapsed", screen(&mut st, 110, 10));
+}
+
+#[test]
+fn tool_cards_pending_done_failed_expanded() {
+    let mut st = state();
+    user_turn(&mut st, "look around");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_started", "id": "c1", "tool": "terminal", "args": {"command": "ls -la /srv/app"}, "is_subagent": false}),
+        ],
+    );
+    st.spinner = 3;
+    assert_snapshot!("tool_pending", screen(&mut st, 90, 10));
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_call", "id": "c1", "tool": "terminal", "args": {"command": "ls -la /srv/app"}, "result": "total 8\ndrwxr-xr-x 2 app app 4096 .\n-rw-r--r-- 1 app app  120 config.toml", "success": true, "is_subagent": false}),
+            json!({"type": "tool_started", "id": "c2", "tool": "filesystem", "args": {"action": "read", "path": "/srv/app/missing.toml"}, "is_subagent": false}),
+            json!({"type": "tool_call", "id": "c2", "tool": "filesystem", "args": {"action": "read", "path": "/srv/app/missing.toml"}, "result": "error: /srv/app/missing.toml does not exist", "success": false, "is_subagent": false}),
+        ],
+    );
+    assert_snapshot!("tool_done_and_failed", screen(&mut st, 90, 12));
+    st.transcript.selected = Some(2);
+    st.handle_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('o'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ),
+        std::time::Instant::now(),
+    );
+    assert_snapshot!("tool_expanded_selected", screen(&mut st, 90, 22));
+}
+
+#[test]
+fn subagent_events_nest_under_spawn_card() {
+    let mut st = state();
+    user_turn(&mut st, "research this");
+    let agent = json!({"id": "subagent_a1b2c3d4e5f6", "depth": 1, "profile_id": "discuss"});
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_started", "id": "s1", "tool": "spawn_agent", "args": {"profile": "discuss", "task": "summarise the RFC"}, "is_subagent": false}),
+            json!({"type": "thinking_delta", "delta": "hmm", "is_subagent": true, "agent": agent}),
+            json!({"type": "tool_started", "id": "x1", "tool": "web_view", "args": {"url": "https://example.org/rfc"}, "is_subagent": true, "agent": agent}),
+            json!({"type": "tool_call", "id": "x1", "tool": "web_view", "args": {"url": "https://example.org/rfc"}, "result": "RFC 6265: HTTP State Management", "success": true, "is_subagent": true, "agent": agent}),
+            json!({"type": "stream_delta", "delta": "The RFC says cookies with Secure are sent only over HTTPS.", "is_subagent": true, "agent": agent}),
+        ],
+    );
+    assert_snapshot!("subagent_live", screen(&mut st, 110, 14));
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_call", "id": "s1", "tool": "spawn_agent", "args": {"profile": "discuss", "task": "summarise the RFC"}, "result": "Secure cookies are only sent over HTTPS.", "success": true, "is_subagent": false}),
+        ],
+    );
+    assert_snapshot!("subagent_done", screen(&mut st, 110, 10));
+    st.transcript.selected = Some(1);
+    st.handle_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyModifiers::NONE,
+        ),
+        std::time::Instant::now(),
+    );
+    assert_snapshot!("subagent_expanded", screen(&mut st, 110, 22));
+}
+
+#[test]
+fn notices_warnings_errors() {
+    let mut st = state();
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "context_compressed", "messages_before": 40, "messages_after": 12}),
+            json!({"type": "profile_switched", "profile_id": "discuss", "profile_name": "Discuss"}),
+            json!({"type": "warning", "message": "context is 85% full (55000 of 65536 tokens); consider /compact or a new session"}),
+            json!({"type": "error", "message": "cannot reach Ollama at http://127.0.0.1:11434 (connection refused): is \"ollama serve\" running? set OLLAMA_HOST or [llm].ollama_host"}),
+            json!({"type": "stream_stopped"}),
+        ],
+    );
+    st.hint("unknown command /frobnicate (see /help)");
+    assert_snapshot!(screen(&mut st, 80, 16));
+}
+
+#[test]
+fn history_renders_with_the_same_cells() {
+    let mut st = state();
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "terminal".into(),
+        arguments: json!({"command": "make test"}),
+    };
+    let mut asst = ChatMessage::assistant("Running the tests.");
+    asst.thinking = Some("Tests first.".into());
+    asst.tool_calls = vec![call.clone()];
+    let mut result = StoredMessage::new(
+        ChatMessage::tool_result(&call, "2 failed"),
+        MessageKind::Message,
+    );
+    result.success = Some(false);
+    let history = vec![
+        StoredMessage::new(ChatMessage::user("run the tests"), MessageKind::Message),
+        StoredMessage::new(
+            ChatMessage::assistant("1. Run the tests — TOOL: terminal\n2. Report — SELF"),
+            MessageKind::Plan,
+        ),
+        StoredMessage::new(asst, MessageKind::Message),
+        result,
+        StoredMessage::new(
+            ChatMessage::assistant("Two tests fail."),
+            MessageKind::Message,
+        ),
+        StoredMessage::new(ChatMessage::system("stopped by user"), MessageKind::Notice),
+        StoredMessage::new(
+            ChatMessage::system("error: the model timed out"),
+            MessageKind::Notice,
+        ),
+    ];
+    st.switch_session(&meta("0123456789abcdef", "Run tests"), &history);
+    assert_eq!(st.last_answer, "Two tests fail.");
+    assert_snapshot!(screen(&mut st, 90, 26));
+}

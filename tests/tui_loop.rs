@@ -1,0 +1,301 @@
+//! The event loop in process: keys through a stream, agent events through a
+//! channel, a fake `Host` recording what the UI asked for, frames drawn to a
+//! `TestBackend`. Covers send → stream → idle, Ctrl-C/Esc stop, queueing,
+//! approvals, slash commands, and quitting.
+mod tui_support;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use futures_util::StreamExt;
+use navi::agent::events::AgentEvent;
+use navi::session::SessionMeta;
+use navi::tools::Decision;
+use navi::ui::commands::{Outcome, SlashCommand, UiState};
+use navi::ui::tui::cells::CellKind;
+use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
+use navi::ui::tui::host::{Check, Host, Turn};
+use navi::ui::tui::state::TuiState;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tui_support::*;
+
+#[derive(Default)]
+struct Log {
+    turns: Vec<String>,
+    senders: Vec<mpsc::Sender<AgentEvent>>,
+    cancels: Vec<CancellationToken>,
+    answers: Vec<(String, Decision)>,
+    commands: Vec<SlashCommand>,
+    /// (run state label, cell summaries) after each frame.
+    frames: Vec<(String, Vec<String>)>,
+}
+
+#[derive(Clone, Default)]
+struct FakeHost(Arc<Mutex<Log>>);
+
+impl Host for FakeHost {
+    fn start_turn(&mut self, _session_id: &str, message: &str) -> Turn {
+        let (tx, rx) = mpsc::channel(256);
+        let cancel = CancellationToken::new();
+        let mut l = self.0.lock().unwrap();
+        l.turns.push(message.to_string());
+        l.senders.push(tx);
+        l.cancels.push(cancel.clone());
+        Turn { events: rx, cancel }
+    }
+    fn execute(&mut self, cmd: SlashCommand, _ui: &mut UiState) -> Result<Outcome, String> {
+        self.0.lock().unwrap().commands.push(cmd.clone());
+        match cmd {
+            SlashCommand::SessionList => Ok(Outcome::Show(vec!["LIST-OUTPUT".into()])),
+            SlashCommand::Stop => Ok(Outcome::Stop),
+            SlashCommand::Quit => Ok(Outcome::Quit),
+            _ => Err("not in this fake".into()),
+        }
+    }
+    fn answer(&mut self, id: &str, decision: Decision) {
+        self.0
+            .lock()
+            .unwrap()
+            .answers
+            .push((id.to_string(), decision));
+    }
+    fn compact(&mut self, s: &str) -> Turn {
+        self.start_turn(s, "<compact>")
+    }
+    fn refresh(&mut self, _session_id: &str) -> Option<SessionMeta> {
+        None
+    }
+    fn check_backend(&mut self, _profile_id: &str) -> Option<Check> {
+        Some(Box::pin(async {
+            Some("cannot reach the fake backend".to_string())
+        }))
+    }
+}
+
+fn summary(st: &TuiState) -> Vec<String> {
+    st.transcript
+        .cells
+        .iter()
+        .map(|c| match &c.kind {
+            CellKind::User(t) => format!("user:{t}"),
+            CellKind::Assistant(d) => format!("assistant:{}", d.text),
+            CellKind::Notice(t) => format!("notice:{t}"),
+            CellKind::Info(l) => format!("info:{}", l.join("|")),
+            CellKind::Error(t) => format!("error:{t}"),
+            CellKind::Tool(t) => format!("tool:{}:{:?}", t.tool, t.status),
+            other => format!("{other:?}").chars().take(20).collect(),
+        })
+        .collect()
+}
+
+struct Harness {
+    log: Arc<Mutex<Log>>,
+    keys: mpsc::UnboundedSender<Event>,
+}
+
+impl Harness {
+    fn key(&self, code: KeyCode, m: KeyModifiers) {
+        self.keys.send(Event::Key(KeyEvent::new(code, m))).unwrap();
+    }
+    fn typed(&self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+    }
+    fn enter(&self) {
+        self.key(KeyCode::Enter, KeyModifiers::NONE);
+    }
+    fn ctrl_c(&self) {
+        self.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    }
+    async fn send(&self, turn: usize, v: serde_json::Value) {
+        let tx = self.log.lock().unwrap().senders[turn].clone();
+        tx.send(ev(v)).await.unwrap();
+    }
+    fn end_turn(&self, turn: usize) {
+        let mut l = self.log.lock().unwrap();
+        let (tx, _) = mpsc::channel(1);
+        l.senders[turn] = tx;
+    }
+    /// Waits until a frame satisfies `f`.
+    async fn until(&self, what: &str, f: impl Fn(&str, &[String]) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            {
+                let l = self.log.lock().unwrap();
+                if let Some((state, cells)) = l.frames.last()
+                    && f(state, cells)
+                {
+                    return;
+                }
+                if tokio::time::Instant::now() > deadline {
+                    panic!(
+                        "timed out waiting for: {what}; last frame: {:?}",
+                        l.frames.last()
+                    );
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+/// Runs the loop with `script` driving it; returns the final screen.
+async fn run<F, Fut>(script: F) -> (String, Arc<Mutex<Log>>)
+where
+    F: FnOnce(Harness) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let host_log = Arc::new(Mutex::new(Log::default()));
+    let mut host = FakeHost(host_log.clone());
+    let (ktx, krx) = mpsc::unbounded_channel::<Event>();
+    let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok(e), rx))
+    }))
+    .fuse();
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    let mut lp = EventLoop::new(&mut host, state());
+    let opts = LoopOptions {
+        max_fps: 120,
+        check_backend: true,
+    };
+    let frames = host_log.clone();
+    let h = Harness {
+        log: host_log.clone(),
+        keys: ktx,
+    };
+    let looped = lp.run(
+        &mut terminal,
+        &mut input,
+        &opts,
+        |_| {},
+        |st| {
+            frames
+                .lock()
+                .unwrap()
+                .frames
+                .push((st.run.label(), summary(st)));
+        },
+    );
+    let (res, ()) = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::join!(looped, script(h))
+    })
+    .await
+    .expect("the loop did not quit");
+    res.unwrap();
+    (text_of(terminal.backend().buffer()), host_log)
+}
+
+#[tokio::test]
+async fn send_stream_and_go_idle() {
+    let (screen, log) = run(|h| async move {
+        h.until("backend check shown", |_, c| c.iter().any(|x| x.starts_with("error:cannot reach"))).await;
+        h.typed("hello");
+        h.enter();
+        h.until("turn started", |s, _| s == "waiting for the model").await;
+        h.send(0, json!({"type": "stream_start", "session_id": "s"})).await;
+        for w in ["Hi ", "there, ", "friend."] {
+            h.send(0, json!({"type": "stream_delta", "delta": w})).await;
+        }
+        h.send(0, json!({"type": "stream_end", "content": "Hi there, friend.", "context_tokens": 100, "max_context_tokens": 1000})).await;
+        h.end_turn(0);
+        h.until("idle", |s, c| s == "idle" && c.last().is_some_and(|x| x == "assistant:Hi there, friend.")).await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(l.turns, vec!["hello"]);
+    assert!(screen.contains("• Hi there, friend."), "{screen}");
+    assert!(screen.contains("100/1k"), "{screen}");
+}
+
+#[tokio::test]
+async fn ctrl_c_ladder_stops_cooperatively_then_quits() {
+    let (screen, log) = run(|h| async move {
+        h.typed("long job");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        h.send(0, json!({"type": "stream_delta", "delta": "partial "}))
+            .await;
+        // 1st: clears the composer.
+        h.typed("draft");
+        h.ctrl_c();
+        // 2nd: stops the turn (cooperatively: the token, not an abort).
+        h.ctrl_c();
+        h.until("stopping", |s, _| s == "stopping…").await;
+        assert!(h.log.lock().unwrap().cancels[0].is_cancelled());
+        h.send(0, json!({"type": "stream_stopped"})).await;
+        h.end_turn(0);
+        h.until("stopped notice", |s, c| {
+            s == "idle" && c.iter().any(|x| x == "notice:stopped by user")
+        })
+        .await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    assert!(screen.contains("stopped by user"), "{screen}");
+    assert_eq!(log.lock().unwrap().turns.len(), 1);
+}
+
+#[tokio::test]
+async fn esc_stops_and_queued_message_follows() {
+    let (_screen, log) = run(|h| async move {
+        h.typed("first");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        h.typed("second");
+        h.enter();
+        h.key(KeyCode::Esc, KeyModifiers::NONE);
+        h.until("stopping", |s, _| s == "stopping…").await;
+        h.end_turn(0);
+        // The queued message starts the next turn by itself.
+        h.until("second turn", |_, c| c.iter().any(|x| x == "user:second"))
+            .await;
+        h.end_turn(1);
+        h.until("idle", |s, _| s == "idle").await;
+        h.typed("/quit");
+        h.enter();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(l.turns, vec!["first", "second"]);
+    assert!(l.cancels[0].is_cancelled() && !l.cancels[1].is_cancelled());
+    assert_eq!(l.commands, vec![SlashCommand::Quit]);
+}
+
+#[tokio::test]
+async fn approvals_and_slash_commands() {
+    let (_screen, log) = run(|h| async move {
+        h.typed("/frobnicate");
+        h.enter();
+        h.until("hint", |_, c| c.iter().any(|x| x.starts_with("info:unknown command /frobnicate"))).await;
+        h.typed("/session list");
+        h.enter();
+        h.until("list", |_, c| c.iter().any(|x| x == "info:LIST-OUTPUT")).await;
+        h.typed("rm it");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        h.send(0, json!({"type": "tool_started", "id": "t9", "tool": "terminal", "args": {"command": "rm -rf x"}, "is_subagent": false})).await;
+        h.send(0, json!({"type": "approval_request", "id": "t9", "tool": "terminal", "summary": "rm -rf x", "args": {}})).await;
+        h.until("overlay", |s, _| s == "waiting for approval").await;
+        h.key(KeyCode::Char('n'), KeyModifiers::NONE);
+        h.until("answered", |s, _| s == "running terminal").await;
+        h.send(0, json!({"type": "tool_call", "id": "t9", "tool": "terminal", "args": {}, "result": "denied", "success": false, "is_subagent": false})).await;
+        h.end_turn(0);
+        h.until("idle", |s, c| s == "idle" && c.iter().any(|x| x == "tool:terminal:Failed")).await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(l.answers, vec![("t9".to_string(), Decision::Deny)]);
+    // The unknown command never reached the dispatcher, nor the model.
+    assert_eq!(l.commands, vec![SlashCommand::SessionList]);
+    assert_eq!(l.turns, vec!["rm it"]);
+}

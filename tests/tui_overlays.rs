@@ -1,0 +1,159 @@
+//! Snapshots of overlays, layouts and themes: approval overlay, completion
+//! popup, session picker, queued messages and busy status, the narrow layout,
+//! every built-in theme (with styles) and NO_COLOR.
+mod tui_support;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use navi::ui::commands::Outcome;
+use navi::ui::tui::state::{Action, TuiState};
+use serde_json::json;
+use std::time::Instant;
+use tui_support::*;
+
+fn key(st: &mut TuiState, code: KeyCode, m: KeyModifiers) -> Vec<Action> {
+    st.handle_key(KeyEvent::new(code, m), Instant::now())
+}
+
+fn typed(st: &mut TuiState, s: &str) {
+    for c in s.chars() {
+        key(st, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+}
+
+fn busy_turn(st: &mut TuiState) {
+    st.begin_turn("clean up the build directory");
+    st.apply(&ev(
+        json!({"type": "model_selected", "model": "gemma4:31b", "reason": "first"}),
+    ));
+    st.apply(&ev(json!({"type": "tool_started", "id": "t1", "tool": "terminal", "args": {"command": "rm -rf build/ && mkdir build"}, "is_subagent": false})));
+}
+
+#[test]
+fn approval_overlay_shows_the_command_in_full() {
+    let mut st = state();
+    busy_turn(&mut st);
+    let long = "rm -rf build/ && mkdir build && cp -r assets/ build/assets && find build -name '*.tmp' -delete && echo 'done cleaning the build directory'";
+    st.apply(&ev(json!({"type": "approval_request", "id": "t1", "tool": "terminal", "summary": long, "args": {"command": long}})));
+    assert_eq!(st.run.label(), "waiting for approval");
+    assert_snapshot!(screen(&mut st, 100, 20));
+    // Typing goes nowhere while the overlay is up; `s` answers.
+    assert!(key(&mut st, KeyCode::Char('x'), KeyModifiers::NONE).is_empty());
+    let acts = key(&mut st, KeyCode::Char('s'), KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Answer("t1".into(), navi::tools::Decision::Session)]
+    );
+    assert!(st.approvals.is_empty());
+    assert!(st.composer.is_empty());
+}
+
+#[test]
+fn narrow_terminal_hides_the_side_pane() {
+    let mut st = state();
+    busy_turn(&mut st);
+    st.apply(&ev(json!({"type": "todo_updated", "items": [{"id": 1, "text": "clean", "status": "in_progress"}]})));
+    st.apply(&ev(json!({"type": "token_usage", "prompt_tokens": 1, "completion_tokens": 1, "context_tokens": 12300, "max_context_tokens": 64000})));
+    let s = screen(&mut st, 72, 12);
+    assert!(!s.contains("Todo"), "{s}");
+    assert_snapshot!(s);
+}
+
+#[test]
+fn queued_message_and_busy_status() {
+    let mut st = state();
+    busy_turn(&mut st);
+    typed(&mut st, "then run the tests");
+    let acts = key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(acts.is_empty(), "a running turn queues: {acts:?}");
+    assert_eq!(st.queue.len(), 1);
+    typed(&mut st, "draft in progress");
+    assert_snapshot!(screen(&mut st, 100, 12));
+    // The turn ends: the queued message becomes the next turn.
+    st.turn_finished();
+    assert_eq!(st.next_queued().as_deref(), Some("then run the tests"));
+    assert!(st.running);
+}
+
+#[test]
+fn completion_popup() {
+    let mut st = state();
+    typed(&mut st, "/session r");
+    assert_snapshot!("popup_subcommands", screen(&mut st, 100, 14));
+    key(&mut st, KeyCode::Down, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Tab, KeyModifiers::NONE);
+    assert_eq!(st.composer.text, "/session rename ");
+    st.composer.clear();
+    st.popup = None;
+    typed(&mut st, "/theme ");
+    key(&mut st, KeyCode::Tab, KeyModifiers::NONE);
+    assert_snapshot!("popup_themes", screen(&mut st, 100, 12));
+}
+
+#[test]
+fn session_picker() {
+    let mut st = state();
+    let mut a = meta("0123456789abcdef", "Fix the login bug");
+    a.pinned = true;
+    let b = meta("fedcba9876543210", "");
+    let c = meta(
+        "aaaabbbbccccdddd",
+        "Plan the database migration for the reporting service",
+    );
+    st.apply_outcome(Outcome::Pick(vec![a, b, c]));
+    key(&mut st, KeyCode::Down, KeyModifiers::NONE);
+    assert_snapshot!(screen(&mut st, 100, 12));
+    let acts = key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Command("/session resume fedcba9876543210".into())]
+    );
+    assert!(st.picker.is_none());
+}
+
+fn themed(name: &str, no_color: bool) -> String {
+    let mut st = state_with(name, no_color);
+    st.begin_turn("hi");
+    st.apply(&ev(
+        json!({"type": "stream_delta", "delta": "Use `cargo test`:\n\n```rust\nlet x = 1;\n```"}),
+    ));
+    st.apply(&ev(json!({"type": "tool_started", "id": "a", "tool": "terminal", "args": {"command": "ls"}, "is_subagent": false})));
+    st.apply(&ev(json!({"type": "tool_call", "id": "a", "tool": "terminal", "args": {"command": "ls"}, "result": "boom", "success": false, "is_subagent": false})));
+    st.apply(&ev(json!({"type": "warning", "message": "careful"})));
+    st.turn_finished();
+    styled(&mut st, 48, 14)
+}
+
+#[test]
+fn theme_dark() {
+    assert_snapshot!(themed("dark", false));
+}
+
+#[test]
+fn theme_light() {
+    assert_snapshot!(themed("light", false));
+}
+
+#[test]
+fn theme_high_contrast() {
+    assert_snapshot!(themed("high-contrast", false));
+}
+
+#[test]
+fn no_color_has_no_colours_but_keeps_emphasis() {
+    let s = themed("dark", true);
+    assert!(!s.contains("Rgb") && !s.contains("Indexed"), "{s}");
+    assert!(s.contains("BOLD"), "{s}");
+    assert_snapshot!(s);
+}
+
+#[test]
+fn theme_switch_applies_live() {
+    let mut st = state();
+    st.apply_outcome(Outcome::Theme("light".into()));
+    assert_eq!(st.theme.name, "light");
+    st.apply_outcome(Outcome::Theme("nope".into()));
+    assert_eq!(st.theme.name, "light");
+    let s = screen(&mut st, 90, 8);
+    assert!(s.contains("unknown theme 'nope'"), "{s}");
+}
