@@ -13,8 +13,9 @@ use crate::ui::commands;
 use reedline::{
     ColumnarMenu, Completer, CompletionResult, EditCommand, Emacs, FileBackedHistory, KeyCode,
     KeyModifiers, MenuBuilder, Prompt, PromptEditMode, PromptHistorySearch,
-    PromptHistorySearchStatus, Reedline, ReedlineEvent, ReedlineMenu, Signal, Span, Suggestion,
-    ValidationResult, Validator, default_emacs_keybindings,
+    PromptHistorySearchStatus, Reedline, ReedlineEvent, ReedlineMenu, Signal,
+    SimpleMatchHighlighter, Span, Suggestion, ValidationResult, Validator,
+    default_emacs_keybindings,
 };
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -179,6 +180,9 @@ fn main_editor(cfg: &EditorConfig, brk: Arc<AtomicBool>) -> (Reedline, Option<St
         .with_quick_completions(true)
         .with_partial_completions(true)
         .with_validator(Box::new(Continuation))
+        // Typed text in the terminal's own colour (the default highlighter
+        // paints it white, unreadable on light backgrounds).
+        .with_highlighter(Box::new(SimpleMatchHighlighter::default()))
         .with_ansi_colors(cfg.color)
         .use_bracketed_paste(true)
         .with_break_signal(brk);
@@ -209,6 +213,7 @@ impl Editor {
                 let (mut main, warning) = main_editor(&cfg, b.clone());
                 let _ = warn_tx.send(warning);
                 let mut question = Reedline::create()
+                    .with_highlighter(Box::new(SimpleMatchHighlighter::default()))
                     .with_ansi_colors(cfg.color)
                     .with_break_signal(b);
                 while let Ok(req) = rx.recv() {
