@@ -173,12 +173,22 @@ impl<'a> Run<'a> {
         self.sink.emit(e).await;
     }
 
-    fn tool_names(&self) -> Vec<String> {
-        if self.is_subagent() && !self.profile.subagent_tools.is_empty() {
+    /// The profile's tools (subagent list for subagents) plus the user tools
+    /// enabled for every profile.
+    pub(super) fn tool_names(&self) -> Vec<String> {
+        let mut names = if self.is_subagent() && !self.profile.subagent_tools.is_empty() {
             self.profile.subagent_tools.clone()
         } else {
             self.profile.enabled_tools.clone()
+        };
+        if let Ok(reg) = self.agent.tools.read() {
+            for n in reg.enabled_user() {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
         }
+        names
     }
 
     fn system(&self) -> String {

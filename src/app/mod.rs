@@ -34,6 +34,8 @@ pub struct App {
     pub store: Arc<SessionStore>,
     pub profiles: Arc<ProfileRegistry>,
     pub agent: Arc<Agent>,
+    /// User tools that failed to load (file: why).
+    pub tool_errors: Vec<String>,
 }
 
 /// Which session a front end starts on.
@@ -101,6 +103,10 @@ impl App {
         let env = Arc::new(ToolEnv::new(config.clone(), paths.clone(), work_dir));
         let mut registry = ToolRegistry::new();
         builtin::register_all(&mut registry);
+        let tool_errors =
+            crate::tools::user::reload_into(&mut registry, &crate::tools::user::tools_dir(&env));
+        let registry = Arc::new(RwLock::new(registry));
+        builtin::register_self_extension(&registry);
         let gate = Arc::new(
             ApprovalGate::new(&config.security, opts.interactive)
                 .with_preapproved(opts.approve, opts.approve_all),
@@ -109,7 +115,7 @@ impl App {
             config: config.clone(),
             store: store.clone(),
             profiles: profiles.clone(),
-            tools: Arc::new(RwLock::new(registry)),
+            tools: registry,
             env,
             gate,
             persona,
@@ -124,6 +130,7 @@ impl App {
             store,
             profiles,
             agent,
+            tool_errors,
         })
     }
 

@@ -197,6 +197,9 @@ pub fn build_app(
     for e in &app.profiles.errors {
         eprintln!("warning: skipped {e}");
     }
+    for e in &app.tool_errors {
+        eprintln!("warning: skipped user tool {e}");
+    }
     Ok((app, log))
 }
 

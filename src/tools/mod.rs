@@ -19,6 +19,7 @@ pub mod shell_check;
 pub mod shell_parse;
 pub mod shell_wrappers;
 pub mod ssh_hosts;
+pub mod user;
 
 pub use approval::{ApprovalGate, Decision};
 pub use registry::ToolRegistry;

@@ -233,20 +233,43 @@ impl Drop for GroupGuard {
 /// Spawns `cmd` in its own process group and waits for it under `spec`.
 /// `Err` only when the child could not be started.
 pub async fn run(
-    mut cmd: Command,
+    cmd: Command,
     spec: &RunSpec,
     cancel: &CancellationToken,
 ) -> io::Result<RunOutcome> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    run_with_input(cmd, spec, None, cancel).await
+}
+
+/// Like [`run`], writing `input` to the child's stdin (then closing it).
+pub async fn run_with_input(
+    mut cmd: Command,
+    spec: &RunSpec,
+    input: Option<Vec<u8>>,
+    cancel: &CancellationToken,
+) -> io::Result<RunOutcome> {
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .process_group(0)
+    .kill_on_drop(true);
     if let Some(limits) = spec.limits {
         apply_limits(&mut cmd, limits);
     }
     let mut child = cmd.spawn()?;
     let pid = child.id().unwrap_or(0);
+    if let (Some(data), Some(mut stdin)) = (input, child.stdin.take()) {
+        // A child that never reads its input must not block us: write on a
+        // task; a broken pipe just means the child did not want it.
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = stdin.write_all(&data).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
     let mut guard = GroupGuard { pid, armed: true };
     let mut out_pipe = child.stdout.take();
     let mut err_pipe = child.stderr.take();

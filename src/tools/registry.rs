@@ -17,6 +17,8 @@ const RESULT_LIMIT: usize = 100_000;
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     builtin: BTreeSet<String>,
+    /// User tools added to every profile (`enabled.json`).
+    enabled_user: Vec<String>,
 }
 
 impl ToolRegistry {
@@ -43,6 +45,19 @@ impl ToolRegistry {
     pub fn clear_user_tools(&mut self) {
         let builtin = &self.builtin;
         self.tools.retain(|name, _| builtin.contains(name));
+    }
+
+    pub fn set_enabled_user(&mut self, names: Vec<String>) {
+        self.enabled_user = names;
+    }
+
+    /// User tools every profile gets, that are actually loaded.
+    pub fn enabled_user(&self) -> Vec<String> {
+        self.enabled_user
+            .iter()
+            .filter(|n| self.tools.contains_key(*n) && !self.builtin.contains(*n))
+            .cloned()
+            .collect()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

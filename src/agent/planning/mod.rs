@@ -73,11 +73,7 @@ async fn ask(
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     let p = run.profile.clone();
     let request = super::context::last_user_goal(&run.conv.context).unwrap_or_default();
-    let tool_names = if run.is_subagent() && !p.subagent_tools.is_empty() {
-        p.subagent_tools.clone()
-    } else {
-        p.enabled_tools.clone()
-    };
+    let tool_names = run.tool_names();
     let registry = run
         .agent
         .tools

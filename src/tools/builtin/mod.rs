@@ -4,6 +4,7 @@ pub mod filesystem;
 pub mod http_request;
 pub mod image_view;
 pub mod list_tools;
+pub mod reload_tools;
 pub mod scratchpad;
 pub mod ssh_exec;
 pub mod terminal;
@@ -11,9 +12,10 @@ pub mod todo;
 pub mod tool_manual;
 pub mod web_search;
 pub mod web_view;
+pub mod write_tool;
 
 use super::ToolRegistry;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// Registers every built-in tool that needs nothing but the shared `ToolEnv`.
 pub fn register_all(reg: &mut ToolRegistry) {
@@ -29,4 +31,17 @@ pub fn register_all(reg: &mut ToolRegistry) {
     reg.register_builtin(Arc::new(image_view::ImageViewTool));
     reg.register_builtin(Arc::new(list_tools::ListToolsTool));
     reg.register_builtin(Arc::new(tool_manual::ToolManualTool));
+}
+
+/// Registers the tools that change the registry itself (`reload_tools`,
+/// `write_tool`); they hold a weak reference to it.
+pub fn register_self_extension(reg: &Arc<RwLock<ToolRegistry>>) {
+    if let Ok(mut r) = reg.write() {
+        r.register_builtin(Arc::new(reload_tools::ReloadToolsTool {
+            registry: Arc::downgrade(reg),
+        }));
+        r.register_builtin(Arc::new(write_tool::WriteToolTool {
+            registry: Arc::downgrade(reg),
+        }));
+    }
 }
