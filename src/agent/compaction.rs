@@ -118,7 +118,7 @@ impl Agent {
                 ChatMessage::user(render_for_summary(&old)),
             ],
         );
-        req.temperature = Some(self.config.context.summary_temperature as f32);
+        req.temperature = Some(self.config.context.summary_temperature);
         req.think = Some(ThinkSetting::Bool(false));
         req.num_ctx = Some(self.config.llm.num_ctx);
         let mut stream = crate::llm::guard::open(&*backend, &req, &self.guard, cancel).await?;

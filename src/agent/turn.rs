@@ -207,7 +207,7 @@ impl<'a> Run<'a> {
                 .unwrap_or_default();
             req.tools = reg.schemas_for(&self.tool_names());
         }
-        req.temperature = Some(self.profile.temperature as f32);
+        req.temperature = Some(self.profile.temperature);
         req.think = Some(if self.profile.think_enabled {
             self.agent.config.llm.think.clone()
         } else {

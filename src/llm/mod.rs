@@ -125,7 +125,7 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// Empty = the `tools` field is omitted.
     pub tools: Vec<ToolSchema>,
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// `None` = do not send `think` at all.
     pub think: Option<ThinkSetting>,
     pub num_ctx: Option<u32>,

@@ -19,7 +19,7 @@ use crate::config::ThinkSetting;
 use crate::llm::{ChatMessage, ChatRequest};
 use crate::session::MessageKind;
 
-pub const PLANNING_TEMPERATURE: f32 = 0.3;
+pub const PLANNING_TEMPERATURE: f64 = 0.3;
 pub const MAX_STEPS: usize = 15;
 
 /// Whether planning runs for this message: always on a session's first

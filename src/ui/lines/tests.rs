@@ -7,8 +7,10 @@ fn opts(color: bool, thinking: ThinkingView) -> LineOptions {
         thinking,
         live_answer: true,
         markdown: true,
-        light: false,
-        truecolor: true,
+        code: CodeStyle {
+            truecolor: true,
+            ..CodeStyle::default()
+        },
     }
 }
 
@@ -245,6 +247,17 @@ fn status_line_sums_the_turn() {
     assert_eq!(out, "model: using m1\n");
     assert_eq!(
         r.status_line(Duration::from_millis(1500)),
-        "── context 1.2k/32.8k (3%) · 40 tokens out · 1.5s · m1 ──"
+        "── context 1.2k/32k (3%) · 40 tokens out · 1.5s · m1 ──"
     );
+}
+
+#[test]
+fn code_style_follows_the_colour_theme() {
+    let dir = std::path::Path::new("/nonexistent-navi-config");
+    let light = code_style_for("light", dir).unwrap();
+    assert_eq!(light.syntax_theme.as_deref(), Some("InspiredGitHub"));
+    let dark = code_style_for("dark", dir).unwrap();
+    assert_eq!(dark.syntax_theme.as_deref(), Some("base16-ocean.dark"));
+    let err = code_style_for("no-such-theme", dir).unwrap_err();
+    assert!(err.contains("unknown theme"), "{err}");
 }
