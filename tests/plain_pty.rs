@@ -78,6 +78,15 @@ async fn slash_commands_and_completion() {
     pty.send("/nonsense\r");
     pty.wait_for("unknown command /nonsense");
     pty.wait_prompt();
+    // Theme names come from the built-in themes; only a known one is taken.
+    pty.send("/theme nope\r");
+    pty.wait_for("unknown theme 'nope'");
+    pty.wait_prompt();
+    pty.send("/theme h\t");
+    pty.wait_for("high-contrast");
+    pty.send("\r");
+    pty.wait_for("theme: high-contrast");
+    pty.wait_prompt();
     pty.send("/quit\r");
     assert_eq!(pty.exit_code(), 0);
     assert!(

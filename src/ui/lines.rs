@@ -14,10 +14,21 @@ pub mod style;
 
 use super::format::{args_preview, preview, tokens_short};
 use crate::agent::events::{AgentEvent, AgentOrigin, TodoItem};
+pub use highlight::CodeStyle;
 use markdown::Markdown;
 use std::collections::HashMap;
 use std::time::Duration;
 pub use style::{Palette, color_wanted};
+
+/// Code highlighting as colour theme `name` asks for (its `syntax` key);
+/// user themes in `config_dir/themes` first, then the built-in ones.
+pub fn code_style_for(name: &str, config_dir: &std::path::Path) -> Result<CodeStyle, String> {
+    let theme = crate::ui::tui::theme::Theme::load(name, Some(config_dir), false)?;
+    Ok(CodeStyle {
+        syntax_theme: theme.syntax,
+        truecolor: style::truecolor(),
+    })
+}
 
 /// Where a piece of output goes: the answer (stdout) or progress (stdout in
 /// plain mode, stderr for `navi run`).
@@ -50,9 +61,8 @@ pub struct LineOptions {
     pub live_answer: bool,
     /// Render the answer as terminal Markdown (only matters with colour).
     pub markdown: bool,
-    /// Light terminal background (picks the code highlighting theme).
-    pub light: bool,
-    pub truecolor: bool,
+    /// How code blocks are highlighted (with colour and Markdown on).
+    pub code: CodeStyle,
 }
 
 /// Who owns the line that is currently open.
@@ -117,7 +127,7 @@ fn todo_mark(status: &str) -> &'static str {
 
 impl LineRenderer {
     pub fn new(opts: LineOptions) -> Self {
-        let md = Markdown::new(opts.color && opts.markdown, opts.light, opts.truecolor);
+        let md = Markdown::new(opts.color && opts.markdown, opts.code.clone());
         LineRenderer {
             pal: Palette::new(opts.color),
             opts,
@@ -147,8 +157,7 @@ impl LineRenderer {
         self.saw_stop = false;
         self.md = Markdown::new(
             self.opts.color && self.opts.markdown,
-            self.opts.light,
-            self.opts.truecolor,
+            self.opts.code.clone(),
         );
     }
 
@@ -412,12 +421,8 @@ impl LineRenderer {
                     }
                 } else if !content.is_empty() {
                     self.break_line(&mut out);
-                    let mut text = Markdown::render(
-                        content,
-                        self.opts.color && self.opts.markdown,
-                        self.opts.light,
-                        self.opts.truecolor,
-                    );
+                    let color = self.opts.color && self.opts.markdown;
+                    let mut text = Markdown::render(content, color, &self.opts.code);
                     if !text.ends_with('\n') {
                         text.push('\n');
                     }

@@ -2,7 +2,7 @@
 //! live when stdout is a terminal), progress on stderr; `--json` prints every
 //! event as one JSON line. SIGINT stops the turn cooperatively (exit 130, the
 //! session is saved); a second SIGINT exits at once.
-use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, style};
+use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_style_for, style};
 use crate::agent::events::AgentEvent;
 use crate::app::{AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, RunArgs, build_app};
@@ -81,8 +81,7 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         thinking: ThinkingView::Summary,
         live_answer: stdout_tty,
         markdown: stdout_tty,
-        light: app.config.ui.theme.contains("light"),
-        truecolor: style::truecolor(),
+        code: code_style_for(&app.config.ui.theme, &app.paths.config_dir).unwrap_or_default(),
     });
     let mut out = std::io::stdout().lock();
     let mut interrupts = 0u32;

@@ -36,14 +36,31 @@ pub fn warm() {
     }
 }
 
-fn theme(light: bool) -> Option<&'static Theme> {
+/// How code blocks are coloured: the syntect theme the colour theme names
+/// (its `syntax` key; `None` = no highlighting) and the colour depth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeStyle {
+    pub syntax_theme: Option<String>,
+    pub truecolor: bool,
+}
+
+impl Default for CodeStyle {
+    fn default() -> Self {
+        CodeStyle {
+            syntax_theme: Some(DEFAULT_THEME.into()),
+            truecolor: false,
+        }
+    }
+}
+
+const DEFAULT_THEME: &str = "base16-ocean.dark";
+
+/// A syntect theme by name; an unknown name falls back to the default.
+fn theme(name: &str) -> Option<&'static Theme> {
     let t = &assets().themes.themes;
-    let name = if light {
-        "InspiredGitHub"
-    } else {
-        "base16-ocean.dark"
-    };
-    t.get(name).or_else(|| t.values().next())
+    t.get(name)
+        .or_else(|| t.get(DEFAULT_THEME))
+        .or_else(|| t.values().next())
 }
 
 /// Highlights the lines of one code block.
@@ -54,9 +71,10 @@ pub struct CodeHighlighter {
 
 impl CodeHighlighter {
     /// A highlighter for a fence's language tag; `None` for an unknown or
-    /// missing language (the block is then printed as it is).
-    pub fn for_lang(lang: &str, light: bool, truecolor: bool) -> Option<Self> {
+    /// missing language, or no syntax theme (the block is printed as it is).
+    pub fn for_lang(lang: &str, style: &CodeStyle) -> Option<Self> {
         let lang = lang.trim();
+        let name = style.syntax_theme.as_deref()?;
         if lang.is_empty() {
             return None;
         }
@@ -66,8 +84,8 @@ impl CodeHighlighter {
             .find_syntax_by_token(lang)
             .or_else(|| a.syntaxes.find_syntax_by_name(lang))?;
         Some(CodeHighlighter {
-            lines: HighlightLines::new(syntax, theme(light)?),
-            truecolor,
+            lines: HighlightLines::new(syntax, theme(name)?),
+            truecolor: style.truecolor,
         })
     }
 
@@ -98,14 +116,28 @@ mod tests {
 
     #[test]
     fn highlights_known_languages_only() {
-        let mut h =
-            CodeHighlighter::for_lang("rust", false, true).expect("rust is a default syntax");
+        let tc = CodeStyle {
+            truecolor: true,
+            ..CodeStyle::default()
+        };
+        let mut h = CodeHighlighter::for_lang("rust", &tc).expect("rust is a default syntax");
         let s = h.line("fn main() {}");
         assert!(s.contains("\x1b[38;2;"), "{s:?}");
         assert!(s.ends_with(RESET));
         assert_eq!(strip(&s), "fn main() {}");
-        assert!(CodeHighlighter::for_lang("no-such-language", false, true).is_none());
-        assert!(CodeHighlighter::for_lang("", false, true).is_none());
+        assert!(CodeHighlighter::for_lang("no-such-language", &tc).is_none());
+        assert!(CodeHighlighter::for_lang("", &tc).is_none());
+        let none = CodeStyle {
+            syntax_theme: None,
+            truecolor: true,
+        };
+        assert!(CodeHighlighter::for_lang("rust", &none).is_none());
+        let unknown = CodeStyle {
+            syntax_theme: Some("no-such-theme".into()),
+            truecolor: false,
+        };
+        let mut h = CodeHighlighter::for_lang("rust", &unknown).expect("falls back");
+        assert!(h.line("let x = 1;").contains("\x1b[38;5;"));
     }
 
     fn strip(s: &str) -> String {

@@ -12,7 +12,7 @@
 //!
 //! pulldown-cmark needs a whole block to parse, so streaming uses this small
 //! line state machine; the constructs it knows are the ones models emit.
-use super::highlight::CodeHighlighter;
+use super::highlight::{CodeHighlighter, CodeStyle};
 use super::style::{BOLD, CODE, DIM, RESET};
 
 /// How the current line is being handled.
@@ -105,8 +105,7 @@ enum Kind {
 /// A streaming Markdown renderer for one answer.
 pub struct Markdown {
     color: bool,
-    light: bool,
-    truecolor: bool,
+    code: CodeStyle,
     mode: Mode,
     held: String,
     fence: Option<Fence>,
@@ -114,11 +113,10 @@ pub struct Markdown {
 }
 
 impl Markdown {
-    pub fn new(color: bool, light: bool, truecolor: bool) -> Self {
+    pub fn new(color: bool, code: CodeStyle) -> Self {
         Markdown {
             color,
-            light,
-            truecolor,
+            code,
             mode: Mode::Start,
             held: String::new(),
             fence: None,
@@ -127,8 +125,8 @@ impl Markdown {
     }
 
     /// Renders a whole text at once (history, non-streamed answers).
-    pub fn render(text: &str, color: bool, light: bool, truecolor: bool) -> String {
-        let mut md = Markdown::new(color, light, truecolor);
+    pub fn render(text: &str, color: bool, code: &CodeStyle) -> String {
+        let mut md = Markdown::new(color, code.clone());
         let mut out = md.push(text);
         out.push_str(&md.finish());
         out
@@ -302,7 +300,7 @@ impl Markdown {
             self.fence = Some(Fence {
                 marker,
                 len,
-                code: CodeHighlighter::for_lang(lang, self.light, self.truecolor),
+                code: CodeHighlighter::for_lang(lang, &self.code),
             });
             out.push_str(&format!("{DIM}{line}{RESET}"));
             return;

@@ -1,5 +1,12 @@
 use super::*;
 
+fn tc() -> CodeStyle {
+    CodeStyle {
+        truecolor: true,
+        ..CodeStyle::default()
+    }
+}
+
 const DOC: &str = "# Title\n\nSome **bold** and `code` here, 2 * 3 = 6.\n\n- one\n- two\n  * nested\n1. first\n12) twelfth\n> quoted\n---\n```rust\nfn main() {}\n```\n```\nplain code\n```\n#tag and 2024 was\n";
 
 fn strip(s: &str) -> String {
@@ -17,12 +24,12 @@ fn strip(s: &str) -> String {
 }
 
 fn color(text: &str) -> String {
-    Markdown::render(text, true, false, true)
+    Markdown::render(text, true, &tc())
 }
 
 #[test]
 fn without_colour_output_is_the_input() {
-    let mut md = Markdown::new(false, false, false);
+    let mut md = Markdown::new(false, CodeStyle::default());
     let mut out = String::new();
     for piece in DOC.as_bytes().chunks(3) {
         out.push_str(&md.push(std::str::from_utf8(piece).unwrap_or("")));
@@ -35,7 +42,7 @@ fn without_colour_output_is_the_input() {
 #[test]
 fn chunking_does_not_change_the_result() {
     let whole = color(DOC);
-    let mut md = Markdown::new(true, false, true);
+    let mut md = Markdown::new(true, tc());
     let mut out = String::new();
     for ch in DOC.chars() {
         out.push_str(&md.push(&ch.to_string()));
@@ -106,12 +113,12 @@ fn quotes_and_rules() {
 
 #[test]
 fn finish_flushes_held_text() {
-    let mut md = Markdown::new(true, false, true);
+    let mut md = Markdown::new(true, tc());
     let mut out = md.push("## Head");
     assert_eq!(out, "", "a heading is held until its line ends");
     out.push_str(&md.finish());
     assert_eq!(strip(&out), "Head");
-    let mut md = Markdown::new(true, false, true);
+    let mut md = Markdown::new(true, tc());
     let mut out = md.push("ends with *");
     out.push_str(&md.finish());
     assert_eq!(out, "ends with *");
@@ -119,7 +126,7 @@ fn finish_flushes_held_text() {
 
 #[test]
 fn prose_streams_without_waiting_for_the_newline() {
-    let mut md = Markdown::new(true, false, true);
+    let mut md = Markdown::new(true, tc());
     assert_eq!(md.push("Hello wor"), "Hello wor");
     assert_eq!(md.push("ld"), "ld");
     assert_eq!(md.push("\n- it"), "\n\x1b[36m•\x1b[0m it");

@@ -16,7 +16,9 @@ mod slash;
 mod turn;
 
 use super::commands::UiState;
-use super::lines::{LineOptions, LineRenderer, Palette, Piece, ThinkingView, style};
+use super::lines::{
+    CodeStyle, LineOptions, LineRenderer, Palette, Piece, ThinkingView, code_style_for, style,
+};
 use crate::app::{App, AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, build_app};
 use editor::{Editor, EditorConfig, NaviPrompt, Reply};
@@ -57,29 +59,6 @@ struct Plain {
     input: Input,
     sig: Interrupts,
     term: Term,
-    themes: Vec<String>,
-}
-
-/// Theme names: the built-in ones and the user's `themes/*.toml`.
-fn theme_names(app: &App) -> Vec<String> {
-    let mut names: Vec<String> = crate::embedded::under("themes/")
-        .filter_map(|(p, _)| p.strip_prefix("themes/")?.strip_suffix(".toml"))
-        .map(String::from)
-        .collect();
-    if let Ok(dir) = std::fs::read_dir(app.paths.config_dir.join("themes")) {
-        for e in dir.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(n) = name.strip_suffix(".toml") {
-                names.push(n.to_string());
-            }
-        }
-    }
-    if names.is_empty() {
-        names = vec!["dark".into(), "light".into()];
-    }
-    names.sort();
-    names.dedup();
-    names
 }
 
 pub async fn run(
@@ -96,13 +75,13 @@ pub async fn run(
     };
     let (app, _log) = build_app(g, opts)?;
     let meta = app.open_session(&choice, profile.as_deref())?;
-    let themes = theme_names(&app);
+    let themes = crate::ui::tui::theme::names(Some(&app.paths.config_dir));
     let input = if term.editor() {
         let ed = Editor::start(EditorConfig {
             history: app.paths.data_dir.join("history.txt"),
             color: term.color,
             profiles: app.profiles.ids(),
-            themes: themes.clone(),
+            themes,
         });
         if let Some(w) = &ed.history_warning {
             eprintln!("warning: {w}");
@@ -127,8 +106,7 @@ pub async fn run(
         },
         live_answer: true,
         markdown: true,
-        light: st.theme.contains("light"),
-        truecolor: style::truecolor(),
+        code: code_style(&st.theme, &app),
     });
     let mut plain = Plain {
         app,
@@ -137,7 +115,6 @@ pub async fn run(
         input,
         sig,
         term,
-        themes,
     };
     plain.greet();
     let code = plain.repl().await;
@@ -145,6 +122,18 @@ pub async fn run(
         e.shutdown();
     }
     Ok(code)
+}
+
+/// Code highlighting for the configured theme; a broken theme file is
+/// reported and the default used.
+fn code_style(theme: &str, app: &App) -> CodeStyle {
+    code_style_for(theme, &app.paths.config_dir).unwrap_or_else(|e| {
+        eprintln!("warning: {e}");
+        CodeStyle {
+            truecolor: style::truecolor(),
+            ..CodeStyle::default()
+        }
+    })
 }
 
 impl Plain {

@@ -9,8 +9,8 @@ use crate::llm::Role;
 use crate::session::{MessageKind, StoredMessage};
 use crate::ui::commands::{self, Outcome, SlashCommand};
 use crate::ui::format::{args_preview, preview};
-use crate::ui::lines::ThinkingView;
 use crate::ui::lines::markdown::Markdown;
+use crate::ui::lines::{ThinkingView, code_style_for};
 use tokio_util::sync::CancellationToken;
 
 /// The last assistant answer of a history (for /copy after a resume).
@@ -124,18 +124,16 @@ impl Plain {
                     ));
                 }
             }
-            Outcome::Theme(t) => {
-                if self.themes.contains(&t) {
-                    self.r.opts.light = t.contains("light");
-                    self.st.theme = t.clone();
+            Outcome::Theme(t) => match code_style_for(&t, &self.app.paths.config_dir) {
+                Ok(code) => {
+                    self.r.opts.code = code;
                     self.say(&format!(
                         "theme: {t} (plain mode uses it for code highlighting)"
                     ));
-                } else {
-                    let e = format!("unknown theme '{t}'; available: {}", self.themes.join(", "));
-                    self.say(&p.red(&e));
+                    self.st.theme = t;
                 }
-            }
+                Err(e) => self.say(&p.red(&e)),
+            },
             Outcome::Thinking(on) => {
                 self.st.show_thinking = on;
                 self.r.opts.thinking = if on {
@@ -165,8 +163,7 @@ impl Plain {
             let t = format!("… {skip} earlier messages (/export saves them all)");
             self.say(&p.dim(&t));
         }
-        let (color, light, truecolor) =
-            (self.r.opts.color, self.r.opts.light, self.r.opts.truecolor);
+        let (color, code) = (self.r.opts.color, self.r.opts.code.clone());
         for m in visible.into_iter().skip(skip) {
             let content = m.msg.content.trim_end();
             match (m.msg.role, m.kind) {
@@ -182,7 +179,7 @@ impl Plain {
                 }
                 (Role::Assistant, _) => {
                     if !content.is_empty() {
-                        let text = Markdown::render(content, color, light, truecolor);
+                        let text = Markdown::render(content, color, &code);
                         self.say(text.trim_end_matches('\n'));
                     }
                     for c in &m.msg.tool_calls {
