@@ -14,22 +14,29 @@ reference `navi sessions list` (process start, config, database, no UI); and
 the very first start, which also creates the database.
 
 No server is needed: plain mode does no network I/O before the first
-message. Prints min / median / p90 in milliseconds.
+message. Prints min / median / p90 wall time in milliseconds, and for the
+pty rows the median CPU time (user + system) the process used, which the
+load of a shared machine disturbs much less than wall time.
 """
+import fcntl
 import os
 import pty
 import select
 import shutil
 import signal
 import statistics
+import struct
 import sys
 import tempfile
+import termios
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/release/navi")
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 DSR = b"\x1b[6n"
+# CPU time (user + system) the child used up to the prompt, per run.
+CPU = []
 
 
 def once(term, data_dir):
@@ -45,6 +52,7 @@ def once(term, data_dir):
     pid, fd = pty.fork()
     if pid == 0:
         os.execve(BIN, [BIN, "--plain"], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     seen = b""
     elapsed = None
     deadline = start + 10
@@ -63,10 +71,11 @@ def once(term, data_dir):
             elapsed = time.perf_counter() - start
             break
     os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+    _, _, usage = os.wait4(pid, 0)
     os.close(fd)
     if elapsed is None:
         raise SystemExit(f"no prompt within 10 s; output was {seen!r}")
+    CPU.append((usage.ru_utime + usage.ru_stime) * 1000)
     return elapsed * 1000
 
 
@@ -82,7 +91,9 @@ def baseline(data_dir):
 def report(name, samples):
     samples.sort()
     p90 = samples[int(len(samples) * 0.9) - 1]
-    print(f"{name:<34} min {samples[0]:6.1f} ms   median {statistics.median(samples):6.1f} ms   p90 {p90:6.1f} ms")
+    cpu = f"   cpu median {statistics.median(CPU):5.1f} ms" if CPU else ""
+    CPU.clear()
+    print(f"{name:<34} min {samples[0]:6.1f} ms   median {statistics.median(samples):6.1f} ms   p90 {p90:6.1f} ms{cpu}")
 
 
 def main():
@@ -92,6 +103,7 @@ def main():
     warm = tempfile.mkdtemp(prefix="navi-bench-")
     # A previous start: the database exists, a session to resume, a history.
     once("xterm-256color", warm)
+    CPU.clear()
     with open(os.path.join(warm, "history.txt"), "w") as f:
         f.writelines(f"earlier message number {i}\n" for i in range(1000))
     rows = [
