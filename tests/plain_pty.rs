@@ -233,3 +233,24 @@ async fn colour_terminal_gets_rendered_markdown() {
     assert!(out.contains("\x1b[38;5;"), "{out:?}");
     assert!(out.contains("answer"), "{out:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_redirected_keeps_the_prompt_on_the_terminal() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("answer on stdout"));
+    let home = Home::new(&fake.ollama_url());
+    let err = home.dir.path().join("stderr.log");
+    let mut pty = Pty::spawn(home.command_stderr_to("xterm-256color", &err));
+    pty.wait_for("navi[tester]> ");
+    pty.send("hello\r");
+    pty.wait_for("answer on stdout");
+    pty.wait_for("navi[tester]> ");
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    let log = std::fs::read_to_string(&err).unwrap();
+    assert!(!log.contains("navi["), "the prompt went to stderr: {log:?}");
+    assert!(
+        !pty.text().contains("\x1b[6n"),
+        "reedline ran without a terminal on stderr"
+    );
+}

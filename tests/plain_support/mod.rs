@@ -50,8 +50,24 @@ impl Home {
     /// `navi --plain --profile tester` with a clean environment.
     pub fn command(&self, term: &str, extra: &[(&str, &str)]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_navi"));
-        c.args(["--plain", "--profile", "tester"])
-            .env_clear()
+        c.args(["--plain", "--profile", "tester"]);
+        self.setup(c, term, extra)
+    }
+
+    /// The same, through `sh` with stderr sent to `file`.
+    pub fn command_stderr_to(&self, term: &str, file: &Path) -> Command {
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            "exec \"$0\" --plain --profile tester 2>\"$1\"",
+            env!("CARGO_BIN_EXE_navi"),
+        ])
+        .arg(file);
+        self.setup(c, term, &[])
+    }
+
+    fn setup(&self, mut c: Command, term: &str, extra: &[(&str, &str)]) -> Command {
+        c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
             .env("LANG", "C.UTF-8")

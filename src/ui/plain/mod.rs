@@ -6,8 +6,8 @@
 //! - One loop: read a line while idle, then run the turn or the command to
 //!   its end; events are only printed while no editor owns the terminal.
 //! - Without colour (NO_COLOR, TERM=dumb, stdout not a TTY) no escape
-//!   sequence is written; without a TTY on stdin and stdout (or with
-//!   TERM=dumb) reedline is never started.
+//!   sequence is written; without a TTY on stdin, stdout and stderr (or
+//!   with TERM=dumb) reedline is never started.
 //! - Start-up does no network I/O and loads no syntax definitions.
 //! - Exit code 0 on /quit or end of input; 130 when Ctrl-C ends a piped run.
 mod editor;
@@ -30,6 +30,8 @@ use std::io::{IsTerminal, Write};
 pub struct Term {
     pub stdin_tty: bool,
     pub stdout_tty: bool,
+    /// reedline paints its prompt on stderr.
+    pub stderr_tty: bool,
     pub dumb: bool,
     pub color: bool,
 }
@@ -41,14 +43,16 @@ impl Term {
         Term {
             stdin_tty,
             stdout_tty,
+            stderr_tty: std::io::stderr().is_terminal(),
             dumb: std::env::var("TERM").is_ok_and(|t| t == "dumb"),
             color: style::color_wanted(stdout_tty),
         }
     }
 
-    /// reedline needs a real terminal on both ends.
+    /// reedline needs a real terminal on all three streams (it reads keys
+    /// from stdin and paints on stderr; answers go to stdout).
     pub fn editor(&self) -> bool {
-        self.stdin_tty && self.stdout_tty && !self.dumb
+        self.stdin_tty && self.stdout_tty && self.stderr_tty && !self.dumb
     }
 }
 
