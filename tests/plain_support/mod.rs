@@ -232,7 +232,3 @@ pub fn contents(body: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
-
-pub fn has_file(p: &Path) -> bool {
-    p.is_file()
-}

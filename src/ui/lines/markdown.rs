@@ -185,11 +185,6 @@ impl Markdown {
         self.mode == Mode::Start && self.held.is_empty()
     }
 
-    /// Whether a code block is open (for tests and callers that care).
-    pub fn in_code(&self) -> bool {
-        self.fence.is_some()
-    }
-
     fn decide(&mut self, out: &mut String) {
         match self.classify() {
             Kind::Undecided => {}
