@@ -212,11 +212,16 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    // One-shot commands run on one thread (less start-up work); the
+    // interactive front ends get two workers so drawing never waits on a task.
+    let mut builder = if cli.command.is_some() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    };
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("navi: cannot start the async runtime: {e}");

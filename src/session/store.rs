@@ -134,6 +134,16 @@ impl SessionStore {
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_err)?;
+        // Don't checkpoint (two fsyncs, ~8 ms here) every time a short-lived
+        // `navi run` closes the database; auto-checkpoint folds the WAL in as
+        // it grows. Durability is unchanged: committed frames are in the WAL.
+        let _ = conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        );
+        // …but keep the WAL short: the next process to open the database
+        // re-reads all of it (recovery), so 256 pages (~1 MB) bounds that.
+        let _ = conn.pragma_update(None, "wal_autocheckpoint", 256);
         let found = schema::migrate(&mut conn).map_err(open_err)?;
         if found > schema::CURRENT {
             return Err(StoreError::TooNew {

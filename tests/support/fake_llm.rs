@@ -134,6 +134,15 @@ impl Reply {
     }
 }
 
+/// Sleeps `n` ms; zero does not sleep at all (a zero-length tokio sleep still
+/// waits for the next timer tick, about 1 ms, which would make every
+/// undelayed chunk slow).
+async fn pause(n: u64) {
+    if n > 0 {
+        tokio::time::sleep(Duration::from_millis(n)).await;
+    }
+}
+
 /// A request the server received.
 #[derive(Clone, Debug, Serialize)]
 pub struct Recorded {
@@ -445,7 +454,7 @@ const FOREVER: Duration = Duration::from_secs(3600);
 
 async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) -> Io {
     let ms = Duration::from_millis;
-    tokio::time::sleep(ms(reply.prefill_ms)).await;
+    pause(reply.prefill_ms).await;
     match &reply.fault {
         Some(Fault::CloseBeforeHeaders) => return Ok(()),
         Some(Fault::Status(code, text)) => {
@@ -490,7 +499,7 @@ async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) 
     let pieces = wire.head.iter().chain(&wire.content[..cut]);
     for piece in pieces {
         if !first {
-            tokio::time::sleep(ms(reply.chunk_delay_ms)).await;
+            pause(reply.chunk_delay_ms).await;
         }
         first = false;
         write_chunk(wr, piece).await?;
@@ -517,7 +526,7 @@ async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) 
         Some(Fault::ErrorLine(m)) => write_chunk(wr, &error_text(m)).await?,
         _ => {
             for piece in &wire.tail {
-                tokio::time::sleep(ms(reply.chunk_delay_ms)).await;
+                pause(reply.chunk_delay_ms).await;
                 write_chunk(wr, piece).await?;
             }
         }
