@@ -1,6 +1,7 @@
 //! Agent-core benchmarks: loop overhead per iteration with an in-process
 //! backend and a 1,000-message context; resume (load) of a 10,000-message
 //! session; append of one message. Real SQLite files in a temp dir.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use criterion::{Criterion, criterion_group, criterion_main};
 use navi::agent::events::EventSink;
 use navi::agent::{Agent, AgentParts};

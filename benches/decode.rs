@@ -10,6 +10,7 @@
 //!
 //! Run: `cargo bench --bench decode -- --warm-up-time 1 --measurement-time 3`
 //! Results: docs/performance.md ("Stream decoding").
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::{FutureExt, Stream, StreamExt};

@@ -1,4 +1,5 @@
 //! spawn_agent and switch_profile against the scripted backend.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::*;

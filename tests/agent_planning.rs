@@ -1,5 +1,6 @@
 //! Planning pipeline and thinking mechanics, asserted on the requests the
 //! backend received.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::*;

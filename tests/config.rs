@@ -1,4 +1,5 @@
 //! Configuration: lookup, precedence, strictness, and the binary's exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use navi::config::{self, BackendKind, Config, LoadOptions, ThinkSetting};
 use std::collections::HashMap;
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! `navi --plain` with stdin and stdout on pipes: a plain reader of stdin
 //! lines that writes plain text.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod plain_support;
 mod support;
 

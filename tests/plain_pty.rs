@@ -1,5 +1,6 @@
 //! `navi --plain` end to end: the real binary in a real pty (reedline mode),
 //! against the fake LLM server.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod plain_support;
 mod support;
 

@@ -1,5 +1,6 @@
 //! `navi run` end to end: the real binary against the fake LLM server, with a
 //! real SQLite file, on both wire protocols.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod support;
 
 use serde_json::{Value, json};

@@ -1,4 +1,5 @@
 //! The SQLite store against a real file.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use navi::llm::{ChatMessage, ToolCall};
 use navi::session::{Buffer, MessageKind, SessionStore, StoredMessage};
 use serde_json::json;

@@ -1,5 +1,6 @@
 //! User tools (manifest + script), reload_tools and write_tool, with real
 //! scripts run by python3 and sh.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod tools_support;
 
 use navi::tools::builtin::{

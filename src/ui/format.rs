@@ -48,7 +48,7 @@ pub fn tokens_short(used: u64, max: u64) -> String {
             n.to_string()
         }
     }
-    let window = if max >= 1024 && max % 1000 != 0 && max.is_multiple_of(1024) {
+    let window = if max >= 1024 && !max.is_multiple_of(1000) && max.is_multiple_of(1024) {
         format!("{}k", max / 1024)
     } else {
         k(max)

@@ -1,5 +1,6 @@
 //! Shared set-up for agent-level tests: a real SQLite file in a temp dir, a
 //! scripted in-process backend, test profiles and a few test tools.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use navi::agent::events::{AgentEvent, EventSink};

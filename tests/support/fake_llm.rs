@@ -453,7 +453,6 @@ async fn write_chunk(wr: &mut OwnedWriteHalf, data: &str) -> Io {
 const FOREVER: Duration = Duration::from_secs(3600);
 
 async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) -> Io {
-    let ms = Duration::from_millis;
     pause(reply.prefill_ms).await;
     match &reply.fault {
         Some(Fault::CloseBeforeHeaders) => return Ok(()),

@@ -108,10 +108,10 @@ pub fn process_gone(pid: u32) -> bool {
 /// Waits until `path` exists and holds a number; returns it.
 pub async fn wait_for_pid_file(path: &Path) -> u32 {
     for _ in 0..200 {
-        if let Ok(s) = std::fs::read_to_string(path) {
-            if let Ok(pid) = s.trim().parse() {
-                return pid;
-            }
+        if let Ok(s) = std::fs::read_to_string(path)
+            && let Ok(pid) = s.trim().parse()
+        {
+            return pid;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
