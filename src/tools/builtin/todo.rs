@@ -164,7 +164,9 @@ impl Tool for TodoTool {
                     Some(Ok(items)) if !items.is_empty() => items,
                     Some(Err(e)) => return ToolResult::err(e),
                     _ => {
-                        return ToolResult::err("action 'set'/'add' needs a non-empty 'items' list");
+                        return ToolResult::err(
+                            "action 'set'/'add' needs a non-empty 'items' list",
+                        );
                     }
                 };
                 if action == "set" {
