@@ -13,6 +13,7 @@ pub mod delegate;
 pub mod events;
 pub mod mechanics;
 pub mod planning;
+mod stream;
 pub mod tokens;
 mod turn;
 
