@@ -302,6 +302,26 @@ pub async fn read_capped(resp: reqwest::Response) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// Sends a metadata request (`/api/tags`, `/api/show`, `/models`) and
+/// parses its JSON body; every failure becomes the backend's typed error.
+/// `model` names the model for a 404.
+pub async fn metadata_json(
+    t: &Target,
+    req: reqwest::RequestBuilder,
+    what: &str,
+    model: Option<&str>,
+) -> Result<serde_json::Value, LlmError> {
+    let resp = req
+        .timeout(METADATA_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| send_error(t, &e))?;
+    if !resp.status().is_success() {
+        return Err(HttpFailure::read(resp).await.into_error(t, model));
+    }
+    resp.json().await.map_err(|e| json_error(t, what, &e))
+}
+
 /// A non-2xx response, read and classified.
 #[derive(Clone, Debug)]
 pub struct HttpFailure {

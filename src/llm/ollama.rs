@@ -236,20 +236,8 @@ impl LlmBackend for OllamaBackend {
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
-        let resp = self
-            .client
-            .get(self.url("/api/tags"))
-            .timeout(http::METADATA_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| http::send_error(&self.target, &e))?;
-        if !resp.status().is_success() {
-            return Err(HttpFailure::read(resp).await.into_error(&self.target, None));
-        }
-        let v: Value = resp
-            .json()
-            .await
-            .map_err(|e| http::json_error(&self.target, "/api/tags", &e))?;
+        let req = self.client.get(self.url("/api/tags"));
+        let v = http::metadata_json(&self.target, req, "/api/tags", None).await?;
         let models = v
             .get("models")
             .and_then(Value::as_array)
@@ -265,23 +253,11 @@ impl LlmBackend for OllamaBackend {
     }
 
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
-        let resp = self
+        let req = self
             .client
             .post(self.url("/api/show"))
-            .timeout(http::METADATA_TIMEOUT)
-            .json(&json!({ "model": model }))
-            .send()
-            .await
-            .map_err(|e| http::send_error(&self.target, &e))?;
-        if !resp.status().is_success() {
-            return Err(HttpFailure::read(resp)
-                .await
-                .into_error(&self.target, Some(model)));
-        }
-        let v: Value = resp
-            .json()
-            .await
-            .map_err(|e| http::json_error(&self.target, "/api/show", &e))?;
+            .json(&json!({ "model": model }));
+        let v = http::metadata_json(&self.target, req, "/api/show", Some(model)).await?;
         let capabilities = v
             .get("capabilities")
             .and_then(Value::as_array)

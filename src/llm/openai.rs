@@ -62,19 +62,8 @@ impl OpenAiBackend {
     }
 
     async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
-        let resp = self
-            .request(reqwest::Method::GET, "/models")
-            .timeout(http::METADATA_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| http::send_error(&self.target, &e))?;
-        if !resp.status().is_success() {
-            return Err(HttpFailure::read(resp).await.into_error(&self.target, None));
-        }
-        let v: Value = resp
-            .json()
-            .await
-            .map_err(|e| http::json_error(&self.target, "/models", &e))?;
+        let req = self.request(reqwest::Method::GET, "/models");
+        let v = http::metadata_json(&self.target, req, "/models", None).await?;
         v.get("data")
             .and_then(Value::as_array)
             .cloned()
