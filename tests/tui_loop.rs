@@ -2,17 +2,19 @@
 //! channel, a fake `Host` recording what the UI asked for, frames drawn to a
 //! `TestBackend`. Covers send → stream → idle, Ctrl-C/Esc stop, queueing,
 //! approvals, slash commands, and quitting.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod tui_support;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
 use navi::agent::events::AgentEvent;
-use navi::session::SessionMeta;
+use navi::llm::ChatMessage;
+use navi::session::{MessageKind, SessionMeta, StoredMessage};
 use navi::tools::Decision;
 use navi::ui::commands::{Outcome, SlashCommand, UiState};
 use navi::ui::tui::cells::CellKind;
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
-use navi::ui::tui::host::{Check, Host, Turn};
+use navi::ui::tui::host::{Check, Host, Load, Turn};
 use navi::ui::tui::state::TuiState;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -35,7 +37,7 @@ struct Log {
 }
 
 #[derive(Clone, Default)]
-struct FakeHost(Arc<Mutex<Log>>);
+struct FakeHost(Arc<Mutex<Log>>, Option<Vec<StoredMessage>>);
 
 impl Host for FakeHost {
     fn start_turn(&mut self, _session_id: &str, message: &str) -> Turn {
@@ -72,6 +74,13 @@ impl Host for FakeHost {
     fn check_backend(&mut self, _profile_id: &str) -> Option<Check> {
         Some(Box::pin(async {
             Some("cannot reach the fake backend".to_string())
+        }))
+    }
+    fn load_history(&mut self, _session_id: &str) -> Option<Load> {
+        let h = self.1.clone()?;
+        Some(Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(h)
         }))
     }
 }
@@ -150,15 +159,27 @@ where
     F: FnOnce(Harness) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
+    run_with(state(), None, script).await
+}
+
+async fn run_with<F, Fut>(
+    st: TuiState,
+    history: Option<Vec<StoredMessage>>,
+    script: F,
+) -> (String, Arc<Mutex<Log>>)
+where
+    F: FnOnce(Harness) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let host_log = Arc::new(Mutex::new(Log::default()));
-    let mut host = FakeHost(host_log.clone());
+    let mut host = FakeHost(host_log.clone(), history);
     let (ktx, krx) = mpsc::unbounded_channel::<Event>();
     let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))
     }))
     .fuse();
     let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
-    let mut lp = EventLoop::new(&mut host, state());
+    let mut lp = EventLoop::new(&mut host, st);
     let opts = LoopOptions {
         max_fps: 120,
         check_backend: true,
@@ -298,4 +319,65 @@ async fn approvals_and_slash_commands() {
     // The unknown command never reached the dispatcher, nor the model.
     assert_eq!(l.commands, vec![SlashCommand::SessionList]);
     assert_eq!(l.turns, vec!["rm it"]);
+}
+
+#[tokio::test]
+async fn closed_input_stops_the_turn_and_quits() {
+    let (_screen, log) = run(|h| async move {
+        h.typed("work");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        let log = h.log.clone();
+        // The terminal goes away: no more input.
+        drop(h);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !log.lock().unwrap().cancels[0].is_cancelled() {
+            assert!(tokio::time::Instant::now() < deadline, "turn not stopped");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The turn finishes writing; its channel closes; the loop ends.
+        let (tx, _) = mpsc::channel(1);
+        log.lock().unwrap().senders[0] = tx;
+    })
+    .await;
+    assert!(log.lock().unwrap().cancels[0].is_cancelled());
+}
+
+#[tokio::test]
+async fn history_loads_after_the_first_frame_and_queues_early_messages() {
+    let mut st = state();
+    st.loading = true;
+    let history = vec![
+        StoredMessage::new(ChatMessage::user("old question"), MessageKind::Message),
+        StoredMessage::new(ChatMessage::assistant("old answer"), MessageKind::Message),
+    ];
+    let (_screen, log) = run_with(st, Some(history), |h| async move {
+        // The first frame is drawn before the history is there.
+        h.until("a first frame", |_, _| true).await;
+        {
+            let l = h.log.lock().unwrap();
+            assert!(
+                !l.frames[0].1.iter().any(|c| c.contains("old")),
+                "{:?}",
+                l.frames[0]
+            );
+        }
+        h.typed("new");
+        h.enter();
+        h.until("history, then the queued message", |_, c| {
+            c.iter().any(|x| x == "user:new")
+        })
+        .await;
+        h.end_turn(0);
+        h.until("idle", |s, _| s == "idle").await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(l.turns, vec!["new"]);
+    let cells = &l.frames.last().unwrap().1;
+    let pos = |p: &str| cells.iter().position(|c| c.starts_with(p)).unwrap();
+    assert!(pos("user:old question") < pos("assistant:old answer"));
+    assert!(pos("assistant:old answer") < pos("user:new"), "{cells:?}");
 }

@@ -1,6 +1,7 @@
 //! Snapshots of overlays, layouts and themes: approval overlay, completion
 //! popup, session picker, queued messages and busy status, the narrow layout,
 //! every built-in theme (with styles) and NO_COLOR.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod tui_support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

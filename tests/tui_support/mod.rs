@@ -27,6 +27,9 @@ pub fn meta(id: &str, title: &str) -> SessionMeta {
 }
 
 pub fn state_with(theme: &str, no_color: bool) -> TuiState {
+    // Highlighting loads after the first frame in the app; load it up front
+    // so snapshots are deterministic.
+    navi::ui::tui::highlight::warm_up();
     let mut st = TuiState::new(Theme::load(theme, None, no_color).unwrap());
     st.theme_names = vec!["dark".into(), "high-contrast".into(), "light".into()];
     st.profile_ids = vec!["developer".into(), "discuss".into()];

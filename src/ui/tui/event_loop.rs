@@ -11,13 +11,15 @@
 //!   waits (bounded) for the turn to close its channel so the session is
 //!   written.
 //! - Nothing touches the network before the first frame: the backend check
-//!   starts after it.
+//!   starts after it; a resumed session's history loads on a blocking thread
+//!   meanwhile (messages typed before it arrives are queued).
 use super::cells::CellKind;
-use super::host::{Check, Host, Turn};
+use super::host::{Check, Host, Load, Turn};
 use super::render::render;
 use super::scheduler::{ANIMATION, FrameScheduler};
 use super::state::{Action, RunState, TuiState};
 use crate::agent::events::AgentEvent;
+use crate::session::StoredMessage;
 use crate::ui::commands;
 use crossterm::event::Event;
 use futures_util::{Stream, StreamExt};
@@ -46,6 +48,22 @@ async fn sleep_opt(at: Option<Instant>) {
 async fn recv_opt(run: &mut Option<Turn>) -> Option<AgentEvent> {
     match run {
         Some(t) => t.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn join_opt(task: &mut Option<tokio::task::JoinHandle<()>>) {
+    match task {
+        Some(t) => {
+            let _ = t.await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+async fn load_opt(load: &mut Option<Load>) -> Result<Vec<StoredMessage>, String> {
+    match load {
+        Some(l) => l.await,
         None => std::future::pending().await,
     }
 }
@@ -101,7 +119,8 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     r.cancel.cancel();
                     self.state.run = RunState::Stopping;
                     self.state.flash = Some("stopping the turn before quitting…".into());
-                    self.quit_at = Some(Instant::now() + QUIT_GRACE);
+                    self.quit_at
+                        .get_or_insert_with(|| Instant::now() + QUIT_GRACE);
                 }
                 None => self.done = true,
             },
@@ -187,21 +206,37 @@ impl<'h, H: Host> EventLoop<'h, H> {
         B: Backend,
         I: Stream<Item = io::Result<Event>> + Unpin,
     {
+        let started = Instant::now();
         let mut sched = FrameScheduler::new(opts.max_fps);
         let mut check: Option<Check> = None;
         let mut first = true;
         let mut last_anim = Instant::now();
+        let mut input_open = true;
+        let mut warm: Option<tokio::task::JoinHandle<()>> = None;
+        let load_id = self.session_id();
+        let mut load = if self.state.loading {
+            self.host.load_history(&load_id)
+        } else {
+            None
+        };
+        if load.is_none() {
+            self.state.history_loaded(&load_id, &[]);
+        }
         while !self.done {
             let now = Instant::now();
             let due = sched.due(now);
             let anim = self.state.animating().then(|| last_anim + ANIMATION);
             tokio::select! {
                 biased;
-                ev = input.next() => {
+                ev = input.next(), if input_open => {
                     match ev {
                         Some(Ok(ev)) => self.input(ev),
                         Some(Err(e)) => return Err(e),
-                        None => self.perform(Action::Quit),
+                        None => {
+                            // The terminal went away: quit (after the turn stops).
+                            input_open = false;
+                            self.perform(Action::Quit);
+                        }
                     }
                     sched.request();
                 }
@@ -216,7 +251,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     on_frame(&self.state);
                     if first {
                         first = false;
-                        std::thread::spawn(super::highlight::warm_up);
+                        tracing::debug!(elapsed = ?started.elapsed(), "tui: first frame");
+                        if !super::highlight::ready() {
+                            warm = Some(tokio::task::spawn_blocking(super::highlight::warm_up));
+                        }
                         if opts.check_backend {
                             let profile = self.state.status.profile.clone();
                             check = self.host.check_backend(&profile);
@@ -248,9 +286,35 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
                 r = check_opt(&mut check) => {
                     check = None;
+                    tracing::debug!(elapsed = ?started.elapsed(), ok = r.is_none(), "tui: backend check");
                     if let Some(e) = r {
                         self.state.push(CellKind::Error(e));
                     }
+                    sched.request();
+                }
+                r = load_opt(&mut load) => {
+                    load = None;
+                    tracing::debug!(elapsed = ?started.elapsed(), "tui: history loaded");
+                    match r {
+                        Ok(h) => self.state.history_loaded(&load_id, &h),
+                        Err(e) => {
+                            self.state.history_loaded(&load_id, &[]);
+                            self.state.push(CellKind::Error(e));
+                        }
+                    }
+                    if self.run.is_none()
+                        && let Some(m) = self.state.next_queued()
+                    {
+                        let sid = self.session_id();
+                        self.run = Some(self.host.start_turn(&sid, &m));
+                    }
+                    sched.request();
+                }
+                _ = join_opt(&mut warm) => {
+                    // Code blocks drawn plain so far get their colours.
+                    warm = None;
+                    tracing::debug!(elapsed = ?started.elapsed(), "tui: highlighting ready");
+                    self.state.invalidate();
                     sched.request();
                 }
                 _ = sleep_opt(self.quit_at) => {

@@ -5,10 +5,11 @@
 //! Invariants: every run (turn or compaction) is a [`Turn`]: an event
 //! receiver that closes when the run ended, and a token that stops it
 //! cooperatively. Nothing here blocks on the network; the backend check runs
-//! as a future the loop polls after the first frame.
+//! as a future the loop polls after the first frame, and a resumed session's
+//! history loads on a blocking thread while the first frame is drawn.
 use crate::agent::events::{AgentEvent, EventSink};
 use crate::app::App;
-use crate::session::SessionMeta;
+use crate::session::{SessionMeta, StoredMessage};
 use crate::tools::Decision;
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
@@ -24,6 +25,9 @@ pub struct Turn {
 
 pub type Check = Pin<Box<dyn Future<Output = Option<String>> + Send>>;
 
+/// A session's display history, loaded off the UI thread.
+pub type Load = Pin<Box<dyn Future<Output = Result<Vec<StoredMessage>, String>> + Send>>;
+
 pub trait Host {
     fn start_turn(&mut self, session_id: &str, message: &str) -> Turn;
     fn execute(&mut self, cmd: SlashCommand, ui: &mut UiState) -> Result<Outcome, String>;
@@ -34,6 +38,10 @@ pub trait Host {
     /// A check of the backend, run after the first frame: `Some(error)` when
     /// it cannot be reached.
     fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+    /// Loads a session's history in the background (`None`: nothing to load).
+    fn load_history(&mut self, _session_id: &str) -> Option<Load> {
+        None
+    }
 }
 
 /// The real application.
@@ -76,6 +84,20 @@ impl Host for AppHost<'_> {
         Turn { events, cancel }
     }
 
+    fn load_history(&mut self, session_id: &str) -> Option<Load> {
+        let store = self.app.store.clone();
+        let id = session_id.to_string();
+        Some(Box::pin(async move {
+            let loaded = tokio::task::spawn_blocking(move || store.load(&id))
+                .await
+                .map_err(|e| format!("cannot load the session: {e}"))?;
+            match loaded {
+                Ok(s) => Ok(s.map(|s| s.display).unwrap_or_default()),
+                Err(e) => Err(format!("cannot load the session: {e}")),
+            }
+        }))
+    }
+
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta> {
         self.app.store.resolve(session_id).ok()
     }
@@ -83,20 +105,28 @@ impl Host for AppHost<'_> {
     fn check_backend(&mut self, profile_id: &str) -> Option<Check> {
         let agent = self.app.agent.clone();
         let profile = agent.profile(profile_id).ok()?.clone();
+        // Building the HTTP client (TLS roots) costs tens of milliseconds of
+        // CPU: never on the UI task.
+        let task = tokio::task::spawn_blocking(move || agent.backend_for(&profile));
         Some(Box::pin(async move {
-            let backend = match agent.backend_for(&profile) {
-                Ok(b) => b,
-                Err(e) => return Some(e.to_string()),
+            let backend = match task.await {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => return Some(e.to_string()),
+                Err(e) => return Some(format!("backend check failed: {e}")),
             };
-            match tokio::time::timeout(Duration::from_secs(10), backend.list_models()).await {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(format!(
+            let url = backend.base_url().to_string();
+            let probe = tokio::spawn(async move {
+                tokio::time::timeout(Duration::from_secs(10), backend.list_models()).await
+            });
+            match probe.await {
+                Ok(Ok(Ok(_))) => None,
+                Ok(Ok(Err(e))) => Some(format!(
                     "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
                 )),
-                Err(_) => Some(format!(
-                    "the backend at {} did not answer within 10 s; check [llm] in the config",
-                    backend.base_url()
+                Ok(Err(_)) => Some(format!(
+                    "the backend at {url} did not answer within 10 s; check [llm] in the config"
                 )),
+                Err(e) => Some(format!("backend check failed: {e}")),
             }
         }))
     }

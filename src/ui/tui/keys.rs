@@ -152,7 +152,7 @@ impl TuiState {
         if trimmed.starts_with('/') {
             return vec![Action::Command(trimmed.to_string())];
         }
-        if self.running {
+        if self.running || self.loading {
             self.queue.push_back(text);
             return Vec::new();
         }

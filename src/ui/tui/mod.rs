@@ -48,19 +48,15 @@ use state::TuiState;
 use std::io::Write;
 use theme::Theme;
 
-/// The initial state for `app`: theme, options, the session and its history.
+/// The initial state for `app`: theme, options and the session. The
+/// history is not read here: the event loop loads it while the first frame
+/// is drawn (`state.loading`).
 pub fn initial_state(
     app: &App,
     choice: &SessionChoice,
     profile: Option<&str>,
 ) -> Result<TuiState, Failure> {
     let meta = app.open_session(choice, profile)?;
-    let history = app
-        .store
-        .load(&meta.id)
-        .map_err(|e| Failure::runtime(format!("cannot load session {}: {e}", meta.id)))?
-        .map(|s| s.display)
-        .unwrap_or_default();
     let no_color = theme::no_color_env();
     let dir = app.paths.config_dir.clone();
     let (theme, theme_error) = match Theme::load(&app.config.ui.theme, Some(&dir), no_color) {
@@ -73,13 +69,8 @@ pub fn initial_state(
     st.no_color = no_color;
     st.profile_ids = app.profiles.ids();
     st.show_thinking = app.config.ui.show_thinking;
-    st.switch_session(&meta, &history);
-    if history.is_empty() {
-        st.notice(format!(
-            "new session with profile {} · type a message and press Enter · /help lists commands",
-            meta.profile_id
-        ));
-    }
+    st.switch_session(&meta, &[]);
+    st.loading = true;
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
     }
@@ -109,8 +100,9 @@ pub async fn run(
         ))
     })?;
     let result = async {
+        // No `terminal.clear()`: it asks the terminal for the cursor position
+        // (a round trip before the first frame); `enter` cleared the screen.
         let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-        terminal.clear()?;
         let mut input = crossterm::event::EventStream::new();
         let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);

@@ -23,8 +23,30 @@ impl TuiState {
         self.session = Some(meta.clone());
     }
 
+    /// The open session's history arrived (start-up loads it after the
+    /// first frame): it goes above whatever was shown meanwhile.
+    pub fn history_loaded(&mut self, session_id: &str, history: &[StoredMessage]) {
+        if !self.loading || self.status.session_id != session_id {
+            return;
+        }
+        self.loading = false;
+        let meanwhile = std::mem::take(&mut self.transcript.cells);
+        self.load_history(history);
+        if history.is_empty() {
+            self.notice(format!(
+                "new session with profile {} · type a message and press Enter · /help lists commands",
+                self.status.profile
+            ));
+        }
+        for c in meanwhile {
+            self.transcript.push(c);
+        }
+        self.transcript.follow();
+    }
+
     /// Opens another session: its history replaces the transcript.
     pub fn switch_session(&mut self, meta: &SessionMeta, history: &[StoredMessage]) {
+        self.loading = false;
         self.session = None;
         self.status.ctx_used = 0;
         self.status.ctx_max = 0;

@@ -7,7 +7,8 @@
 //! - The state never performs I/O; what needs the App (send a message, run a
 //!   command, stop a turn, answer an approval) goes up as an [`Action`].
 //! - `running` is true from `begin_turn` until `turn_finished` (the event
-//!   channel closed); messages submitted meanwhile wait in `queue`.
+//!   channel closed); messages submitted meanwhile (or while the history is
+//!   still `loading`) wait in `queue`.
 //! - Every tool card is reachable by its call id (`tools`), every subagent by
 //!   its id (`agents`, the path of the card its cells nest under).
 use super::approval::ApprovalPrompt;
@@ -94,6 +95,8 @@ pub struct TuiState {
     pub status: StatusInfo,
     pub run: RunState,
     pub running: bool,
+    /// The session's history is still loading (messages wait in `queue`).
+    pub loading: bool,
     pub queue: VecDeque<String>,
     pub show_thinking: bool,
     pub thinking_expanded: bool,
@@ -137,6 +140,7 @@ impl TuiState {
             status: StatusInfo::default(),
             run: RunState::Idle,
             running: false,
+            loading: false,
             queue: VecDeque::new(),
             show_thinking: true,
             thinking_expanded: false,

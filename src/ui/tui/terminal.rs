@@ -11,7 +11,7 @@ use crossterm::event::{
 };
 use crossterm::execute;
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +36,7 @@ pub fn enter() -> io::Result<TerminalGuard> {
     execute!(
         out,
         EnterAlternateScreen,
+        Clear(ClearType::All),
         EnableBracketedPaste,
         EnableMouseCapture,
         // Lets terminals that support it report Shift+Enter; others ignore it.

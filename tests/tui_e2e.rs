@@ -1,0 +1,218 @@
+//! The real `navi` binary in tmux against the fake LLM server: a streamed
+//! answer, a tool card and the todo pane, Ctrl-C during a slow stream,
+//! `/session list`, `/session new`, the `/session resume` picker, and quitting
+//! with the terminal restored. Needs tmux (CI installs it).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+use support::{FakeLlm, Part, Reply};
+
+/// A tmux server of its own (own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+const SESSION: &str = "navi";
+
+impl Tmux {
+    fn start(command: &str) -> Tmux {
+        match Command::new("tmux").arg("-V").output() {
+            Ok(o) if o.status.success() => {}
+            _ => panic!(
+                "tmux is required for the TUI end-to-end test: install it (apt-get install tmux / brew install tmux)"
+            ),
+        }
+        let socket = format!("navi-e2e-{}", std::process::id());
+        let t = Tmux { socket };
+        let ok = t
+            .cmd(&[
+                "new-session",
+                "-d",
+                "-s",
+                SESSION,
+                "-x",
+                "120",
+                "-y",
+                "40",
+                command,
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        t
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", SESSION];
+        args.extend_from_slice(keys);
+        assert!(self.cmd(&args).status().unwrap().success());
+    }
+
+    fn type_line(&self, text: &str) {
+        assert!(
+            self.cmd(&["send-keys", "-t", SESSION, "-l", text])
+                .status()
+                .unwrap()
+                .success()
+        );
+        self.keys(&["Enter"]);
+    }
+
+    fn capture(&self) -> String {
+        let out = self
+            .cmd(&["capture-pane", "-p", "-t", SESSION])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls the screen until `f` holds (20 s deadline); returns the screen.
+    async fn wait(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.capture();
+            if f(&s) {
+                return s;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn wait_text(&self, text: &str) -> String {
+        self.wait(&format!("{text:?}"), |s| s.contains(text)).await
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]).status();
+    }
+}
+
+fn write_profile(cfg: &Path) {
+    let p = cfg.join("profiles/tester");
+    std::fs::create_dir_all(&p).unwrap();
+    let conf = json!({
+        "id": "tester", "name": "Tester", "description": "test profile",
+        "model": ["test-model"], "temperature": 0.2,
+        "enabled_tools": ["todo"],
+        "think_enabled": false, "planning_enabled": false,
+        "planning_phase1_enabled": false, "planning_phase2_enabled": false,
+        "planning_phase3_enabled": false, "iteration_budget_enabled": false,
+        "goal_anchoring_enabled": false, "anti_stall_enabled": false,
+        "step_validation_enabled": false
+    });
+    std::fs::write(p.join("config.json"), conf.to_string()).unwrap();
+    std::fs::write(p.join("system_prompt.txt"), "TESTER-PROMPT").unwrap();
+}
+
+fn status_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rfind(|l| l.contains(" navi "))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_tui_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("Hello from the **fake** model.").with_delay(20));
+    fake.push(Reply::tool_call(
+        "todo",
+        json!({"action": "set", "items": ["write the e2e test", "run it"]}),
+    ));
+    fake.push(Reply::text("Todo list ready."));
+    let story: Vec<Part> = (1..=200)
+        .map(|i| Part::Text(format!("Once upon a time number {i}. ")))
+        .collect();
+    fake.push(Reply::parts(story).with_delay(100));
+
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         LLM_STREAM_FIRST_CHUNK_TIMEOUT=20 {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+
+    // A streamed answer, rendered as Markdown (the ** markers are gone).
+    t.type_line("hi");
+    let s = t.wait_text("Hello from the fake model.").await;
+    assert!(s.contains("› hi"), "{s}");
+    let s = t
+        .wait("idle after the answer", |s| {
+            status_line(s).ends_with("idle")
+        })
+        .await;
+    assert!(status_line(&s).contains("test-model"), "{s}");
+
+    // A tool card and the todo pane.
+    t.type_line("make a todo");
+    let s = t.wait_text("Todo list ready.").await;
+    assert!(s.contains("✓ todo"), "{s}");
+    assert!(s.contains("1. write the e2e test"), "todo pane: {s}");
+
+    // Ctrl-C during a slow stream stops it cooperatively.
+    t.type_line("tell me a long story");
+    t.wait_text("Once upon a time number 2").await;
+    t.keys(&["C-c"]);
+    let s = t.wait_text("stopped by user").await;
+    assert!(!s.contains("number 200"), "the stream was not stopped: {s}");
+    t.wait("idle after the stop", |s| status_line(s).ends_with("idle"))
+        .await;
+    let chats = fake.requests().into_iter().filter(|r| r.is_chat()).count();
+    assert_eq!(chats, 4, "one request per answer, none after the stop");
+
+    // /session list shows this session, titled by its first message.
+    t.type_line("/session list");
+    t.wait("the session list", |s| {
+        s.lines()
+            .any(|l| l.contains(">  1") && l.contains("tester") && l.contains(" hi "))
+    })
+    .await;
+
+    // A new session, then the picker back to the first one.
+    t.type_line("/session new");
+    t.wait("an empty new session", |s| {
+        s.contains("· new session") && !s.contains("Hello from the fake model.")
+    })
+    .await;
+    t.type_line("/session resume");
+    t.wait_text("Resume a session").await;
+    t.keys(&["Down"]);
+    t.keys(&["Enter"]);
+    let s = t.wait_text("resumed hi").await;
+    assert!(s.contains("Todo list ready."), "history after resume: {s}");
+    assert!(s.contains("✓ todo"), "tool card from history: {s}");
+
+    // Idle: Ctrl-C twice quits, and the shell gets its terminal back.
+    t.keys(&["C-c"]);
+    t.wait_text("press Ctrl-C again to quit").await;
+    t.keys(&["C-c"]);
+    let s = t.wait_text("NAVI-EXIT:0").await;
+    assert!(
+        !s.contains("Ask Navi anything"),
+        "alternate screen left: {s}"
+    );
+}
