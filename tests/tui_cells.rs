@@ -170,6 +170,7 @@ fn notices_warnings_errors() {
         &mut st,
         vec![
             json!({"type": "context_compressed", "messages_before": 40, "messages_after": 12}),
+            json!({"type": "context_compressed", "messages_before": 6, "messages_after": 6}),
             json!({"type": "profile_switched", "profile_id": "discuss", "profile_name": "Discuss"}),
             json!({"type": "warning", "message": "context is 85% full (55000 of 65536 tokens); consider /compact or a new session"}),
             json!({"type": "error", "message": "cannot reach Ollama at http://127.0.0.1:11434 (connection refused): is \"ollama serve\" running? set OLLAMA_HOST or [llm].ollama_host"}),
@@ -177,7 +178,7 @@ fn notices_warnings_errors() {
         ],
     );
     st.hint("unknown command /frobnicate (see /help)");
-    assert_snapshot!(screen(&mut st, 80, 16));
+    assert_snapshot!(screen(&mut st, 80, 18));
 }
 
 #[test]

@@ -158,3 +158,29 @@ fn theme_switch_applies_live() {
     let s = screen(&mut st, 90, 8);
     assert!(s.contains("unknown theme 'nope'"), "{s}");
 }
+
+#[test]
+fn mouse_wheel_scrolls_and_returns_to_following() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let mut st = state();
+    for i in 0..40 {
+        st.notice(format!("line {i}"));
+    }
+    screen(&mut st, 80, 12);
+    let wheel = |kind| MouseEvent {
+        kind,
+        column: 5,
+        row: 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    st.handle_mouse(wheel(MouseEventKind::ScrollUp));
+    assert!(!st.transcript.following());
+    st.notice("arrives while scrolled up");
+    let s = screen(&mut st, 80, 12);
+    assert!(s.contains("↓ new output"), "{s}");
+    assert!(!s.contains("arrives while scrolled up"), "{s}");
+    st.handle_mouse(wheel(MouseEventKind::ScrollDown));
+    st.handle_mouse(wheel(MouseEventKind::ScrollDown));
+    assert!(st.transcript.following());
+    assert!(screen(&mut st, 80, 12).contains("arrives while scrolled up"));
+}

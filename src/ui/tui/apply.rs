@@ -173,6 +173,12 @@ impl TuiState {
             ContextCompressed {
                 messages_before,
                 messages_after,
+            } if messages_before == messages_after => self.notice(format!(
+                "nothing to compact: the context ({messages_before} messages) holds only recent turns"
+            )),
+            ContextCompressed {
+                messages_before,
+                messages_after,
             } => self.notice(format!(
                 "context compressed: {messages_before} → {messages_after} messages"
             )),

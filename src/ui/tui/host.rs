@@ -74,11 +74,22 @@ impl Host for AppHost<'_> {
         let agent = self.app.agent.clone();
         let (sid, c) = (session_id.to_string(), cancel.clone());
         tokio::spawn(async move {
-            if let Err(e) = agent.compact(&sid, &sink, &c).await {
-                sink.emit(AgentEvent::Error {
-                    message: format!("compaction failed: {e}"),
-                })
-                .await;
+            match agent.compact(&sid, &sink, &c).await {
+                // Nothing was old enough: compact() emits no event then.
+                Ok((before, after)) if before == after => {
+                    sink.emit(AgentEvent::ContextCompressed {
+                        messages_before: before,
+                        messages_after: after,
+                    })
+                    .await;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    sink.emit(AgentEvent::Error {
+                        message: format!("compaction failed: {e}"),
+                    })
+                    .await;
+                }
             }
         });
         Turn { events, cancel }

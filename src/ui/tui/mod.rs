@@ -106,22 +106,30 @@ pub async fn run(
         let mut input = crossterm::event::EventStream::new();
         let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);
-        lp.run(
-            &mut terminal,
-            &mut input,
-            &opts,
-            |seq| {
-                let mut out = std::io::stdout();
-                let _ = out.write_all(seq.as_bytes());
-                let _ = out.flush();
-            },
-            |_| {},
-        )
-        .await
+        let r = lp
+            .run(
+                &mut terminal,
+                &mut input,
+                &opts,
+                |seq| {
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(seq.as_bytes());
+                    let _ = out.flush();
+                },
+                |_| {},
+            )
+            .await;
+        r.map(|()| lp.state.visited.clone())
     }
     .await;
     drop(guard);
+    // Shared connections (SSH) of every session opened in this run.
+    if let Ok(visited) = &result {
+        for id in visited {
+            app.end_session(id).await;
+        }
+    }
     result
-        .map(|()| 0)
+        .map(|_| 0)
         .map_err(|e| Failure::runtime(format!("terminal error: {e}")))
 }

@@ -17,8 +17,10 @@ impl TuiState {
         self.status.session_id = meta.id.clone();
         self.status.profile = meta.profile_id.clone();
         self.status.title = meta.title.clone();
-        if self.status.ctx_used == 0 || self.session.as_ref().is_none_or(|s| s.id != meta.id) {
-            self.status.ctx_used = meta.context_token_count;
+        // The store's count is the latest after a turn or a compaction.
+        self.status.ctx_used = meta.context_token_count;
+        if !self.visited.contains(&meta.id) {
+            self.visited.push(meta.id.clone());
         }
         self.session = Some(meta.clone());
     }

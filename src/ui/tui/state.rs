@@ -81,6 +81,8 @@ pub struct StatusInfo {
 pub struct TuiState {
     /// The open session (`None` only before start-up finished).
     pub session: Option<crate::session::SessionMeta>,
+    /// Every session opened in this run (their resources are released on exit).
+    pub visited: Vec<String>,
     pub theme: Theme,
     pub theme_names: Vec<String>,
     pub profile_ids: Vec<String>,
@@ -126,6 +128,7 @@ impl TuiState {
     pub fn new(theme: Theme) -> Self {
         TuiState {
             session: None,
+            visited: Vec::new(),
             theme,
             theme_names: Vec::new(),
             profile_ids: Vec::new(),

@@ -130,11 +130,12 @@ impl ToolCard {
                     .iter()
                     .filter(|c| matches!(c.kind, super::CellKind::Tool(_)))
                     .count();
+                let plural = if calls == 1 { "" } else { "s" };
                 out.push(Line::from(vec![
                     bar(th.subagent),
                     Span::styled(
                         format!(
-                            "subagent: {calls} tool call(s), {} lines hidden",
+                            "subagent work hidden: {calls} tool call{plural}, {} lines (Ctrl-O to expand)",
                             lines.len()
                         ),
                         th.dim,
