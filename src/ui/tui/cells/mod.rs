@@ -12,7 +12,8 @@ mod tool;
 
 pub use tool::{ToolCard, ToolStatus};
 
-use super::markdown::{self, StreamDoc};
+use super::markdown;
+use super::stream_doc::StreamDoc;
 use super::theme::Theme;
 use super::wrap::{self, wrap};
 use ratatui::style::Style;
