@@ -43,6 +43,7 @@ pub mod wrap;
 use crate::app::{App, AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, build_app};
 use event_loop::{EventLoop, LoopOptions};
+use futures_util::StreamExt;
 use host::AppHost;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -79,6 +80,25 @@ pub fn initial_state(
     Ok(st)
 }
 
+/// Resolves on SIGTERM or SIGHUP (never on other platforms).
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}
+
 pub async fn run(
     g: &GlobalArgs,
     choice: SessionChoice,
@@ -105,7 +125,9 @@ pub async fn run(
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
         let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-        let mut input = crossterm::event::EventStream::new();
+        // SIGTERM / SIGHUP end the input: the loop then quits as on Ctrl-C
+        // (stopping a running turn cooperatively) and the terminal is restored.
+        let mut input = crossterm::event::EventStream::new().take_until(Box::pin(terminated()));
         let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);
         let r = lp
