@@ -88,8 +88,7 @@ impl<'t> Renderer<'t> {
     }
 
     fn text(&mut self, t: &str) {
-        if let Some(table) = &self.table {
-            let _ = table;
+        if self.table.is_some() {
             self.cell.push_str(t);
             return;
         }
@@ -436,6 +435,25 @@ mod tests {
     fn list_items_wrap_under_their_text() {
         let out = plain(&render("- alpha beta gamma delta", &theme(), 12, false));
         assert_eq!(out, vec!["• alpha beta", "  gamma", "  delta"]);
+    }
+
+    #[test]
+    fn tables_links_and_tasks() {
+        let md = "| a | bb |\n|---|---|\n| 1 | 2 |\n\nSee [docs](https://x.org) and <https://y.org>.\n\n- [x] done\n- [ ] todo";
+        let out = plain(&render(md, &theme(), 60, false));
+        assert_eq!(
+            out,
+            vec![
+                "a │ bb",
+                "──┼───",
+                "1 │ 2 ",
+                "",
+                "See docs (https://x.org) and https://y.org.",
+                "",
+                "• [x] done",
+                "• [ ] todo",
+            ]
+        );
     }
 
     #[test]
