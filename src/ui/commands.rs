@@ -227,18 +227,8 @@ pub enum Outcome {
 }
 
 fn meta_line(i: usize, s: &SessionMeta, current: &str) -> String {
-    let mark = if s.id == current {
-        ">"
-    } else if s.pinned {
-        "*"
-    } else {
-        " "
-    };
-    let title = if s.title.is_empty() {
-        "(untitled)"
-    } else {
-        &s.title
-    };
+    let mark = crate::ui::format::session_mark(s, current);
+    let title = crate::ui::format::session_title(s);
     format!(
         "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}",
         i + 1,

@@ -16,6 +16,26 @@ pub fn preview(s: &str, max: usize) -> String {
     out
 }
 
+/// The marker of a session row: `>` current, `*` pinned, else a space.
+pub fn session_mark(s: &crate::session::SessionMeta, current: &str) -> &'static str {
+    if s.id == current {
+        ">"
+    } else if s.pinned {
+        "*"
+    } else {
+        " "
+    }
+}
+
+/// A session's title, or `(untitled)`.
+pub fn session_title(s: &crate::session::SessionMeta) -> &str {
+    if s.title.is_empty() {
+        "(untitled)"
+    } else {
+        &s.title
+    }
+}
+
 /// Tool arguments as a short `key=value, …` string.
 pub fn args_preview(args: &Value, max: usize) -> String {
     let s = match args {

@@ -117,18 +117,8 @@ impl Picker {
             .take(rows)
             .enumerate()
         {
-            let mark = if s.id == self.current {
-                ">"
-            } else if s.pinned {
-                "*"
-            } else {
-                " "
-            };
-            let title = if s.title.is_empty() {
-                "(untitled)"
-            } else {
-                &s.title
-            };
+            let mark = crate::ui::format::session_mark(s, &self.current);
+            let title = crate::ui::format::session_title(s);
             let meta = format!(
                 "  {} · {} msgs · {}",
                 s.profile_id,
