@@ -119,6 +119,15 @@ pub struct ToolSchema {
     pub parameters: Value,
 }
 
+impl ToolSchema {
+    /// The `{"type": "function", "function": {…}}` form both wire protocols use.
+    pub fn to_wire(&self) -> serde_json::Value {
+        serde_json::json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters
+        }})
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChatRequest {
     pub model: String,

@@ -16,7 +16,9 @@
 
 use super::http::{self, HttpFailure, Target};
 use super::ndjson::decode_ndjson;
-use super::{ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role};
+use super::{
+    ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role, ToolSchema,
+};
 use crate::config::BackendKind;
 use futures_util::TryStreamExt;
 use serde_json::{Map, Value, json};
@@ -110,15 +112,7 @@ pub fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -> Value
     );
     body.insert("stream".into(), json!(true));
     if send_tools && !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters
-                }})
-            })
-            .collect();
+        let tools = req.tools.iter().map(ToolSchema::to_wire).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(think) = req.think.as_ref().filter(|_| send_think) {

@@ -20,7 +20,9 @@
 
 use super::http::{self, HttpFailure, Target};
 use super::sse::decode_sse;
-use super::{ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role};
+use super::{
+    ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role, ToolSchema,
+};
 use crate::config::BackendKind;
 use futures_util::TryStreamExt;
 use serde_json::{Map, Value, json};
@@ -84,15 +86,7 @@ pub fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters
-                }})
-            })
-            .collect();
+        let tools = req.tools.iter().map(ToolSchema::to_wire).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(t) = req.temperature {
