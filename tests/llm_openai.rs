@@ -12,46 +12,15 @@ use navi::llm::{
     Usage,
 };
 use serde_json::{Value, json};
-use std::time::Duration;
+use support::stream::{fault_with, req, run};
 use support::{FakeLlm, Fault, Part, Reply};
-
-const LIMIT: Duration = Duration::from_secs(15);
-
-async fn run(b: &dyn LlmBackend, req: &ChatRequest) -> (Vec<ChatChunk>, Option<LlmError>) {
-    tokio::time::timeout(LIMIT, async {
-        let mut stream = match b.stream_chat(req).await {
-            Ok(s) => s,
-            Err(e) => return (Vec::new(), Some(e)),
-        };
-        let mut chunks = Vec::new();
-        while let Some(item) = futures_util::StreamExt::next(&mut stream).await {
-            match item {
-                Ok(c) => chunks.push(c),
-                Err(e) => return (chunks, Some(e)),
-            }
-        }
-        (chunks, None)
-    })
-    .await
-    .expect("the stream did not end in time")
-}
 
 fn backend(fake: &FakeLlm) -> OpenAiBackend {
     OpenAiBackend::new(&fake.openai_url(), "").unwrap()
 }
 
 async fn fault(fake: &FakeLlm, f: Fault) -> (Vec<ChatChunk>, LlmError) {
-    fake.push(Reply::fault(f.clone()));
-    let (chunks, err) = run(&backend(fake), &req()).await;
-    let err = err.expect("expected an error");
-    let msg = err.to_string();
-    eprintln!("{f:?} -> {msg}");
-    assert!(!msg.contains('\n'), "one line: {msg}");
-    (chunks, err)
-}
-
-fn req() -> ChatRequest {
-    ChatRequest::new("test-model", vec![ChatMessage::user("hi")])
+    fault_with(&backend(fake), fake, f).await
 }
 
 fn text_of(chunks: &[ChatChunk]) -> String {

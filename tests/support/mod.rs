@@ -3,4 +3,5 @@
 
 pub mod fake_llm;
 pub mod sshd;
+pub mod stream;
 pub use fake_llm::*;
