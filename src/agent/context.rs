@@ -9,12 +9,13 @@
 //! that demand alternating roles working and leaves the prompt prefix
 //! cacheable.
 use crate::llm::{ChatMessage, Role};
-use crate::profile::Profile;
+use crate::profile::{Profile, ProfileRegistry};
 use crate::session::StoredMessage;
 
 pub const PERSONA_SEPARATOR: &str = "\n\n---\n\n";
 pub const MEMORY_HEADING: &str = "## What I remember about the user";
 pub const NOTE_PREFIX: &str = "[navi]";
+pub const ROSTER_HEADING: &str = "Other profiles (switch_profile, or spawn_agent with profile):";
 
 /// persona + separator + profile prompt (persona omitted when empty).
 pub fn system_prompt(persona: &str, profile: &Profile, subagent: bool) -> String {
@@ -28,6 +29,37 @@ pub fn system_prompt(persona: &str, profile: &Profile, subagent: bool) -> String
     } else {
         format!("{}{PERSONA_SEPARATOR}{}", persona.trim(), prompt)
     }
+}
+
+/// The full system prompt: [`system_prompt`] plus the [`profile_roster`].
+pub fn system_prompt_with_roster(
+    persona: &str,
+    profile: &Profile,
+    subagent: bool,
+    profiles: &ProfileRegistry,
+) -> String {
+    let base = system_prompt(persona, profile, subagent);
+    match profile_roster(profiles, &profile.id) {
+        Some(r) => format!("{base}\n\n{r}"),
+        None => base,
+    }
+}
+
+/// The other profiles, one line each, for cross-profile awareness: appended
+/// to every profile's system prompt so the model knows when `switch_profile`
+/// or `spawn_agent` with another profile fits. Profiles without a
+/// `short_description` are left out; `None` when no other profile has one.
+/// Ordered by id, so the prompt stays byte-stable.
+pub fn profile_roster(profiles: &ProfileRegistry, current: &str) -> Option<String> {
+    let lines: Vec<String> = profiles
+        .all()
+        .filter(|p| p.id != current && !p.short_description.trim().is_empty())
+        .map(|p| format!("- {}: {}", p.id, p.short_description.trim()))
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    Some(format!("{ROSTER_HEADING}\n{}", lines.join("\n")))
 }
 
 /// The messages of one request.

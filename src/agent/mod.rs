@@ -87,6 +87,8 @@ pub struct Agent {
     selections: Mutex<HashMap<String, Selection>>,
     windows: Mutex<HashMap<String, u64>>,
     guard: GuardConfig,
+    /// Long-term memory, when enabled (set once by the composition root).
+    memory: std::sync::OnceLock<Arc<crate::memory::MemoryStore>>,
 }
 
 impl Agent {
@@ -109,7 +111,33 @@ impl Agent {
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
+            memory: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Turns long-term memory on for this agent (its summary goes into every
+    /// request). Without it, no summary is read.
+    pub fn set_memory(&self, memory: Arc<crate::memory::MemoryStore>) {
+        let _ = self.memory.set(memory);
+    }
+
+    pub fn memory(&self) -> Option<&Arc<crate::memory::MemoryStore>> {
+        self.memory.get()
+    }
+
+    /// The current memory summary; a read error is logged, never fatal.
+    pub fn memory_summary(&self) -> Option<String> {
+        match self.memory.get()?.summary() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("memory: cannot read the summary: {e}");
+                None
+            }
+        }
+    }
+
+    pub fn guard(&self) -> &GuardConfig {
+        &self.guard
     }
 
     /// Sets (or clears) the model used for every profile from now on (`/model`).

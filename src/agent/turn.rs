@@ -1,6 +1,6 @@
 //! One turn: planning, then up to `max_iterations` model calls with tool
 //! execution in between, then `stream_end` (or `stream_stopped`).
-use super::context::{build_messages, last_user_goal, system_prompt};
+use super::context::{build_messages, last_user_goal, system_prompt_with_roster};
 use super::conversation::Conversation;
 use super::events::{AgentEvent, AgentOrigin, EventSink};
 use super::mechanics::Mechanics;
@@ -33,6 +33,8 @@ pub(super) struct Run<'a> {
     pub model: String,
     pub tracker: TokenTracker,
     pub(super) seen_ids: HashSet<String>,
+    /// The memory summary, read once per run (it changes only when memory does).
+    pub memory: Option<String>,
 }
 
 /// What one streamed model call produced.
@@ -146,6 +148,7 @@ impl<'a> Run<'a> {
             model: sel.model.clone(),
             tracker: TokenTracker::new(window, context_tokens),
             seen_ids: HashSet::new(),
+            memory: agent.memory_summary(),
         };
         if run.origin.is_none() {
             sink.emit(AgentEvent::ModelSelected {
@@ -191,7 +194,12 @@ impl<'a> Run<'a> {
     }
 
     fn system(&self) -> String {
-        system_prompt(self.agent.persona(), &self.profile, self.is_subagent())
+        system_prompt_with_roster(
+            self.agent.persona(),
+            &self.profile,
+            self.is_subagent(),
+            &self.agent.profiles,
+        )
     }
 
     /// The base request for a main-loop call.
@@ -282,7 +290,12 @@ impl<'a> Run<'a> {
                     "Now carry out the plan step by step, keeping the todo list up to date.".into(),
                 );
             }
-            let messages = build_messages(&self.system(), None, &self.conv.context, &notes);
+            let messages = build_messages(
+                &self.system(),
+                self.memory.as_deref(),
+                &self.conv.context,
+                &notes,
+            );
             self.check_room(&messages)?;
             let req = self.request(messages, true);
             let call = self.stream_call(&req, true).await?;
@@ -478,7 +491,12 @@ impl<'a> Run<'a> {
         let note = format!(
             "You have used all {max} iterations for this turn. Do not call any tools. Tell the user what you did, what is still left, and how to continue."
         );
-        let messages = build_messages(&self.system(), None, &self.conv.context, &[note]);
+        let messages = build_messages(
+            &self.system(),
+            self.memory.as_deref(),
+            &self.conv.context,
+            &[note],
+        );
         let req = self.request(messages, false);
         let call = self.stream_call(&req, true).await?;
         if call.stopped {

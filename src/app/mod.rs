@@ -6,6 +6,8 @@ use crate::agent::events::{AgentEvent, EventSink};
 use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
 use crate::config::{Config, Overrides, Paths};
 use crate::llm::LlmBackend;
+use crate::memory::MemoryStore;
+use crate::memory::extract::{ExtractReport, Extractor};
 use crate::profile::ProfileRegistry;
 use crate::session::{SessionMeta, SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry, builtin};
@@ -36,6 +38,8 @@ pub struct App {
     pub agent: Arc<Agent>,
     /// User tools that failed to load (file: why).
     pub tool_errors: Vec<String>,
+    /// Long-term memory; `None` when `[memory].enabled = false`.
+    pub memory: Option<Arc<MemoryStore>>,
 }
 
 /// Which session a front end starts on.
@@ -101,8 +105,16 @@ impl App {
         )));
         let work_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let env = Arc::new(ToolEnv::new(config.clone(), paths.clone(), work_dir));
+        env.attach_store(store.clone());
         let mut registry = ToolRegistry::new();
         builtin::register_all(&mut registry);
+        let memory = config
+            .memory
+            .enabled
+            .then(|| Arc::new(MemoryStore::new(store.clone())));
+        if let Some(m) = &memory {
+            builtin::register_memory(&mut registry, m);
+        }
         let tool_errors =
             crate::tools::user::reload_into(&mut registry, &crate::tools::user::tools_dir(&env));
         let registry = Arc::new(RwLock::new(registry));
@@ -124,7 +136,11 @@ impl App {
             backend: opts.backend,
         }));
         crate::agent::delegate::register(&agent);
+        if let Some(m) = &memory {
+            agent.set_memory(m.clone());
+        }
         Ok(App {
+            memory,
             config,
             paths,
             store,
@@ -183,6 +199,51 @@ impl App {
         crate::tools::builtin::ssh_exec::close_session(&self.agent.env, session_id).await;
     }
 
+    /// Extracts facts from every stale session except `exclude` (the open
+    /// ones). `Ok(None)` when memory is off.
+    pub async fn extract_memory(
+        &self,
+        exclude: &[&str],
+        cancel: &CancellationToken,
+    ) -> Result<Option<ExtractReport>, String> {
+        match &self.memory {
+            Some(m) => extract_with(m, &self.agent, exclude, cancel)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Starts extraction of stale sessions in the background (interactive
+    /// front ends, at start and on a new session). Never awaited by a frame
+    /// or a prompt; failures only reach the log.
+    pub fn spawn_memory_extraction(&self, open_session: &str) {
+        let Some(memory) = self.memory.clone() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let agent = self.agent.clone();
+        let open = open_session.to_string();
+        rt.spawn(async move {
+            // Let the first frame / prompt go first.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            let cancel = CancellationToken::new();
+            match extract_with(&memory, &agent, &[&open], &cancel).await {
+                Ok(r) if !r.sessions.is_empty() => tracing::info!(
+                    "memory: extracted {} session(s): {} new, {} changed, {} malformed line(s)",
+                    r.sessions.len(),
+                    r.added,
+                    r.updated,
+                    r.malformed
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!("memory: background extraction did not run: {e}"),
+            }
+        });
+    }
+
     /// Starts a turn on its own task. Stop it with `cancel`; never abort it.
     pub fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
         let (sink, events) = EventSink::channel(1024);
@@ -196,4 +257,40 @@ impl App {
             task,
         }
     }
+}
+
+/// One extraction pass with the default profile's backend and model.
+async fn extract_with(
+    memory: &MemoryStore,
+    agent: &Agent,
+    exclude: &[&str],
+    cancel: &CancellationToken,
+) -> Result<ExtractReport, String> {
+    let profile = agent
+        .profile(&agent.profiles.default_id())
+        .map_err(|e| e.to_string())?
+        .clone();
+    let backend = agent.backend_for(&profile).map_err(|e| e.to_string())?;
+    let model = agent
+        .select_model(&*backend, &profile)
+        .await
+        .map_err(|e| e.to_string())?
+        .model;
+    let owner = format!(
+        "{}-{}",
+        std::process::id(),
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    Extractor {
+        memory,
+        backend: &*backend,
+        model: &model,
+        guard: agent.guard(),
+        config: &agent.config.memory,
+        owner: &owner,
+        cancel,
+    }
+    .run(exclude)
+    .await
+    .map_err(|e| e.to_string())
 }

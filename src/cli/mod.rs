@@ -5,6 +5,7 @@
 //! commands read the config and open only what they use.
 
 mod admin;
+mod memory;
 
 pub use admin::ago;
 
@@ -74,6 +75,11 @@ pub enum Command {
     Profiles {
         #[command(subcommand)]
         command: ProfilesCommand,
+    },
+    /// Long-term memory: the facts Navi remembers and the inbox of proposed ones.
+    Memory {
+        #[command(subcommand)]
+        command: memory::MemoryCommand,
     },
 }
 
@@ -248,6 +254,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Some(Command::Profiles {
             command: ProfilesCommand::List { json },
         }) => admin::profiles(&cli.global, json),
+        Some(Command::Memory { command }) => memory::run(&cli.global, command).await,
         None => {
             let choice = match (&cli.session, cli.new) {
                 (Some(id), _) => SessionChoice::Id(id.clone()),

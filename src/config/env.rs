@@ -123,6 +123,19 @@ pub fn apply(
             "expected a number like 0.3",
         )?;
     }
+    if let Some(v) = get("NAVI_MEMORY") {
+        c.memory.enabled = parse_bool("NAVI_MEMORY", &v)?;
+    }
+    if let Some(v) = get("NAVI_MEMORY_AUTO_ACCEPT") {
+        c.memory.auto_accept = parse_bool("NAVI_MEMORY_AUTO_ACCEPT", &v)?;
+    }
+    if let Some(v) = get("NAVI_MEMORY_IDLE_MINUTES") {
+        c.memory.idle_minutes = parse_num(
+            "NAVI_MEMORY_IDLE_MINUTES",
+            &v,
+            "expected a whole number of minutes",
+        )?;
+    }
     if let Some(v) = get("NAVI_PERSONA") {
         c.persona.text = v;
     }

@@ -197,6 +197,14 @@ fn check_url(origin: &str, key: &str, v: &str) -> Result<(), ConfigError> {
 pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
     check_url(origin, "llm.ollama_host", &c.llm.ollama_host)?;
     check_url(origin, "llm.openai_base_url", &c.llm.openai_base_url)?;
+    if c.memory.max_messages == 0 {
+        return Err(invalid(
+            origin,
+            "memory.max_messages",
+            0,
+            "must be at least 1 (turn memory off with memory.enabled = false)",
+        ));
+    }
     if !c.llm.think.is_valid() {
         return Err(invalid(
             origin,

@@ -280,6 +280,31 @@ impl Default for LoggingConfig {
     }
 }
 
+/// Long-term memory (`docs/memory.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Off: no extraction, no summary in requests, no memory tools.
+    pub enabled: bool,
+    /// New facts are active at once instead of waiting in the inbox.
+    pub auto_accept: bool,
+    /// A session idle this long (minutes) is ready for extraction.
+    pub idle_minutes: u64,
+    /// At most this many of a session's latest messages are read per extraction.
+    pub max_messages: usize,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            enabled: true,
+            auto_accept: false,
+            idle_minutes: 30,
+            max_messages: 200,
+        }
+    }
+}
+
 /// The whole configuration, one section per concern.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -293,6 +318,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub storage: StorageConfig,
     pub logging: LoggingConfig,
+    pub memory: MemoryConfig,
 }
 
 impl Config {

@@ -45,7 +45,7 @@ pub enum MessageKind {
 }
 
 impl MessageKind {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MessageKind::Message => "message",
             MessageKind::Plan => "plan",

@@ -37,6 +37,43 @@ const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         PRIMARY KEY (session_id, key)
     );",
+    // 3: long-term memory: facts (proposed until accepted), the summary built
+    // from the accepted ones, per-session extraction state with a claim
+    // (owner + lease) so two processes never extract one session, and
+    // tombstones so a forgotten or rejected fact is not re-extracted from the
+    // message it came from.
+    "CREATE TABLE memory_facts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        category TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'proposed',
+        source_session TEXT,
+        source_message INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (category, key)
+    );
+    CREATE TABLE memory_summary (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        content TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE session_memory_state (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        extracted_at INTEGER,
+        last_message INTEGER NOT NULL DEFAULT 0,
+        lock_owner TEXT,
+        lock_until INTEGER
+    );
+    CREATE TABLE memory_tombstones (
+        category TEXT NOT NULL,
+        key TEXT NOT NULL,
+        source_session TEXT NOT NULL,
+        source_message INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (category, key, source_session, source_message)
+    );",
 ];
 
 /// The schema version this build writes.

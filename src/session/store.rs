@@ -162,7 +162,9 @@ impl SessionStore {
         &self.path
     }
 
-    fn with<T>(
+    /// Runs `f` on the connection (one short statement or transaction; the
+    /// memory store shares this database and connection).
+    pub(crate) fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {

@@ -116,6 +116,12 @@ impl ToolEnv {
         }
     }
 
+    /// Persists the todo lists and scratchpads in the session database.
+    pub fn attach_store(&self, store: Arc<crate::session::SessionStore>) {
+        self.todos.attach(store.clone());
+        self.scratch.attach(store);
+    }
+
     /// One shared HTTP client for the web tools, built on first use.
     pub fn http(&self) -> &reqwest::Client {
         self.http.get_or_init(|| {

@@ -25,6 +25,8 @@ pub enum SlashCommand {
     Copy(Option<usize>),
     Export(Option<PathBuf>),
     Thinking(Option<bool>),
+    /// `/memory` and its arguments.
+    Memory(Vec<String>),
     Help,
     Quit,
 }
@@ -61,6 +63,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/export [file]", "save the transcript as Markdown"),
     ("/thinking on|off", "show or hide thinking"),
+    (
+        "/memory [list|search|accept|reject|forget]",
+        "what navi remembers and the inbox",
+    ),
     ("/help", "this list"),
     ("/quit", "leave navi"),
 ];
@@ -120,6 +126,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             Some("off") => Thinking(Some(false)),
             Some(o) => return Err(format!("usage: /thinking on|off, got '{o}'")),
         },
+        "/memory" => Memory(rest.iter().map(|s| s.to_string()).collect()),
         "/help" | "/?" => Help,
         "/quit" | "/exit" | "/q" => Quit,
         other => {
@@ -328,6 +335,7 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                 return Err("a turn is running; /stop it first".into());
             }
             let meta = store.create(&st.session.profile_id).map_err(err)?;
+            app.spawn_memory_extraction(&meta.id);
             switch_to(meta, "new session".into())
         }
         SessionList => {
@@ -524,6 +532,7 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
         }
         Thinking(None) => Ok(Outcome::Thinking(!st.show_thinking)),
         Thinking(Some(b)) => Ok(Outcome::Thinking(b)),
+        Memory(args) => memory::execute(app, &args).map(Outcome::Show),
         Help => Ok(Outcome::Show(
             COMMANDS
                 .iter()
@@ -546,5 +555,6 @@ pub fn osc52(text: &str) -> String {
     }
 }
 
+mod memory;
 #[cfg(test)]
 mod tests;

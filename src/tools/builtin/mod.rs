@@ -4,6 +4,8 @@ pub mod filesystem;
 pub mod http_request;
 pub mod image_view;
 pub mod list_tools;
+pub mod memory_forget;
+pub mod memory_search;
 pub mod reload_tools;
 pub mod scratchpad;
 pub mod ssh_exec;
@@ -44,4 +46,14 @@ pub fn register_self_extension(reg: &Arc<RwLock<ToolRegistry>>) {
             registry: Arc::downgrade(reg),
         }));
     }
+}
+
+/// Registers `memory_search` and `memory_forget` (only when memory is on).
+pub fn register_memory(reg: &mut ToolRegistry, memory: &Arc<crate::memory::MemoryStore>) {
+    reg.register_builtin(Arc::new(memory_search::MemorySearchTool {
+        memory: memory.clone(),
+    }));
+    reg.register_builtin(Arc::new(memory_forget::MemoryForgetTool {
+        memory: memory.clone(),
+    }));
 }

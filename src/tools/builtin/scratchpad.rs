@@ -1,26 +1,67 @@
 //! `scratchpad`: per-session named sections of working notes.
+use crate::session::SessionStore;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
+/// Scratchpads: cached in memory, persisted in the session database once a
+/// store is attached. A pad belongs to an owner session (`session_state` row)
+/// and a slot: `scratchpad` for the session itself, `scratchpad:<subagent id>`
+/// for each subagent, so subagents never see each other's notes.
 #[derive(Default)]
 pub struct ScratchBoard {
     pads: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    store: OnceLock<Arc<SessionStore>>,
 }
 
 impl ScratchBoard {
-    pub fn sections(&self, session: &str) -> BTreeMap<String, String> {
-        self.pads
-            .lock()
-            .map(|m| m.get(session).cloned().unwrap_or_default())
-            .unwrap_or_default()
+    /// Persists pads from now on (and loads them on first use).
+    pub fn attach(&self, store: Arc<SessionStore>) {
+        let _ = self.store.set(store);
     }
 
-    fn update(&self, session: &str, f: impl FnOnce(&mut BTreeMap<String, String>)) {
-        if let Ok(mut m) = self.pads.lock() {
-            f(m.entry(session.to_string()).or_default());
+    fn cache_key(owner: &str, slot: &str) -> String {
+        format!("{owner}\u{0}{slot}")
+    }
+
+    pub fn sections(&self, owner: &str, slot: &str) -> BTreeMap<String, String> {
+        let key = Self::cache_key(owner, slot);
+        if let Some(p) = self.pads.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return p;
         }
+        let loaded: BTreeMap<String, String> = self
+            .store
+            .get()
+            .and_then(|s| s.get_state(owner, slot).ok().flatten())
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        if let Ok(mut m) = self.pads.lock() {
+            m.entry(key).or_insert_with(|| loaded.clone());
+        }
+        loaded
+    }
+
+    fn update(&self, owner: &str, slot: &str, f: impl FnOnce(&mut BTreeMap<String, String>)) {
+        let mut pad = self.sections(owner, slot);
+        f(&mut pad);
+        if let Some(store) = self.store.get()
+            && let Ok(json) = serde_json::to_string(&pad)
+            && let Err(e) = store.put_state(owner, slot, &json)
+        {
+            tracing::debug!("scratchpad {owner}/{slot} kept in memory only: {e}");
+        }
+        if let Ok(mut m) = self.pads.lock() {
+            m.insert(Self::cache_key(owner, slot), pad);
+        }
+    }
+}
+
+/// (owner session, slot) of the pad a call uses.
+pub fn pad_of(ctx: &ToolContext) -> (String, String) {
+    match &ctx.parent_session_id {
+        Some(parent) => (parent.clone(), format!("scratchpad:{}", ctx.session_id)),
+        None => (ctx.session_id.clone(), "scratchpad".to_string()),
     }
 }
 
@@ -50,8 +91,9 @@ impl Tool for ScratchpadTool {
 
     async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
         let board = &ctx.env.scratch;
-        // Subagents get their own scratchpad (their own session id).
-        let session = ctx.session_id.as_str();
+        // Subagents get their own scratchpad (their own slot).
+        let (owner, slot) = pad_of(ctx);
+        let (owner, slot) = (owner.as_str(), slot.as_str());
         let action = match args::str_req(a, "action") {
             Ok(s) => s,
             Err(e) => return ToolResult::err(e),
@@ -68,7 +110,7 @@ impl Tool for ScratchpadTool {
                 };
                 let name = section.unwrap_or("notes").to_string();
                 let append = action == "append";
-                board.update(session, |pad| {
+                board.update(owner, slot, |pad| {
                     let entry = pad.entry(name.clone()).or_default();
                     if append && !entry.is_empty() {
                         entry.push('\n');
@@ -80,14 +122,14 @@ impl Tool for ScratchpadTool {
                     }
                 });
                 let len = board
-                    .sections(session)
+                    .sections(owner, slot)
                     .get(&name)
                     .map(String::len)
                     .unwrap_or(0);
                 ToolResult::ok(format!("section '{name}' now has {len} characters"))
             }
             "read" => {
-                let pad = board.sections(session);
+                let pad = board.sections(owner, slot);
                 match section {
                     Some(name) => match pad.get(name) {
                         Some(text) => ToolResult::ok(format!("## {name}\n{text}")),
@@ -111,7 +153,7 @@ impl Tool for ScratchpadTool {
             }
             "clear" => {
                 let name = section.map(String::from);
-                board.update(session, |pad| match &name {
+                board.update(owner, slot, |pad| match &name {
                     Some(n) => {
                         pad.remove(n);
                     }

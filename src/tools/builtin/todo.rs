@@ -1,28 +1,58 @@
 //! `todo`: a per-session checklist. Statuses: pending, in_progress, done,
 //! failed, skipped. With step validation on, `done` needs a `validation` note.
 use crate::agent::events::{AgentEvent, TodoItem};
+use crate::session::SessionStore;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub const STATUSES: [&str; 5] = ["pending", "in_progress", "done", "failed", "skipped"];
 
-/// All sessions' todo lists, in memory.
+/// All sessions' todo lists: cached in memory, persisted per session in the
+/// session database (`session_state`, key `todo`) once a store is attached,
+/// so a list survives a restart and `/session resume`.
 #[derive(Default)]
 pub struct TodoBoard {
     lists: Mutex<HashMap<String, Vec<TodoItem>>>,
+    store: OnceLock<Arc<SessionStore>>,
 }
 
+const STATE_KEY: &str = "todo";
+
 impl TodoBoard {
+    /// Persists lists from now on (and loads them on first use).
+    pub fn attach(&self, store: Arc<SessionStore>) {
+        let _ = self.store.set(store);
+    }
+
     pub fn get(&self, session: &str) -> Vec<TodoItem> {
-        self.lists
-            .lock()
-            .map(|m| m.get(session).cloned().unwrap_or_default())
-            .unwrap_or_default()
+        if let Some(items) = self.lists.lock().ok().and_then(|m| m.get(session).cloned()) {
+            return items;
+        }
+        let loaded: Vec<TodoItem> = self
+            .store
+            .get()
+            .and_then(|s| s.get_state(session, STATE_KEY).ok().flatten())
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        if let Ok(mut m) = self.lists.lock() {
+            m.entry(session.to_string())
+                .or_insert_with(|| loaded.clone());
+        }
+        loaded
     }
 
     pub fn set(&self, session: &str, items: Vec<TodoItem>) {
+        if let Some(store) = self.store.get() {
+            // Ids that are not sessions (a subagent without a parent session)
+            // stay in memory only.
+            if let Ok(json) = serde_json::to_string(&items)
+                && let Err(e) = store.put_state(session, STATE_KEY, &json)
+            {
+                tracing::debug!("todo list of {session} kept in memory only: {e}");
+            }
+        }
         if let Ok(mut m) = self.lists.lock() {
             m.insert(session.to_string(), items);
         }

@@ -105,6 +105,11 @@ impl Plain {
                 self.show_history(&history, 10);
                 let t = format!("{note} · {}", self.session_label());
                 self.say(&p.cyan(&t));
+                let todos = self.app.agent.env.todos.get(&self.st.session.id);
+                if !todos.is_empty() {
+                    let list = crate::tools::builtin::todo::render(&todos);
+                    self.say(&p.dim(&format!("todo:\n{list}")));
+                }
             }
             Outcome::Pick(_) | Outcome::Compact => {}
             Outcome::Stop => self.say(&p.dim("nothing is running")),

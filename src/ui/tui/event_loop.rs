@@ -145,11 +145,16 @@ impl<'h, H: Host> EventLoop<'h, H> {
         let Some(mut ui) = self.state.ui_state() else {
             return self.state.hint("no session is open");
         };
+        let before = self.session_id();
         match self.host.execute(cmd, &mut ui) {
             Ok(out) => {
                 self.state.absorb_ui_state(&ui);
                 for a in self.state.apply_outcome(out) {
                     self.perform(a);
+                }
+                let now = self.session_id();
+                if now != before {
+                    self.state.side.todos = self.host.todos(&now);
                 }
             }
             Err(e) => self.state.hint(e),
@@ -221,6 +226,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
         };
         if load.is_none() {
             self.state.history_loaded(&load_id, &[]);
+            self.state.side.todos = self.host.todos(&load_id);
         }
         while !self.done {
             let now = Instant::now();
@@ -302,6 +308,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
                             self.state.push(CellKind::Error(e));
                         }
                     }
+                    self.state.side.todos = self.host.todos(&load_id);
                     if self.run.is_none()
                         && let Some(m) = self.state.next_queued()
                     {

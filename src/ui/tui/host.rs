@@ -7,7 +7,7 @@
 //! cooperatively. Nothing here blocks on the network; the backend check runs
 //! as a future the loop polls after the first frame, and a resumed session's
 //! history loads on a blocking thread while the first frame is drawn.
-use crate::agent::events::{AgentEvent, EventSink};
+use crate::agent::events::{AgentEvent, EventSink, TodoItem};
 use crate::app::App;
 use crate::session::{SessionMeta, StoredMessage};
 use crate::tools::Decision;
@@ -41,6 +41,10 @@ pub trait Host {
     /// Loads a session's history in the background (`None`: nothing to load).
     fn load_history(&mut self, _session_id: &str) -> Option<Load> {
         None
+    }
+    /// The session's saved todo list (shown in the side pane on open/resume).
+    fn todos(&mut self, _session_id: &str) -> Vec<TodoItem> {
+        Vec::new()
     }
 }
 
@@ -107,6 +111,10 @@ impl Host for AppHost<'_> {
                 Err(e) => Err(format!("cannot load the session: {e}")),
             }
         }))
+    }
+
+    fn todos(&mut self, session_id: &str) -> Vec<TodoItem> {
+        self.app.agent.env.todos.get(session_id)
     }
 
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta> {

@@ -112,6 +112,9 @@ pub async fn run(
         },
     )?;
     let state = initial_state(&app, &choice, profile.as_deref())?;
+    if let Some(meta) = &state.session {
+        app.spawn_memory_extraction(&meta.id);
+    }
     let opts = LoopOptions {
         max_fps: app.config.ui.max_fps,
         check_backend: true,
