@@ -155,3 +155,64 @@ fn a_newer_schema_is_refused_clearly() {
     let err = SessionStore::open(&path).err().unwrap().to_string();
     assert!(err.contains("99") && err.contains("upgrade navi"), "{err}");
 }
+
+/// Two stores on one file stand for two navi processes.
+#[test]
+fn memory_claim_is_exclusive_and_tombstones_block_re_extraction() {
+    use navi::memory::store::Upserted;
+    use navi::memory::{FactStatus, MemoryStore, NewFact};
+    use std::sync::Arc;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let one = MemoryStore::new(Arc::new(SessionStore::open(&path).unwrap()));
+    let db2 = Arc::new(SessionStore::open(&path).unwrap());
+    let two = MemoryStore::new(db2.clone());
+    let s = db2.create("developer").unwrap();
+    let row = db2
+        .append_both(&s.id, &msg(ChatMessage::user("I live in Lyon")))
+        .unwrap()
+        .0;
+    assert_eq!(one.stale_sessions(0, &[]).unwrap(), vec![s.id.clone()]);
+    assert_eq!(one.stale_sessions(0, &[&s.id]).unwrap(), Vec::<String>::new());
+    let lease = Duration::from_secs(60);
+    assert!(one.claim(&s.id, "proc-a", lease).unwrap());
+    assert!(!two.claim(&s.id, "proc-b", lease).unwrap(), "second claim must fail");
+    assert!(two.stale_sessions(0, &[]).unwrap().is_empty(), "claimed: not offered");
+    // A failed extraction gives the claim back; a finished one marks the session.
+    one.release(&s.id, "proc-a").unwrap();
+    assert!(two.claim(&s.id, "proc-b", lease).unwrap());
+    two.finish(&s.id, "proc-b", row).unwrap();
+    assert!(!one.claim(&s.id, "proc-a", lease).unwrap(), "already extracted");
+    assert!(one.window(&s.id, 100).unwrap().is_empty(), "nothing new since");
+    // An expired lease (a crashed process) can be taken over.
+    std::thread::sleep(Duration::from_millis(5));
+    db2.append_both(&s.id, &msg(ChatMessage::user("and I use fish")))
+        .unwrap();
+    assert!(one.claim(&s.id, "proc-a", Duration::ZERO).unwrap());
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(two.claim(&s.id, "proc-b", lease).unwrap());
+
+    let fact = NewFact {
+        category: "home".into(),
+        key: "city".into(),
+        value: "Lyon".into(),
+        source_message: Some(row),
+    };
+    assert_eq!(one.upsert(&fact, Some(&s.id), false).unwrap(), Upserted::Added);
+    assert_eq!(one.upsert(&fact, Some(&s.id), false).unwrap(), Upserted::Unchanged);
+    let id = one.facts(None).unwrap()[0].id;
+    assert_eq!(one.accept(id, None).unwrap().unwrap().status, FactStatus::Active);
+    assert_eq!(one.summary().unwrap().as_deref(), Some("- home: city = Lyon"));
+    assert_eq!(one.search("where LYON", 10, None).unwrap().len(), 1);
+    assert_eq!(one.forget("CITY", None).unwrap().len(), 1);
+    assert_eq!(one.summary().unwrap(), None);
+    // Forgotten: the same message never proposes it again; a new one may.
+    assert_eq!(one.upsert(&fact, Some(&s.id), false).unwrap(), Upserted::Tombstoned);
+    let again = NewFact {
+        source_message: Some(row + 2),
+        ..fact
+    };
+    assert_eq!(one.upsert(&again, Some(&s.id), false).unwrap(), Upserted::Added);
+    assert_eq!(one.facts(None).unwrap()[0].status, FactStatus::Proposed);
+}

@@ -111,3 +111,26 @@ pub fn last_user_goal(context: &[StoredMessage]) -> Option<String> {
         })
         .map(|m| m.msg.content.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_profile_prompt_names_the_others() {
+        let reg = ProfileRegistry::load(None);
+        let ids = reg.ids();
+        assert!(ids.len() > 1);
+        for p in reg.all() {
+            let prompt = system_prompt_with_roster("PERSONA", p, false, &reg);
+            for other in ids.iter().filter(|i| **i != p.id) {
+                let o = reg.get(other).map(|o| o.short_description.clone());
+                let line = format!("- {other}: {}", o.unwrap_or_default());
+                assert!(prompt.contains(&line), "{} lacks {line}", p.id);
+            }
+            assert!(!prompt.contains(&format!("- {}: ", p.id)), "{} lists itself", p.id);
+            // Byte-stable: the same inputs give the same prompt.
+            assert_eq!(prompt, system_prompt_with_roster("PERSONA", p, false, &reg));
+        }
+    }
+}
