@@ -381,3 +381,111 @@ async fn history_loads_after_the_first_frame_and_queues_early_messages() {
     assert!(pos("user:old question") < pos("assistant:old answer"));
     assert!(pos("assistant:old answer") < pos("user:new"), "{cells:?}");
 }
+
+/// A todo list saved by one navi process shows in the side pane of the next
+/// as soon as its session is resumed (real `App`, real SQLite file).
+#[tokio::test]
+async fn resumed_session_shows_its_saved_todo_list_at_once() {
+    use navi::app::{App, AppOptions, SessionChoice};
+    use navi::config::{Config, Overrides, Paths};
+    use navi::ui::tui::host::AppHost;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths {
+        config_file: None,
+        config_dir: dir.path().join("cfg"),
+        data_dir: dir.path().join("data"),
+        db_path: dir.path().join("data/navi.db"),
+        log_dir: dir.path().join("data/logs"),
+    };
+    let config = Config::default();
+    let build = || {
+        App::build(
+            config.clone(),
+            paths.clone(),
+            Overrides::default(),
+            AppOptions::default(),
+        )
+        .unwrap()
+    };
+    let saved = {
+        let app = build();
+        let s = app.store.create("developer").unwrap();
+        let todos = &app.agent.env.todos;
+        todos.set_texts(
+            &s.id,
+            vec![
+                ("Reproduce the login bug".into(), None),
+                ("Write a failing test".into(), None),
+                ("Fix the session check".into(), Some("SELF".into())),
+            ],
+        );
+        let mut items = todos.get(&s.id);
+        items[0].status = "done".into();
+        items[1].status = "in_progress".into();
+        todos.set(&s.id, items);
+        s.id
+    };
+    // A new process, on a new session: the pane is empty until the resume.
+    let app = build();
+    let Ok(st) = navi::ui::tui::initial_state(&app, &SessionChoice::New, None) else {
+        panic!("initial_state failed");
+    };
+    let mut host = AppHost { app: &app };
+    let (ktx, krx) = mpsc::unbounded_channel::<Event>();
+    let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok(e), rx))
+    }))
+    .fuse();
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    let mut lp = EventLoop::new(&mut host, st);
+    let opts = LoopOptions {
+        max_fps: 120,
+        check_backend: false,
+    };
+    let counts = Arc::new(Mutex::new(Vec::<usize>::new()));
+    let seen = counts.clone();
+    let h = Harness {
+        log: Arc::new(Mutex::new(Log::default())),
+        keys: ktx,
+    };
+    let script = async move {
+        let wait = |n: usize| {
+            let seen = seen.clone();
+            async move {
+                for _ in 0..400 {
+                    if seen.lock().unwrap().last() == Some(&n) {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                panic!("the todo pane never showed {n} items");
+            }
+        };
+        h.typed("hi");
+        wait(0).await;
+        h.key(KeyCode::Char('u'), KeyModifiers::CONTROL);
+        h.typed(&format!("/session resume {}", &saved[..8]));
+        h.enter();
+        wait(3).await;
+        h.ctrl_c();
+        h.ctrl_c();
+    };
+    let looped = lp.run(
+        &mut terminal,
+        &mut input,
+        &opts,
+        |_| {},
+        |st| counts.lock().unwrap().push(st.side.todos.len()),
+    );
+    let (res, ()) = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::join!(looped, script)
+    })
+    .await
+    .expect("the loop did not quit");
+    res.unwrap();
+    let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 40, 8));
+    lp.state
+        .side
+        .render(ratatui::layout::Rect::new(0, 0, 40, 8), &mut buf, &lp.state.theme);
+    insta::assert_snapshot!(text_of(&buf));
+}
