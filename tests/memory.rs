@@ -84,7 +84,11 @@ impl Env {
     async fn facts(&self, fake: &FakeLlm) -> Vec<Value> {
         let (code, out, err) = self.run(fake, &["memory", "list", "--json"]).await;
         assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<Value>(&out).unwrap().as_array().unwrap().clone()
+        serde_json::from_str::<Value>(&out)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
     }
 
     fn log_text(&self) -> String {
@@ -105,7 +109,10 @@ fn is_extraction(body: &Value) -> bool {
 }
 
 fn extraction_requests(fake: &FakeLlm) -> Vec<Value> {
-    fake.chat_requests().into_iter().filter(is_extraction).collect()
+    fake.chat_requests()
+        .into_iter()
+        .filter(is_extraction)
+        .collect()
 }
 
 /// One finished session whose user message is display message `#1`.
@@ -156,7 +163,10 @@ async fn stale_session_is_extracted_when_plain_mode_starts_a_new_session() {
     // Thinking off; the conversation with message ids is what was sent.
     assert_eq!(req["think"], json!(false));
     let convo = req["messages"][1]["content"].as_str().unwrap();
-    assert!(convo.contains("[#1] user: I use helix as my editor"), "{convo}");
+    assert!(
+        convo.contains("[#1] user: I use helix as my editor"),
+        "{convo}"
+    );
     assert!(convo.contains("assistant: Noted."), "{convo}");
     let facts = env.facts(&fake).await;
     assert_eq!(facts.len(), 2, "{facts:?}");
@@ -196,7 +206,12 @@ impl Env {
 async fn review_accepts_and_rejects_and_only_accepted_facts_reach_the_model() {
     let env = Env::new();
     let fake = FakeLlm::start().await;
-    seed_session(&env, &fake, "my editor is helix, my shell is fish, I work at Acme").await;
+    seed_session(
+        &env,
+        &fake,
+        "my editor is helix, my shell is fish, I work at Acme",
+    )
+    .await;
     fake.push(Reply::text(
         "Sure! Here is what I found:\nenvironment: editor = helix [#1]\nenvironment: shell = fish [#1]\nwork: employer = Acme [#1]\nthis is not a fact",
     ));
@@ -210,7 +225,8 @@ async fn review_accepts_and_rejects_and_only_accepted_facts_reach_the_model() {
     );
     // Nothing accepted yet: no memory message in the next request.
     fake.push(Reply::text("ok"));
-    env.run(&fake, &["run", "--profile", "tester", "hello"]).await;
+    env.run(&fake, &["run", "--profile", "tester", "hello"])
+        .await;
     let last = fake.chat_requests().last().cloned().unwrap();
     assert_eq!(memory_message(&last), None, "{last}");
 
@@ -225,8 +241,14 @@ async fn review_accepts_and_rejects_and_only_accepted_facts_reach_the_model() {
         .run(
             &fake,
             &[
-                "memory", "review", "--accept", &id("editor"), "--reject", &id("employer"),
-                "--edit", &format!("{}=zsh", id("shell")),
+                "memory",
+                "review",
+                "--accept",
+                &id("editor"),
+                "--reject",
+                &id("employer"),
+                "--edit",
+                &format!("{}=zsh", id("shell")),
             ],
         )
         .await;
@@ -235,18 +257,31 @@ async fn review_accepts_and_rejects_and_only_accepted_facts_reach_the_model() {
     let facts = env.facts(&fake).await;
     assert_eq!(facts.len(), 2, "{facts:?}");
     assert!(facts.iter().all(|f| f["status"] == "active"));
-    assert!(facts.iter().any(|f| f["key"] == "shell" && f["value"] == "zsh"));
+    assert!(
+        facts
+            .iter()
+            .any(|f| f["key"] == "shell" && f["value"] == "zsh")
+    );
     // A bad id changes nothing and is a usage error.
-    let (code, _, err) = env.run(&fake, &["memory", "review", "--accept", "999"]).await;
+    let (code, _, err) = env
+        .run(&fake, &["memory", "review", "--accept", "999"])
+        .await;
     assert_eq!(code, 2);
     assert!(err.contains("no fact #999"), "{err}");
 
     fake.push(Reply::text("ok"));
-    env.run(&fake, &["run", "--profile", "tester", "hello again"]).await;
+    env.run(&fake, &["run", "--profile", "tester", "hello again"])
+        .await;
     let last = fake.chat_requests().last().cloned().unwrap();
     let mem = memory_message(&last).expect("memory message after the system prompt");
-    assert!(mem.starts_with("## What I remember about the user"), "{mem}");
-    assert!(mem.contains("editor = helix") && mem.contains("shell = zsh"), "{mem}");
+    assert!(
+        mem.starts_with("## What I remember about the user"),
+        "{mem}"
+    );
+    assert!(
+        mem.contains("editor = helix") && mem.contains("shell = zsh"),
+        "{mem}"
+    );
     assert!(!mem.contains("Acme"), "{mem}");
     // The system prompt names the other profiles (cross-profile awareness).
     let system = last["messages"][0]["content"].as_str().unwrap();
@@ -260,15 +295,27 @@ async fn memory_tools_search_and_forget_round_trip() {
     let fake = FakeLlm::start().await;
     seed_session(&env, &fake, "I run Arch Linux on my laptop").await;
     fake.push(Reply::text("environment: os = Arch Linux [#1]"));
-    env.run_env(&fake, &[("NAVI_MEMORY_AUTO_ACCEPT", "true")], &["memory", "extract"])
-        .await;
+    env.run_env(
+        &fake,
+        &[("NAVI_MEMORY_AUTO_ACCEPT", "true")],
+        &["memory", "extract"],
+    )
+    .await;
     assert_eq!(env.facts(&fake).await[0]["status"], "active");
 
     fake.push(Reply::tool_call("memory_search", json!({"query": "linux"})));
     fake.push(Reply::tool_call("memory_forget", json!({"key": "os"})));
     fake.push(Reply::text("Forgotten."));
     let (code, _, err) = env
-        .run(&fake, &["run", "--profile", "tester", "what OS do I use? then forget it"])
+        .run(
+            &fake,
+            &[
+                "run",
+                "--profile",
+                "tester",
+                "what OS do I use? then forget it",
+            ],
+        )
         .await;
     assert_eq!(code, 0, "{err}");
     let reqs = fake.chat_requests();
@@ -309,7 +356,10 @@ async fn two_processes_never_extract_the_same_session() {
     let a = env.cmd(&fake, &[]).args(["memory", "extract"]).output();
     let b = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        env.cmd(&fake, &[]).args(["memory", "extract"]).output().await
+        env.cmd(&fake, &[])
+            .args(["memory", "extract"])
+            .output()
+            .await
     };
     let (a, b) = tokio::join!(a, b);
     let (a, b) = (a.unwrap(), b.unwrap());
@@ -326,8 +376,12 @@ async fn memory_disabled_means_no_extraction_no_summary_no_tools() {
     let fake = FakeLlm::start().await;
     seed_session(&env, &fake, "I use helix").await;
     fake.push(Reply::text("environment: editor = helix [#1]"));
-    env.run_env(&fake, &[("NAVI_MEMORY_AUTO_ACCEPT", "true")], &["memory", "extract"])
-        .await;
+    env.run_env(
+        &fake,
+        &[("NAVI_MEMORY_AUTO_ACCEPT", "true")],
+        &["memory", "extract"],
+    )
+    .await;
     let off = [("NAVI_MEMORY", "false")];
     let (code, _, err) = env.run_env(&fake, &off, &["memory", "list"]).await;
     assert_eq!(code, 2);
@@ -357,7 +411,9 @@ async fn todo_and_scratchpad_survive_a_restart() {
         json!({"action": "write", "section": "findings", "content": "the bug is in line 42"}),
     ));
     fake.push(Reply::text("planned"));
-    let (code, _, err) = env.run(&fake, &["run", "--profile", "tester", "plan it"]).await;
+    let (code, _, err) = env
+        .run(&fake, &["run", "--profile", "tester", "plan it"])
+        .await;
     assert_eq!(code, 0, "{err}");
     // A new process continues the session.
     fake.push(Reply::tool_call("todo", json!({"action": "read"})));
@@ -380,7 +436,10 @@ async fn todo_and_scratchpad_survive_a_restart() {
             .unwrap()
     };
     let todo = last_tool(&reqs[n - 2]);
-    assert!(todo.contains("1. write the parser") && todo.contains("2. test it"), "{todo}");
+    assert!(
+        todo.contains("1. write the parser") && todo.contains("2. test it"),
+        "{todo}"
+    );
     let pad = last_tool(&reqs[n - 1]);
     assert_eq!(pad, "## findings\nthe bug is in line 42");
 }

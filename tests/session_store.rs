@@ -174,17 +174,32 @@ fn memory_claim_is_exclusive_and_tombstones_block_re_extraction() {
         .unwrap()
         .0;
     assert_eq!(one.stale_sessions(0, &[]).unwrap(), vec![s.id.clone()]);
-    assert_eq!(one.stale_sessions(0, &[&s.id]).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        one.stale_sessions(0, &[&s.id]).unwrap(),
+        Vec::<String>::new()
+    );
     let lease = Duration::from_secs(60);
     assert!(one.claim(&s.id, "proc-a", lease).unwrap());
-    assert!(!two.claim(&s.id, "proc-b", lease).unwrap(), "second claim must fail");
-    assert!(two.stale_sessions(0, &[]).unwrap().is_empty(), "claimed: not offered");
+    assert!(
+        !two.claim(&s.id, "proc-b", lease).unwrap(),
+        "second claim must fail"
+    );
+    assert!(
+        two.stale_sessions(0, &[]).unwrap().is_empty(),
+        "claimed: not offered"
+    );
     // A failed extraction gives the claim back; a finished one marks the session.
     one.release(&s.id, "proc-a").unwrap();
     assert!(two.claim(&s.id, "proc-b", lease).unwrap());
     two.finish(&s.id, "proc-b", row).unwrap();
-    assert!(!one.claim(&s.id, "proc-a", lease).unwrap(), "already extracted");
-    assert!(one.window(&s.id, 100).unwrap().is_empty(), "nothing new since");
+    assert!(
+        !one.claim(&s.id, "proc-a", lease).unwrap(),
+        "already extracted"
+    );
+    assert!(
+        one.window(&s.id, 100).unwrap().is_empty(),
+        "nothing new since"
+    );
     // An expired lease (a crashed process) can be taken over.
     std::thread::sleep(Duration::from_millis(5));
     db2.append_both(&s.id, &msg(ChatMessage::user("and I use fish")))
@@ -199,20 +214,38 @@ fn memory_claim_is_exclusive_and_tombstones_block_re_extraction() {
         value: "Lyon".into(),
         source_message: Some(row),
     };
-    assert_eq!(one.upsert(&fact, Some(&s.id), false).unwrap(), Upserted::Added);
-    assert_eq!(one.upsert(&fact, Some(&s.id), false).unwrap(), Upserted::Unchanged);
+    assert_eq!(
+        one.upsert(&fact, Some(&s.id), false).unwrap(),
+        Upserted::Added
+    );
+    assert_eq!(
+        one.upsert(&fact, Some(&s.id), false).unwrap(),
+        Upserted::Unchanged
+    );
     let id = one.facts(None).unwrap()[0].id;
-    assert_eq!(one.accept(id, None).unwrap().unwrap().status, FactStatus::Active);
-    assert_eq!(one.summary().unwrap().as_deref(), Some("- home: city = Lyon"));
+    assert_eq!(
+        one.accept(id, None).unwrap().unwrap().status,
+        FactStatus::Active
+    );
+    assert_eq!(
+        one.summary().unwrap().as_deref(),
+        Some("- home: city = Lyon")
+    );
     assert_eq!(one.search("where LYON", 10, None).unwrap().len(), 1);
     assert_eq!(one.forget("CITY", None).unwrap().len(), 1);
     assert_eq!(one.summary().unwrap(), None);
     // Forgotten: the same message never proposes it again; a new one may.
-    assert_eq!(one.upsert(&fact, Some(&s.id), false).unwrap(), Upserted::Tombstoned);
+    assert_eq!(
+        one.upsert(&fact, Some(&s.id), false).unwrap(),
+        Upserted::Tombstoned
+    );
     let again = NewFact {
         source_message: Some(row + 2),
         ..fact
     };
-    assert_eq!(one.upsert(&again, Some(&s.id), false).unwrap(), Upserted::Added);
+    assert_eq!(
+        one.upsert(&again, Some(&s.id), false).unwrap(),
+        Upserted::Added
+    );
     assert_eq!(one.facts(None).unwrap()[0].status, FactStatus::Proposed);
 }

@@ -484,8 +484,10 @@ async fn resumed_session_shows_its_saved_todo_list_at_once() {
     .expect("the loop did not quit");
     res.unwrap();
     let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 40, 8));
-    lp.state
-        .side
-        .render(ratatui::layout::Rect::new(0, 0, 40, 8), &mut buf, &lp.state.theme);
+    lp.state.side.render(
+        ratatui::layout::Rect::new(0, 0, 40, 8),
+        &mut buf,
+        &lp.state.theme,
+    );
     insta::assert_snapshot!(text_of(&buf));
 }

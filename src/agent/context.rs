@@ -128,7 +128,11 @@ mod tests {
                 let line = format!("- {other}: {}", o.unwrap_or_default());
                 assert!(prompt.contains(&line), "{} lacks {line}", p.id);
             }
-            assert!(!prompt.contains(&format!("- {}: ", p.id)), "{} lists itself", p.id);
+            assert!(
+                !prompt.contains(&format!("- {}: ", p.id)),
+                "{} lists itself",
+                p.id
+            );
             // Byte-stable: the same inputs give the same prompt.
             assert_eq!(prompt, system_prompt_with_roster("PERSONA", p, false, &reg));
         }
