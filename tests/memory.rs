@@ -443,3 +443,41 @@ async fn todo_and_scratchpad_survive_a_restart() {
     let pad = last_tool(&reqs[n - 1]);
     assert_eq!(pad, "## findings\nthe bug is in line 42");
 }
+
+#[tokio::test]
+async fn plain_mode_memory_command_shows_and_reviews_the_inbox() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    seed_session(&env, &fake, "I use helix").await;
+    fake.push(Reply::text("environment: editor = helix [#1]"));
+    env.run(&fake, &["memory", "extract"]).await;
+    let id = env.facts(&fake).await[0]["id"].as_i64().unwrap();
+    let mut child = env
+        .cmd(&fake, &[("NAVI_MEMORY_IDLE_MINUTES", "600")])
+        .args(["--plain", "--new"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let script = format!("/memory\n/memory accept {id} kakoune\n/memory\n/quit\n");
+    stdin.write_all(script.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Inbox (1 proposed"), "{text}");
+    assert!(
+        text.contains("[proposed] environment: editor = helix"),
+        "{text}"
+    );
+    assert!(text.contains("accepted #"), "{text}");
+    assert!(text.contains("- environment: editor = kakoune"), "{text}");
+    assert!(text.contains("Inbox: empty"), "{text}");
+    let facts = env.facts(&fake).await;
+    assert_eq!(facts[0]["status"], "active");
+    assert_eq!(facts[0]["value"], "kakoune");
+}

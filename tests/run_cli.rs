@@ -111,9 +111,11 @@ async fn tool_loop_with_thinking(backend: &str) {
             "priority list skipped missing-model"
         );
         assert_eq!(c["messages"][0]["role"], "system");
-        assert_eq!(
-            c["messages"][0]["content"],
-            "TEST-PERSONA\n\n---\n\nTESTER-PROMPT"
+        // Persona, separator, profile prompt, then the other profiles.
+        let system = c["messages"][0]["content"].as_str().unwrap();
+        assert!(
+            system.starts_with("TEST-PERSONA\n\n---\n\nTESTER-PROMPT\n\nOther profiles"),
+            "{system}"
         );
         let tools: Vec<&str> = c["tools"]
             .as_array()

@@ -15,7 +15,23 @@ use crate::session::StoredMessage;
 pub const PERSONA_SEPARATOR: &str = "\n\n---\n\n";
 pub const MEMORY_HEADING: &str = "## What I remember about the user";
 pub const NOTE_PREFIX: &str = "[navi]";
-pub const ROSTER_HEADING: &str = "Other profiles (switch_profile, or spawn_agent with profile):";
+pub const ROSTER_HEADING: &str = "Other profiles (switch_profile / spawn_agent):";
+/// A roster line's description is cut (on a word) to about this many chars.
+const ROSTER_DESC_CHARS: usize = 72;
+
+fn short(desc: &str) -> String {
+    let desc = desc.trim();
+    if desc.chars().count() <= ROSTER_DESC_CHARS {
+        return desc.to_string();
+    }
+    let cut: String = desc.chars().take(ROSTER_DESC_CHARS).collect();
+    let cut = cut
+        .rsplit_once(' ')
+        .map(|(a, _)| a)
+        .unwrap_or(&cut)
+        .trim_end_matches([',', ';', ':']);
+    format!("{cut}…")
+}
 
 /// persona + separator + profile prompt (persona omitted when empty).
 pub fn system_prompt(persona: &str, profile: &Profile, subagent: bool) -> String {
@@ -54,7 +70,7 @@ pub fn profile_roster(profiles: &ProfileRegistry, current: &str) -> Option<Strin
     let lines: Vec<String> = profiles
         .all()
         .filter(|p| p.id != current && !p.short_description.trim().is_empty())
-        .map(|p| format!("- {}: {}", p.id, p.short_description.trim()))
+        .map(|p| format!("- {}: {}", p.id, short(&p.short_description)))
         .collect();
     if lines.is_empty() {
         return None;
@@ -124,8 +140,7 @@ mod tests {
         for p in reg.all() {
             let prompt = system_prompt_with_roster("PERSONA", p, false, &reg);
             for other in ids.iter().filter(|i| **i != p.id) {
-                let o = reg.get(other).map(|o| o.short_description.clone());
-                let line = format!("- {other}: {}", o.unwrap_or_default());
+                let line = format!("- {other}: ");
                 assert!(prompt.contains(&line), "{} lacks {line}", p.id);
             }
             assert!(
@@ -133,6 +148,8 @@ mod tests {
                 "{} lists itself",
                 p.id
             );
+            let roster = profile_roster(&reg, &p.id).unwrap_or_default();
+            assert!(roster.len() < 480, "roster too long: {}", roster.len());
             // Byte-stable: the same inputs give the same prompt.
             assert_eq!(prompt, system_prompt_with_roster("PERSONA", p, false, &reg));
         }

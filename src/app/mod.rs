@@ -266,6 +266,15 @@ async fn extract_with(
     exclude: &[&str],
     cancel: &CancellationToken,
 ) -> Result<ExtractReport, String> {
+    // Nothing stale: no backend, no model lookup, no network.
+    let idle = (agent.config.memory.idle_minutes as i64).saturating_mul(60_000);
+    if memory
+        .stale_sessions(idle, exclude)
+        .map_err(|e| e.to_string())?
+        .is_empty()
+    {
+        return Ok(ExtractReport::default());
+    }
     let profile = agent
         .profile(&agent.profiles.default_id())
         .map_err(|e| e.to_string())?

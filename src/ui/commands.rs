@@ -64,8 +64,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/export [file]", "save the transcript as Markdown"),
     ("/thinking on|off", "show or hide thinking"),
     (
-        "/memory [list|search|accept|reject|forget]",
-        "what navi remembers and the inbox",
+        "/memory [list|search …]",
+        "what navi remembers, and the inbox (accept/reject)",
     ),
     ("/help", "this list"),
     ("/quit", "leave navi"),

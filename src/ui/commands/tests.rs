@@ -56,3 +56,17 @@ fn code_blocks_are_found() {
     let t = "a\n```rust\nfn x() {}\n```\nb\n```\nls\n```";
     assert_eq!(code_blocks(t), vec!["fn x() {}\n", "ls\n"]);
 }
+
+#[test]
+fn parses_memory_commands() {
+    assert_eq!(parse("/memory"), Ok(SlashCommand::Memory(vec![])));
+    assert_eq!(
+        parse("/memory accept #3 neo vim"),
+        Ok(SlashCommand::Memory(vec![
+            "accept".into(),
+            "#3".into(),
+            "neo".into(),
+            "vim".into()
+        ]))
+    );
+}
