@@ -249,3 +249,35 @@ fn memory_claim_is_exclusive_and_tombstones_block_re_extraction() {
     );
     assert_eq!(one.facts(None).unwrap()[0].status, FactStatus::Proposed);
 }
+
+/// A 10,000-message session: extraction reads a bounded window of the newest.
+#[test]
+fn memory_window_of_a_huge_session_is_bounded() {
+    use navi::memory::MemoryStore;
+    use navi::memory::extract::render_window;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(SessionStore::open(&dir.path().join("navi.db")).unwrap());
+    let s = db.create("developer").unwrap();
+    let mut last = 0;
+    for i in 0..10_000 {
+        let m = if i % 2 == 0 {
+            ChatMessage::user(format!("message {i} {}", "x".repeat(300)))
+        } else {
+            ChatMessage::assistant(format!("answer {i}"))
+        };
+        last = db.append(&s.id, Buffer::Display, &msg(m)).unwrap();
+    }
+    let memory = MemoryStore::new(db);
+    let window = memory.window(&s.id, 200).unwrap();
+    assert_eq!(window.len(), 200);
+    assert_eq!(
+        window.last().unwrap().0,
+        last,
+        "the newest message is included"
+    );
+    let text = render_window(&window);
+    assert!(text.len() <= 26_000, "{}", text.len());
+    assert!(text.contains("answer 9999"));
+    assert!(!text.contains("message 0 "));
+}
