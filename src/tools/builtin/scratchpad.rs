@@ -170,3 +170,36 @@ impl Tool for ScratchpadTool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pads_persist_per_owner_and_slot() {
+        let store = Arc::new(SessionStore::open_in_memory().unwrap());
+        let s = store.create("developer").unwrap();
+        let board = ScratchBoard::default();
+        board.attach(store.clone());
+        board.update(&s.id, "scratchpad", |p| {
+            p.insert("notes".into(), "main".into());
+        });
+        board.update(&s.id, "scratchpad:subagent_a", |p| {
+            p.insert("notes".into(), "from a".into());
+        });
+        // A fresh board (a restart) reads what was saved; slots stay apart.
+        let again = ScratchBoard::default();
+        again.attach(store);
+        assert_eq!(again.sections(&s.id, "scratchpad")["notes"], "main");
+        assert_eq!(
+            again.sections(&s.id, "scratchpad:subagent_a")["notes"],
+            "from a"
+        );
+        assert!(again.sections(&s.id, "scratchpad:subagent_b").is_empty());
+        // An id that is no session (a subagent without a parent) still works, in memory.
+        again.update("subagent_x", "scratchpad", |p| {
+            p.insert("n".into(), "v".into());
+        });
+        assert_eq!(again.sections("subagent_x", "scratchpad")["n"], "v");
+    }
+}
