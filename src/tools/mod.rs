@@ -7,11 +7,13 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod child_env;
 pub mod exec_report;
 pub mod fetch;
 pub mod fs_ops;
 pub mod html_util;
 pub mod image_probe;
+pub mod net_guard;
 pub mod paths;
 pub mod process;
 pub mod registry;
@@ -100,6 +102,11 @@ pub struct ToolEnv {
     /// The directory commands run in unless told otherwise.
     pub work_dir: PathBuf,
     http: OnceLock<reqwest::Client>,
+    /// The client of the web tools that may reach only public addresses
+    /// (and `[security].net_allowed_hosts`).
+    guarded_http: OnceLock<Result<reqwest::Client, String>>,
+    /// Non-public destinations put to the approval gate, by session + call id.
+    net_approvals: std::sync::Mutex<std::collections::HashMap<String, net_guard::Vetted>>,
     pub todos: builtin::todo::TodoBoard,
     pub scratch: builtin::scratchpad::ScratchBoard,
 }
@@ -111,6 +118,8 @@ impl ToolEnv {
             paths,
             work_dir,
             http: OnceLock::new(),
+            guarded_http: OnceLock::new(),
+            net_approvals: Default::default(),
             todos: Default::default(),
             scratch: Default::default(),
         }
@@ -125,6 +134,59 @@ impl ToolEnv {
                 .build()
                 .unwrap_or_default()
         })
+    }
+
+    /// For `http_request`/`web_view`/`image_view`: when `raw_url` leads to a
+    /// non-public address (not allowed by config), records what it resolved
+    /// to for this call and returns the reason the user is asked.
+    pub async fn net_approval(&self, raw_url: &str, ctx: &ToolContext) -> Option<String> {
+        let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
+        if let Ok(mut m) = self.net_approvals.lock() {
+            m.remove(&key);
+        }
+        let url = fetch::parse_url(raw_url).ok()?;
+        let policy = net_guard::NetPolicy::from_config(&self.config.security.net_allowed_hosts);
+        // A host that does not resolve fails in execute with a clear message.
+        let vetted = net_guard::vet(&url, &policy).await.ok()?;
+        if vetted.blocked.is_empty() {
+            return None;
+        }
+        let reason = vetted.reason();
+        if let Ok(mut m) = self.net_approvals.lock() {
+            if m.len() > 256 {
+                m.clear();
+            }
+            m.insert(key, vetted);
+        }
+        Some(reason)
+    }
+
+    /// The HTTP client for one web-tool call to `url`. Public hosts (and
+    /// allowed ones) use the shared guarded client; a non-public host only
+    /// when this call was approved, pinned to the addresses approved.
+    pub async fn web_client(
+        &self,
+        url: &reqwest::Url,
+        ctx: &ToolContext,
+    ) -> Result<reqwest::Client, String> {
+        let policy = net_guard::NetPolicy::from_config(&self.config.security.net_allowed_hosts);
+        let vetted = net_guard::vet(url, &policy).await?;
+        let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
+        let approved = self
+            .net_approvals
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(&key))
+            .filter(|a| a.host == vetted.host);
+        if let Some(approved) = approved {
+            return net_guard::client(&policy, Some(&approved));
+        }
+        if let Some((ip, why)) = vetted.blocked.first() {
+            return Err(net_guard::refusal(&vetted.host, *ip, why));
+        }
+        self.guarded_http
+            .get_or_init(|| net_guard::client(&policy, None))
+            .clone()
     }
 
     /// A per-session scratch directory under the data dir (created on demand).
@@ -181,6 +243,12 @@ pub trait Tool: Send + Sync {
     /// `Some(what will happen, in full)` when this call needs approval.
     fn approval_summary(&self, _args: &Value) -> Option<String> {
         None
+    }
+    /// What the registry asks the user about before `execute`; like
+    /// [`Tool::approval_summary`] but may look things up first (the web tools
+    /// resolve the host to see whether it is public).
+    async fn approval_request(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+        self.approval_summary(args)
     }
     async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
 

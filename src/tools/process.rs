@@ -48,6 +48,9 @@ pub struct RunSpec {
     /// (background jobs started by a shell command).
     pub kill_group_on_exit: bool,
     pub limits: Option<Limits>,
+    /// Secret-looking variables still passed to the child
+    /// (`[security].env_passthrough`); every other one is scrubbed.
+    pub env_passthrough: Vec<String>,
 }
 
 /// Why the child stopped.
@@ -256,6 +259,7 @@ pub async fn run_with_input(
     .stderr(Stdio::piped())
     .process_group(0)
     .kill_on_drop(true);
+    super::child_env::scrub(&mut cmd, &spec.env_passthrough);
     if let Some(limits) = spec.limits {
         apply_limits(&mut cmd, limits);
     }

@@ -124,7 +124,7 @@ impl ToolRegistry {
         if ctx.cancel.is_cancelled() {
             return ToolResult::err("operation cancelled by user");
         }
-        if let Some(summary) = tool.approval_summary(&args)
+        if let Some(summary) = tool.approval_request(&args, ctx).await
             && let Err(msg) = gate.check(ctx, &call.name, &summary, &args).await
         {
             return ToolResult::err(msg);

@@ -112,6 +112,7 @@ impl Tool for UserTool {
             output_limit: ctx.env.config.tools.output_limit_bytes,
             kill_group_on_exit: true,
             limits: None,
+            env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let input = serde_json::to_vec(args).unwrap_or_default();
         let outcome = match process::run_with_input(cmd, &spec, Some(input), &ctx.cancel).await {

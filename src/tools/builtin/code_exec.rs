@@ -86,6 +86,7 @@ impl Tool for CodeExecTool {
                 file_size: (cfg.code_exec_file_size_mb > 0)
                     .then(|| cfg.code_exec_file_size_mb * MB),
             }),
+            env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let result = process::run(cmd, &spec, &ctx.cancel).await;
         let _ = tokio::fs::remove_file(&script).await;

@@ -3,7 +3,8 @@
 //! Invariants: local paths pass the same root check as `filesystem`
 //! (canonicalised first); at most `[tools].image_max_bytes` are read or
 //! downloaded; only PNG, JPEG, GIF and WebP pass, recognised by their magic
-//! bytes (never by extension or Content-Type). On success the metadata holds
+//! bytes (never by extension or Content-Type). A URL on a non-public address
+//! needs approval ([`crate::tools::net_guard`]). On success the metadata holds
 //! `is_image: true`, `mime` and `base64`; the agent moves the image into the
 //! context buffer and the model sees only the short text.
 use crate::tools::fetch::{self, human_size};
@@ -58,6 +59,12 @@ impl Tool for ImageViewTool {
         })
     }
 
+    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
+        let url = a.get("url").and_then(Value::as_str)?;
+        let net = ctx.env.net_approval(url, ctx).await?;
+        Some(format!("load image {url}\n{net}"))
+    }
+
     async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
         let (path, url) = match (args::str_opt(a, "path"), args::str_opt(a, "url")) {
             (Ok(p), Ok(u)) => (
@@ -96,7 +103,11 @@ impl Tool for ImageViewTool {
                     Err(e) => return ToolResult::err(e),
                 };
                 let timeout = Duration::from_secs(ctx.env.config.tools.http_timeout_secs.max(1));
-                let req = ctx.env.http().get(url.clone());
+                let client = match ctx.env.web_client(&url, ctx).await {
+                    Ok(c) => c,
+                    Err(e) => return ToolResult::err(e),
+                };
+                let req = client.get(url.clone());
                 let f = match fetch::send_capped(req, url.as_str(), timeout, cap, &ctx.cancel).await
                 {
                     Ok(f) => f,

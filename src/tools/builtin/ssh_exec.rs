@@ -120,6 +120,7 @@ pub async fn close_session(env: &ToolEnv, session_id: &str) -> usize {
             output_limit: 4096,
             kill_group_on_exit: false,
             limits: None,
+            env_passthrough: Vec::new(),
         };
         if let Ok(out) = process::run(cmd, &spec, &CancellationToken::new()).await
             && out.ending == process::Ending::Exited(0)
@@ -229,6 +230,7 @@ impl Tool for SshExecTool {
             // The ControlPersist master detaches itself; nothing else to reap.
             kill_group_on_exit: false,
             limits: None,
+            env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let outcome = match process::run(cmd, &spec, &ctx.cancel).await {
             Ok(o) => o,

@@ -87,6 +87,7 @@ impl Tool for TerminalTool {
             output_limit: cfg.tools.output_limit_bytes,
             kill_group_on_exit: true,
             limits: None,
+            env_passthrough: cfg.security.env_passthrough.clone(),
         };
         match process::run(cmd, &spec, &ctx.cancel).await {
             Ok(outcome) => report(&outcome, "the command", timeout),
