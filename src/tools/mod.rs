@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod child_env;
 pub mod exec_report;
 pub mod fetch;
+pub mod fs_guard;
 pub mod fs_ops;
 pub mod html_util;
 pub mod image_probe;
@@ -93,6 +94,36 @@ pub fn truncate_output(s: &str, limit: usize) -> String {
         cut,
         s.len()
     )
+}
+
+/// Cuts every line longer than `max` bytes (on a char boundary) and puts a
+/// note on the next line saying how much was dropped. Lines within the cap,
+/// and the notes themselves, are left alone, so applying it twice is harmless.
+pub fn cap_long_lines(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let max = max.max(80);
+    if s.split('\n').all(|l| l.len() <= max) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(1 << 20));
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if line.len() <= max {
+            out.push_str(line);
+            continue;
+        }
+        let mut cut = max;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.push_str(&line[..cut]);
+        out.push_str(&format!(
+            "\n[... line cut: {} more bytes not shown ([tools].max_line_bytes) ...]",
+            line.len() - cut
+        ));
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Resources shared by all tools, built once by the composition root.

@@ -128,8 +128,10 @@ impl Tool for UserTool {
                 ));
             }
         };
-        let stdout = outcome.stdout.text();
-        let stderr = outcome.stderr.text();
+        // Huge output is already cut to head + tail; very long lines are cut too.
+        let max_line = ctx.env.config.tools.max_line_bytes;
+        let stdout = super::cap_long_lines(&outcome.stdout.text(), max_line).into_owned();
+        let stderr = super::cap_long_lines(&outcome.stderr.text(), max_line).into_owned();
         match outcome.ending {
             process::Ending::Exited(0) => ToolResult::ok(stdout.trim_end().to_string()),
             process::Ending::Exited(code) => {

@@ -8,6 +8,7 @@
 //! `is_image: true`, `mime` and `base64`; the agent moves the image into the
 //! context buffer and the model sees only the short text.
 use crate::tools::fetch::{self, human_size};
+use crate::tools::fs_guard::{OpenPolicy, open_regular};
 use crate::tools::image_probe::{dimensions, sniff};
 use crate::tools::paths::FsRoots;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
@@ -18,12 +19,17 @@ use std::time::Duration;
 
 pub struct ImageViewTool;
 
-fn read_file_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, String> {
+fn read_file_capped(
+    path: &std::path::Path,
+    cap: usize,
+    policy: OpenPolicy,
+) -> Result<Vec<u8>, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     if meta.is_dir() {
         return Err(format!("{} is a directory, not an image", path.display()));
     }
+    let (file, meta) = open_regular(path, policy).map_err(|e| e.to_string())?;
     if meta.len() > cap as u64 {
         return Err(format!(
             "{} is {}, larger than the image limit of {} ([tools].image_max_bytes)",
@@ -33,8 +39,8 @@ fn read_file_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, Strin
         ));
     }
     let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut buf))
+    file.take(cap as u64 + 1)
+        .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(buf)
 }
@@ -91,10 +97,22 @@ impl Tool for ImageViewTool {
                     Err(e) => return ToolResult::err(e),
                 };
                 let shown = resolved.display().to_string();
-                match tokio::task::spawn_blocking(move || read_file_capped(&resolved, cap)).await {
-                    Ok(Ok(b)) => (b, shown),
-                    Ok(Err(e)) => return ToolResult::err(e),
-                    Err(e) => return ToolResult::err(format!("reading the image failed: {e}")),
+                let sec = &ctx.env.config.security;
+                let policy = OpenPolicy {
+                    refuse_hard_links: !roots.is_unrestricted() && !sec.fs_allow_hard_links,
+                };
+                let secs = ctx.env.config.tools.fs_timeout_secs.max(1);
+                let job =
+                    tokio::task::spawn_blocking(move || read_file_capped(&resolved, cap, policy));
+                match tokio::time::timeout(Duration::from_secs(secs), job).await {
+                    Ok(Ok(Ok(b))) => (b, shown),
+                    Ok(Ok(Err(e))) => return ToolResult::err(e),
+                    Ok(Err(e)) => return ToolResult::err(format!("reading the image failed: {e}")),
+                    Err(_) => {
+                        return ToolResult::err(format!(
+                            "reading {shown} did not finish within {secs}s ([tools].fs_timeout_secs)"
+                        ));
+                    }
                 }
             }
             (None, Some(u)) => {

@@ -9,7 +9,7 @@
 //! through a ControlMaster socket keyed by the session id, and
 //! [`close_session`] ends them; the local `ssh` runs in its own process
 //! group, killed on cancel and timeout. Every call needs approval.
-use crate::tools::exec_report::report;
+use crate::tools::exec_report::report_capped;
 use crate::tools::process::{self, RunSpec};
 use crate::tools::ssh_hosts::{self, HostEntry};
 use crate::tools::{Tool, ToolContext, ToolEnv, ToolResult, args};
@@ -241,7 +241,12 @@ impl Tool for SshExecTool {
             }
             Err(e) => return ToolResult::err(format!("cannot start ssh: {e}")),
         };
-        let mut result = report(&outcome, "the remote command", timeout);
+        let mut result = report_capped(
+            &outcome,
+            "the remote command",
+            timeout,
+            ctx.env.config.tools.max_line_bytes,
+        );
         if outcome.ending == process::Ending::Exited(255) {
             result.error = Some(ssh_failure_hint(&outcome.stderr.text(), name));
         }
