@@ -36,6 +36,8 @@ pub struct App {
     pub agent: Arc<Agent>,
     /// User tools that failed to load (file: why).
     pub tool_errors: Vec<String>,
+    /// User profiles that enable tools that do not exist (file: key: name).
+    pub profile_warnings: Vec<String>,
 }
 
 /// Which session a front end starts on.
@@ -124,6 +126,13 @@ impl App {
             backend: opts.backend,
         }));
         crate::agent::delegate::register(&agent);
+        let profile_warnings = match agent.tools.read() {
+            Ok(reg) => profiles.unknown_tool_warnings(&|n| reg.get(n).is_some()),
+            Err(_) => Vec::new(),
+        };
+        for w in &profile_warnings {
+            tracing::warn!("{w}");
+        }
         Ok(App {
             config,
             paths,
@@ -131,6 +140,7 @@ impl App {
             profiles,
             agent,
             tool_errors,
+            profile_warnings,
         })
     }
 

@@ -350,8 +350,8 @@ fn walk(
     Ok(())
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC` from a system time.
-fn utc(t: SystemTime) -> String {
+/// `YYYY-MM-DD HH:MM:SS UTC` from a system time (also names log files).
+pub fn utc(t: SystemTime) -> String {
     let secs = t
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

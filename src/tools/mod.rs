@@ -233,7 +233,7 @@ impl ToolEnv {
             })
             .collect();
         let dir = self.paths.data_dir.join("sessions").join(safe).join(kind);
-        std::fs::create_dir_all(&dir)?;
+        crate::private_fs::create_dir_all(&dir)?;
         Ok(dir)
     }
 }

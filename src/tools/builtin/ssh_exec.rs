@@ -47,7 +47,7 @@ pub fn ssh_args(
         _ => "yes",
     };
     let data_dir = &env.paths.data_dir;
-    std::fs::create_dir_all(data_dir)
+    crate::private_fs::create_dir_all(data_dir)
         .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
     let socket = ssh_hosts::control_socket(env, session_id, name, h)?;
     let mut a: Vec<String> = [
