@@ -103,7 +103,13 @@ mod tests {
 
     #[test]
     fn levels_and_filters() {
-        for ok in ["info", "DEBUG", "off", "info,navi::llm=debug", "warn, navi=trace"] {
+        for ok in [
+            "info",
+            "DEBUG",
+            "off",
+            "info,navi::llm=debug",
+            "warn, navi=trace",
+        ] {
             assert!(check_level(ok).is_ok(), "{ok}");
         }
         for bad in ["verbose", "", "info,loud", "navi=chatty", "=debug"] {
