@@ -35,10 +35,15 @@ pub fn check_level(spec: &str) -> Result<(), String> {
             ));
         }
     }
-    if tracing_subscriber::EnvFilter::try_new(spec).is_err() {
+    if tracing_subscriber::EnvFilter::try_new(compact(spec)).is_err() {
         return Err("is not a valid log filter".into());
     }
     Ok(())
+}
+
+/// The filter without blanks (`info, navi=debug` → `info,navi=debug`).
+fn compact(spec: &str) -> String {
+    spec.split_whitespace().collect()
 }
 
 /// Appends to today's log file, opened owner-only.
@@ -85,7 +90,7 @@ pub fn init(dir: &Path, level: &str) -> LogGuard {
     if crate::private_fs::create_dir_all(dir).is_err() {
         return LogGuard(());
     }
-    let filter = tracing_subscriber::EnvFilter::try_new(format!("warn,navi={level}"))
+    let filter = tracing_subscriber::EnvFilter::try_new(format!("warn,navi={}", compact(level)))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,navi=info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

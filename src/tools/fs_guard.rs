@@ -116,13 +116,15 @@ pub fn classify(bytes: &[u8]) -> Content {
     }
 }
 
-/// Decodes one line: UTF-8 when valid, else Latin-1. The flag says whether
-/// the fallback was used.
-pub fn decode_line(bytes: &[u8]) -> (String, bool) {
+/// Decodes one line: UTF-8 when valid, else Latin-1. `cut` says the line was
+/// cut at a byte limit (a multi-byte character cut there is still UTF-8).
+/// The flag says whether the Latin-1 fallback was used.
+pub fn decode_line(bytes: &[u8], cut: bool) -> (String, bool) {
     match std::str::from_utf8(bytes) {
         Ok(s) => (s.to_string(), false),
-        // A multi-byte character cut by a line cap is still UTF-8.
-        Err(e) if e.error_len().is_none() => (String::from_utf8_lossy(bytes).into_owned(), false),
+        Err(e) if cut && e.error_len().is_none() => {
+            (String::from_utf8_lossy(bytes).into_owned(), false)
+        }
         Err(_) => (bytes.iter().map(|&b| char::from(b)).collect(), true),
     }
 }
@@ -141,7 +143,16 @@ mod tests {
 
     #[test]
     fn decodes_latin1_lines() {
-        assert_eq!(decode_line(b"caf\xe9"), ("café".to_string(), true));
-        assert_eq!(decode_line("café".as_bytes()), ("café".to_string(), false));
+        assert_eq!(decode_line(b"caf\xe9", false), ("café".to_string(), true));
+        assert_eq!(
+            decode_line(b"caf\xe9\n", false),
+            ("café\n".to_string(), true)
+        );
+        assert_eq!(
+            decode_line("café".as_bytes(), false),
+            ("café".to_string(), false)
+        );
+        // "é" cut in half by a line cap stays UTF-8.
+        assert!(!decode_line(&"café".as_bytes()[..4], true).1);
     }
 }

@@ -131,7 +131,7 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, opts: ReadOpts) -> io
         if full {
             buf.truncate(max_line);
         }
-        let (mut line, latin1) = decode_line(&buf);
+        let (mut line, latin1) = decode_line(&buf, full);
         buf.clear();
         if line_no < offset {
             continue;
