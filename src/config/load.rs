@@ -270,6 +270,19 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
             "use \"duckduckgo\" or \"searxng\"",
         ));
     }
+    if let Some(bad) = c
+        .security
+        .net_allowed_hosts
+        .iter()
+        .find(|e| !crate::tools::net_guard::valid_entry(e))
+    {
+        return Err(invalid(
+            origin,
+            "security.net_allowed_hosts",
+            bad,
+            "use a host name, an IP address or a CIDR range like \"10.0.0.0/8\"",
+        ));
+    }
     if let Err(why) = crate::logging::check_level(&c.logging.level) {
         return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }

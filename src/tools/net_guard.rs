@@ -125,6 +125,19 @@ fn in_net(ip: IpAddr, (net, bits): (IpAddr, u8)) -> bool {
     }
 }
 
+/// Whether a `net_allowed_hosts` entry makes sense: `"*"`, an IP, a CIDR
+/// with a valid prefix length, or something that can be a host name.
+pub fn valid_entry(e: &str) -> bool {
+    let e = e.trim();
+    if e == "*" || parse_cidr(e).is_some() {
+        return true;
+    }
+    !e.is_empty()
+        && !e.contains('/')
+        && e.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+}
+
 impl NetPolicy {
     /// Entries: `"*"`, an IP, a CIDR (`10.0.0.0/8`), or a host name.
     pub fn from_config(list: &[String]) -> Self {
@@ -356,5 +369,19 @@ mod tests {
                 .blocked("x", ip("127.0.0.1"))
                 .is_none()
         );
+        for ok in [
+            "*",
+            "localhost",
+            "nas.lan",
+            "10.0.0.0/8",
+            "::1",
+            "[::1]",
+            "fd00::/8",
+        ] {
+            assert!(valid_entry(ok), "{ok}");
+        }
+        for bad in ["10.0.0.0/99", "", "http://x/", "a b"] {
+            assert!(!valid_entry(bad), "{bad}");
+        }
     }
 }

@@ -9,6 +9,8 @@
 //! - both pipes are read concurrently, so a chatty child never blocks; each
 //!   stream keeps its first and last bytes up to the cap, the middle is counted
 //!   and dropped, so memory stays bounded whatever the child prints;
+//! - children never inherit secret-looking environment variables
+//!   ([`super::child_env`]; `RunSpec::env_passthrough` lets named ones through);
 //! - after the child exits, pipes still held open by background jobs are read
 //!   for at most [`EXIT_DRAIN`], then abandoned.
 //!
