@@ -15,7 +15,7 @@ use navi::tools::builtin::image_view::ImageViewTool;
 use navi::tools::builtin::terminal::TerminalTool;
 use navi::tools::builtin::web_view::WebViewTool;
 use navi::tools::user::{Manifest, UserTool};
-use navi::tools::{ApprovalGate, Decision, ToolContext, ToolRegistry, builtin};
+use navi::tools::{ApprovalGate, Decision, Tool, ToolContext, ToolRegistry, builtin};
 use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -198,6 +198,23 @@ async fn the_approval_gate_asks_with_a_reason_and_an_approved_call_goes_through(
     assert!(gate.answer("call-net", Decision::Deny));
     assert!(err_text(&job.await.unwrap()).contains("denied"));
     assert_eq!(srv.requests().len(), 1);
+
+    // Changes to public hosts are still asked about; public reads are not.
+    let (ctx, _rx) = ctx_with_events(&h);
+    let t = HttpRequestTool;
+    let post = json!({"url": "http://8.8.8.8/x", "method": "POST"});
+    assert_eq!(
+        t.approval_request(&post, &ctx).await.as_deref(),
+        Some("POST http://8.8.8.8/x")
+    );
+    let get = json!({"url": "http://8.8.8.8/x"});
+    assert_eq!(t.approval_request(&get, &ctx).await, None);
+    let local = json!({"url": format!("{}/json", srv.base), "method": "DELETE"});
+    let asked = t.approval_request(&local, &ctx).await.unwrap();
+    assert!(
+        asked.starts_with("DELETE http://127.0.0.1") && asked.contains("loopback"),
+        "{asked}"
+    );
 
     // A public-looking call that is not approved cannot reach loopback
     // later (no approval on record for it).
