@@ -11,6 +11,7 @@ pub mod embedded;
 pub mod llm;
 pub mod logging;
 pub mod memory;
+pub mod private_fs;
 pub mod profile;
 pub mod session;
 pub mod tools;

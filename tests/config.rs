@@ -171,3 +171,54 @@ fn binary_exits_2_on_config_and_usage_errors() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("navi "));
 }
+
+#[test]
+fn log_levels_env_values_and_host_allow_list_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = |file: Option<std::path::PathBuf>| LoadOptions {
+        config_file: file,
+        ..Default::default()
+    };
+    let none = dir.path().join("nocfg");
+    let base = [("NAVI_CONFIG_DIR", none.to_str().unwrap())];
+
+    let mut env = base.to_vec();
+    env.push(("LOG_LEVEL", "Verbose"));
+    let e = load_with(&env, opts(None)).unwrap_err().to_string();
+    assert!(e.contains("environment variable LOG_LEVEL"), "{e}");
+    assert!(e.contains("logging.level") && e.contains("verbose"), "{e}");
+
+    let mut env = base.to_vec();
+    env.push(("LOG_LEVEL", "info,navi::llm=debug"));
+    let (c, _, _) = load_with(&env, opts(None)).unwrap();
+    assert_eq!(c.logging.level, "info,navi::llm=debug");
+
+    let mut env = base.to_vec();
+    env.push(("OLLAMA_NUM_CTX", "12"));
+    let e = load_with(&env, opts(None)).unwrap_err().to_string();
+    assert!(
+        e.contains("environment variable OLLAMA_NUM_CTX") && e.contains("llm.num_ctx"),
+        "{e}"
+    );
+
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, "[security]\nnet_allowed_hosts = [\"10.0.0.0/99\"]\n").unwrap();
+    let e = load_with(&base, opts(Some(file.clone())))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&file.display().to_string()) && e.contains("security.net_allowed_hosts"),
+        "{e}"
+    );
+    std::fs::write(&file, "[logging]\nlevel = \"trace,navi=loud\"\n").unwrap();
+    let e = load_with(&base, opts(Some(file.clone())))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("logging.level") && e.contains("loud"), "{e}");
+    let o = LoadOptions {
+        log_level: Some("shout".into()),
+        ..Default::default()
+    };
+    let e = load_with(&base, o).unwrap_err().to_string();
+    assert!(e.contains("--log-level") && e.contains("shout"), "{e}");
+}

@@ -153,9 +153,134 @@ async fn binary_files_are_described_not_dumped() {
         r.output
     );
 
-    std::fs::write(h.work.join("latin1.txt"), b"caf\xe9 cr\xe8me").unwrap();
+    // Latin-1 is text, decoded with a note, not "binary".
+    std::fs::write(h.work.join("latin1.txt"), b"caf\xe9 cr\xe8me\nplain line\n").unwrap();
     let r = fs(&h, json!({"action": "read", "path": "latin1.txt"})).await;
-    assert!(ok_text(&r).contains("binary file"), "{}", r.output);
+    let out = ok_text(&r);
+    assert!(out.starts_with("café crème\nplain line\n"), "{out}");
+    assert!(
+        out.contains("not valid UTF-8") && out.contains("Latin-1"),
+        "{out}"
+    );
+    assert!(!out.contains("binary"), "{out}");
+    let r = fs(&h, json!({"action": "stat", "path": "latin1.txt"})).await;
+    assert!(
+        ok_text(&r).contains("content: text (not UTF-8"),
+        "{}",
+        r.output
+    );
+}
+
+/// Runs `f` but fails (instead of hanging the suite) if it blocks.
+async fn bounded(
+    f: impl std::future::Future<Output = navi::tools::ToolResult>,
+) -> navi::tools::ToolResult {
+    tokio::time::timeout(std::time::Duration::from_secs(60), f)
+        .await
+        .expect("the tool blocked")
+}
+
+#[tokio::test]
+async fn fifos_sockets_and_devices_are_refused_without_blocking() {
+    let h = confined();
+    let fifo = h.work.join("pipe");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // Nobody ever writes: a plain open() would block forever.
+    let r = bounded(fs(&h, json!({"action": "read", "path": "pipe"}))).await;
+    let e = err_text(&r);
+    assert!(
+        e.contains("named pipe (FIFO)") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let r = bounded(fs(
+        &h,
+        json!({"action": "append", "path": "pipe", "content": "x"}),
+    ))
+    .await;
+    assert!(err_text(&r).contains("FIFO"), "{:?}", r.error);
+    let r = bounded(fs(&h, json!({"action": "stat", "path": "pipe"}))).await;
+    assert!(ok_text(&r).contains("named pipe"), "{}", r.output);
+    assert!(fifo.exists(), "the FIFO was not replaced");
+
+    let _sock = std::os::unix::net::UnixListener::bind(h.work.join("sock")).unwrap();
+    let r = bounded(fs(&h, json!({"action": "read", "path": "sock"}))).await;
+    assert!(err_text(&r).contains("a socket"), "{:?}", r.error);
+
+    // /dev/zero never ends; a device is refused even where all paths are allowed.
+    let open = Harness::new(|_, _| {});
+    let r = bounded(call(
+        &FilesystemTool,
+        json!({"action": "read", "path": "/dev/zero"}),
+        &open.ctx(),
+    ))
+    .await;
+    assert!(err_text(&r).contains("character device"), "{:?}", r.error);
+}
+
+#[tokio::test]
+async fn hard_links_are_refused_under_a_root_list_unless_allowed() {
+    let h = confined();
+    let outside = h.root().join("outside-secret.txt");
+    std::fs::write(&outside, "TOP SECRET\n").unwrap();
+    std::fs::hard_link(&outside, h.work.join("innocent.txt")).unwrap();
+    let r = fs(&h, json!({"action": "read", "path": "innocent.txt"})).await;
+    let e = err_text(&r);
+    assert!(
+        e.contains("2 hard links") && e.contains("fs_allow_hard_links"),
+        "{e}"
+    );
+    assert!(!e.contains("TOP SECRET"));
+    let r = fs(
+        &h,
+        json!({"action": "append", "path": "innocent.txt", "content": "x"}),
+    )
+    .await;
+    assert!(err_text(&r).contains("hard links"), "{:?}", r.error);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "TOP SECRET\n");
+    // A plain file inside is still fine.
+    std::fs::write(h.work.join("own.txt"), "mine\n").unwrap();
+    let r = fs(&h, json!({"action": "read", "path": "own.txt"})).await;
+    assert_eq!(ok_text(&r), "mine\n");
+
+    let allowed = Harness::new(|c, root| {
+        c.security.fs_allowed_paths = vec![root.join("work").display().to_string()];
+        c.security.fs_allow_hard_links = true;
+    });
+    let outside = allowed.root().join("o.txt");
+    std::fs::write(&outside, "shared\n").unwrap();
+    std::fs::hard_link(&outside, allowed.work.join("l.txt")).unwrap();
+    let r = call(
+        &FilesystemTool,
+        json!({"action": "read", "path": "l.txt"}),
+        &allowed.ctx(),
+    )
+    .await;
+    assert_eq!(ok_text(&r), "shared\n");
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_line_is_cut_with_a_note() {
+    let h = Harness::new(|c, root| {
+        c.security.fs_allowed_paths = vec![root.join("work").display().to_string()];
+    });
+    let mut data = vec![b'x'; 10 * 1024 * 1024];
+    data.extend_from_slice(b"\nsecond line\n");
+    std::fs::write(h.work.join("one.txt"), &data).unwrap();
+    let r = fs(&h, json!({"action": "read", "path": "one.txt"})).await;
+    let out = ok_text(&r);
+    let max = navi::config::Config::default().tools.max_line_bytes;
+    assert!(out.len() < max + 1000, "{} bytes", out.len());
+    let dropped = 10 * 1024 * 1024 - max;
+    assert!(
+        out.contains(&format!("line 1 cut: {dropped} more bytes not shown")),
+        "{}",
+        &out[max..]
+    );
+    assert!(out.contains("\nsecond line\n"), "{}", &out[max..]);
 }
 
 #[tokio::test]

@@ -21,6 +21,8 @@ fn harness(search_url: Option<String>, engine: &str) -> Harness {
         c.tools.fetch_max_bytes = 50_000;
         c.tools.http_timeout_secs = 5;
         c.tools.image_max_bytes = 10_000;
+        // The test server is on loopback, which needs approval unless allowed.
+        c.security.net_allowed_hosts = vec!["127.0.0.1".into()];
         if let Some(u) = search_url {
             c.tools.web_search_url = u;
         }
@@ -461,6 +463,7 @@ async fn image_view_from_url_and_path() {
     let h = Harness::new(|c, root| {
         c.tools.image_max_bytes = 10_000;
         c.security.fs_allowed_paths = vec![root.join("work").display().to_string()];
+        c.security.net_allowed_hosts = vec!["127.0.0.1".into()];
     });
     let ctx = h.ctx();
     let r = call(

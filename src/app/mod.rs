@@ -40,6 +40,8 @@ pub struct App {
     pub tool_errors: Vec<String>,
     /// Long-term memory; `None` when `[memory].enabled = false`.
     pub memory: Option<Arc<MemoryStore>>,
+    /// User profiles that enable tools that do not exist (file: key: name).
+    pub profile_warnings: Vec<String>,
 }
 
 /// Which session a front end starts on.
@@ -139,6 +141,13 @@ impl App {
         if let Some(m) = &memory {
             agent.set_memory(m.clone());
         }
+        let profile_warnings = match agent.tools.read() {
+            Ok(reg) => profiles.unknown_tool_warnings(&|n| reg.get(n).is_some()),
+            Err(_) => Vec::new(),
+        };
+        for w in &profile_warnings {
+            tracing::warn!("{w}");
+        }
         Ok(App {
             memory,
             config,
@@ -147,6 +156,7 @@ impl App {
             profiles,
             agent,
             tool_errors,
+            profile_warnings,
         })
     }
 

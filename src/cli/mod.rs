@@ -206,6 +206,9 @@ pub fn build_app(
     for e in &app.tool_errors {
         eprintln!("warning: skipped user tool {e}");
     }
+    for w in &app.profile_warnings {
+        eprintln!("warning: {w}");
+    }
     Ok((app, log))
 }
 

@@ -2,10 +2,77 @@
 use super::load::ConfigError;
 use super::{ApprovalMode, BackendKind, Config, ThinkSetting, split_list};
 
+/// Which environment variable feeds which config key (for error messages).
+const FEEDS: [(&str, &str); 21] = [
+    ("NAVI_BACKEND", "llm.backend"),
+    ("OLLAMA_HOST", "llm.ollama_host"),
+    ("OLLAMA_DEFAULT_MODEL", "llm.default_model"),
+    ("OLLAMA_NUM_CTX", "llm.num_ctx"),
+    ("OLLAMA_THINK", "llm.think"),
+    ("OPENAI_BASE_URL", "llm.openai_base_url"),
+    (
+        "LLM_STREAM_FIRST_CHUNK_TIMEOUT",
+        "llm.first_chunk_timeout_secs",
+    ),
+    ("LLM_STREAM_CHUNK_TIMEOUT", "llm.chunk_timeout_secs"),
+    ("FS_ALLOWED_PATHS", "security.fs_allowed_paths"),
+    (
+        "TERMINAL_ALLOWED_COMMANDS",
+        "security.terminal_allowed_commands",
+    ),
+    ("NAVI_APPROVAL", "security.approval"),
+    ("DB_PATH", "storage.db_path"),
+    ("LOG_LEVEL", "logging.level"),
+    ("TOOLS_DIR", "tools.dir"),
+    ("CONTEXT_COMPRESSION_ENABLED", "context.compression_enabled"),
+    (
+        "CONTEXT_COMPRESSION_THRESHOLD",
+        "context.compression_threshold",
+    ),
+    ("CONTEXT_COMPRESSION_TARGET", "context.compression_target"),
+    ("CONTEXT_KEEP_RECENT", "context.keep_recent"),
+    ("CONTEXT_SUMMARY_TEMPERATURE", "context.summary_temperature"),
+    ("SESSION_FILES_MAX_SIZE_MB", "session_files.max_size_mb"),
+    ("SESSION_FILES_TTL_HOURS", "session_files.ttl_hours"),
+];
+
+/// The config key an environment variable sets, if it is one of ours.
+pub fn key_for(var: &str) -> Option<&'static str> {
+    FEEDS.iter().find(|(v, _)| *v == var).map(|(_, k)| *k)
+}
+
+/// Rewrites a validation error about the merged config so it names the
+/// environment variable that set the offending key (when one is set).
+pub fn name_variable(e: ConfigError, getenv: &dyn Fn(&str) -> Option<String>) -> ConfigError {
+    match e {
+        ConfigError::Invalid {
+            origin,
+            key,
+            value,
+            why,
+        } => {
+            let set = FEEDS
+                .iter()
+                .find(|(v, k)| *k == key && getenv(v).is_some_and(|x| !x.trim().is_empty()));
+            let origin = match set {
+                Some((var, _)) => format!("environment variable {var}"),
+                None => origin,
+            };
+            ConfigError::Invalid {
+                origin,
+                key,
+                value,
+                why,
+            }
+        }
+        other => other,
+    }
+}
+
 fn bad(key: &str, value: &str, why: &str) -> ConfigError {
     ConfigError::Invalid {
         origin: format!("environment variable {key}"),
-        key: key.to_string(),
+        key: key_for(key).unwrap_or(key).to_string(),
         value: value.to_string(),
         why: why.to_string(),
     }
@@ -87,7 +154,11 @@ pub fn apply(
         c.storage.db_path = v;
     }
     if let Some(v) = get("LOG_LEVEL") {
-        c.logging.level = v.to_ascii_lowercase();
+        let v = v.trim().to_ascii_lowercase();
+        if let Err(why) = crate::logging::check_level(&v) {
+            return Err(bad("LOG_LEVEL", &v, &why));
+        }
+        c.logging.level = v;
     }
     if let Some(v) = get("TOOLS_DIR") {
         c.tools.dir = v;

@@ -96,12 +96,14 @@ pub fn load(
         .unwrap_or_else(|| "defaults".into());
     validate(&config, &origin)?;
     let model = env::apply(&mut config, getenv)?;
-    validate(&config, "the environment")?;
+    // A value that only fails once combined: name the variable the user set.
+    validate(&config, "the environment").map_err(|e| env::name_variable(e, getenv))?;
     if let Some(b) = opts.backend {
         config.llm.backend = b;
     }
     if let Some(l) = &opts.log_level {
         config.logging.level = l.clone();
+        validate(&config, "the --log-level flag")?;
     }
     let overrides = Overrides {
         model: opts.model.clone().or(model),
@@ -276,13 +278,21 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
             "use \"duckduckgo\" or \"searxng\"",
         ));
     }
-    if tracing_subscriber::EnvFilter::try_new(&c.logging.level).is_err() {
+    if let Some(bad) = c
+        .security
+        .net_allowed_hosts
+        .iter()
+        .find(|e| !crate::tools::net_guard::valid_entry(e))
+    {
         return Err(invalid(
             origin,
-            "logging.level",
-            &c.logging.level,
-            "use error, warn, info, debug or trace",
+            "security.net_allowed_hosts",
+            bad,
+            "use a host name, an IP address or a CIDR range like \"10.0.0.0/8\"",
         ));
+    }
+    if let Err(why) = crate::logging::check_level(&c.logging.level) {
+        return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }
     Ok(())
 }

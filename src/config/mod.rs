@@ -128,6 +128,14 @@ pub struct SecurityConfig {
     pub approval: ApprovalMode,
     /// Per-tool overrides of `approval`, e.g. `{ terminal = "auto" }`.
     pub approval_tools: BTreeMap<String, ApprovalMode>,
+    /// Secret-looking environment variables tool processes may still see
+    /// (exact names or `PREFIX_*`); all others are scrubbed.
+    pub env_passthrough: Vec<String>,
+    /// Hosts, IPs or CIDRs the web tools may reach without approval even
+    /// though they are loopback, link-local or private.
+    pub net_allowed_hosts: Vec<String>,
+    /// Read files with more than one hard link inside `fs_allowed_paths`.
+    pub fs_allow_hard_links: bool,
 }
 
 impl Default for SecurityConfig {
@@ -139,6 +147,9 @@ impl Default for SecurityConfig {
             ssh_host_key_checking: "yes".into(),
             approval: ApprovalMode::Ask,
             approval_tools: BTreeMap::new(),
+            env_passthrough: Vec::new(),
+            net_allowed_hosts: Vec::new(),
+            fs_allow_hard_links: false,
         }
     }
 }
@@ -235,6 +246,10 @@ pub struct ToolsConfig {
     pub fetch_max_bytes: usize,
     /// Largest image `image_view` accepts, in bytes.
     pub image_max_bytes: usize,
+    /// Seconds one filesystem operation may take before it is abandoned.
+    pub fs_timeout_secs: u64,
+    /// Longest line kept in tool output; longer lines are cut with a note.
+    pub max_line_bytes: usize,
 }
 
 impl Default for ToolsConfig {
@@ -253,6 +268,8 @@ impl Default for ToolsConfig {
             code_exec_file_size_mb: 64,
             fetch_max_bytes: 5_000_000,
             image_max_bytes: 10_000_000,
+            fs_timeout_secs: 30,
+            max_line_bytes: 8_000,
         }
     }
 }

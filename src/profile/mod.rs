@@ -367,6 +367,29 @@ impl ProfileRegistry {
             .unwrap_or_else(|| "developer".into())
     }
 
+    /// One warning per tool a user profile enables (`enabled_tools`,
+    /// `subagent_tools`) that `is_known` does not know. Built-in profiles are
+    /// ours and not checked; MCP names (`server__tool`, `server__*`) are
+    /// resolved later, when their servers start, and are skipped here.
+    pub fn unknown_tool_warnings(&self, is_known: &dyn Fn(&str) -> bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in self.profiles.values().filter(|p| p.source != "built-in") {
+            let file = Path::new(&p.source).join("config.json");
+            for (key, list) in [
+                ("enabled_tools", &p.enabled_tools),
+                ("subagent_tools", &p.subagent_tools),
+            ] {
+                for name in list.iter().filter(|n| !n.contains("__") && !is_known(n)) {
+                    out.push(format!(
+                        "profile {}: {key}: unknown tool \"{name}\" is ignored; check the spelling (list_tools or /tools shows the tools there are)",
+                        file.display()
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Inserts a profile directly (tests, generated profiles).
     pub fn insert(&mut self, p: Profile) {
         self.profiles.insert(p.id.clone(), p);

@@ -26,6 +26,13 @@ pub enum StoreError {
         source: std::io::Error,
     },
     #[error(
+        "cannot create session database {path} (owner-only): {source}; check the path (DB_PATH / [storage].db_path) and its permissions"
+    )]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
         "session database {path} has schema version {found}, newer than this navi understands ({supported}); upgrade navi"
     )]
     TooNew {
@@ -101,16 +108,28 @@ impl SessionStore {
     /// Opens (creating if needed) the database at `path` and migrates it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+            crate::private_fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
                 path: dir.to_path_buf(),
                 source,
             })?;
         }
+        // Owner-only whatever the umask: SQLite gives the -wal and -shm files
+        // the database file's mode, and they are tightened again after open.
+        crate::private_fs::ensure_private_file(path).map_err(|source| StoreError::File {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let conn = Connection::open(path).map_err(|source| StoreError::Open {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::init(conn, path)
+        let store = Self::init(conn, path)?;
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            crate::private_fs::tighten_if_exists(Path::new(&side));
+        }
+        Ok(store)
     }
 
     /// A private in-memory database, for unit tests.

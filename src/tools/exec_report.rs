@@ -10,6 +10,20 @@ use super::process::{Ending, RunOutcome};
 use serde_json::json;
 use std::time::Duration;
 
+/// [`report`] with lines longer than `max_line` bytes cut (with a note).
+pub fn report_capped(
+    outcome: &RunOutcome,
+    what: &str,
+    timeout: Duration,
+    max_line: usize,
+) -> ToolResult {
+    let mut r = report(outcome, what, timeout);
+    if let std::borrow::Cow::Owned(c) = super::cap_long_lines(&r.output, max_line) {
+        r.output = c;
+    }
+    r
+}
+
 /// Formats `outcome`; `what` names the thing that ran (e.g. "command").
 pub fn report(outcome: &RunOutcome, what: &str, timeout: Duration) -> ToolResult {
     let stdout = outcome.stdout.text();

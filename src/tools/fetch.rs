@@ -72,6 +72,12 @@ pub fn describe_error(url: &str, e: &reqwest::Error) -> String {
         }
         src = s.source();
     }
+    if let Some(refused) = causes
+        .iter()
+        .find(|c| c.contains(super::net_guard::CONFIG_HINT))
+    {
+        return format!("{refused} (while fetching {url})");
+    }
     let what = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {

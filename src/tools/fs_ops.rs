@@ -7,12 +7,15 @@
 //!   renamed over the target — readers see the old or the new file, never a
 //!   partial one; on any error the temp file is removed;
 //! - reads stream line by line, so a huge file costs only what is shown;
-//!   binary files (NUL or invalid UTF-8 in the first 8 KiB) are described,
-//!   not dumped;
+//!   only regular files are opened, without blocking ([`super::fs_guard`]);
+//!   binary files (NUL or many control bytes in the first 8 KiB) are
+//!   described, not dumped; non-UTF-8 text is decoded as Latin-1 with a note;
+//!   lines longer than the line cap are cut with a note;
 //! - every output is capped at the byte limit with a marker saying how to
 //!   continue.
 
-use super::fetch::{human_size, looks_like_text};
+use super::fetch::human_size;
+use super::fs_guard::{Content, OpenPolicy, classify, decode_line, open_regular};
 use super::image_probe::sniff;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -53,11 +56,16 @@ fn binary_kind(head: &[u8]) -> &'static str {
 /// Reads one line into `buf`, keeping at most `max` bytes of it (the rest
 /// of the line is consumed and dropped). Returns the bytes consumed.
 fn read_line_capped(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    read_line_len(r, buf, max).map(|(n, _)| n)
+}
+
+/// Like [`read_line_capped`], also saying whether the line ended in `\n`.
+fn read_line_len(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<(usize, bool)> {
     let mut consumed = 0;
     loop {
         let chunk = r.fill_buf()?;
         if chunk.is_empty() {
-            return Ok(consumed);
+            return Ok((consumed, false));
         }
         let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
             Some(i) => (i + 1, true),
@@ -68,25 +76,31 @@ fn read_line_capped(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::
         r.consume(take);
         consumed += take;
         if done {
-            return Ok(consumed);
+            return Ok((consumed, true));
         }
     }
 }
 
+/// Limits and checks of one read.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOpts {
+    /// Most bytes of output.
+    pub byte_cap: usize,
+    /// Longest line shown; the rest of a longer line is dropped with a note.
+    pub max_line: usize,
+    pub open: OpenPolicy,
+}
+
 /// Reads lines `offset..offset+limit` (1-based) of a text file.
-pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> io::Result<String> {
-    let meta = fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(io::Error::other(format!(
-            "{} is a directory; use action=list",
-            path.display()
-        )));
-    }
-    let mut file = fs::File::open(path)?;
+pub fn read_text(path: &Path, offset: usize, limit: usize, opts: ReadOpts) -> io::Result<String> {
+    let byte_cap = opts.byte_cap;
+    let max_line = opts.max_line.clamp(1, byte_cap.max(1));
+    let (mut file, meta) = open_regular(path, opts.open)?;
     let mut head = vec![0u8; 8192];
     let n = file.read(&mut head)?;
     head.truncate(n);
-    if !looks_like_text(&head) {
+    let content = classify(&head);
+    if content == Content::Binary || (content == Content::OtherText && sniff(&head).is_some()) {
         return Ok(format!(
             "{} is a binary file ({}, {}); not shown as text",
             path.display(),
@@ -94,7 +108,7 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> i
             human_size(meta.len())
         ));
     }
-    if meta.len() == 0 {
+    if meta.len() == 0 && n == 0 {
         return Ok(format!("{} is empty (0 bytes)", path.display()));
     }
     let mut reader = BufReader::new(head.chain(file));
@@ -104,10 +118,20 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> i
     let mut line_no = 0usize;
     let mut last_shown = 0usize;
     let mut stopped = false;
+    let mut latin1_lines = 0usize;
     let mut buf = Vec::new();
-    while read_line_capped(&mut reader, &mut buf, byte_cap + 1)? > 0 {
+    loop {
+        let (consumed, newline) = read_line_len(&mut reader, &mut buf, max_line + 1)?;
+        if consumed == 0 {
+            break;
+        }
         line_no += 1;
-        let line = String::from_utf8_lossy(&buf).into_owned();
+        let line_len = consumed - usize::from(newline);
+        let full = line_len > max_line;
+        if full {
+            buf.truncate(max_line);
+        }
+        let (mut line, latin1) = decode_line(&buf, full);
         buf.clear();
         if line_no < offset {
             continue;
@@ -115,6 +139,12 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> i
         if line_no >= offset + limit {
             stopped = true;
             break;
+        }
+        if full {
+            let dropped = line_len - max_line;
+            line.push_str(&format!(
+                "\n[... line {line_no} cut: {dropped} more bytes not shown ([tools].max_line_bytes) ...]\n"
+            ));
         }
         if out.len() + line.len() > byte_cap {
             if out.is_empty() {
@@ -130,6 +160,7 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> i
             stopped = true;
             break;
         }
+        latin1_lines += usize::from(latin1);
         out.push_str(&line);
         last_shown = line_no;
     }
@@ -149,6 +180,14 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> i
         return Ok(format!(
             "{} has only {line_no} lines; offset {offset} is past the end",
             path.display()
+        ));
+    }
+    if latin1_lines > 0 {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "[note: {latin1_lines} line(s) shown are not valid UTF-8 and were decoded as Latin-1 (ISO-8859-1); some characters may be wrong]\n"
         ));
     }
     let more = total.is_none_or(|t| last_shown < t);
@@ -172,7 +211,12 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, byte_cap: usize) -> i
 
 /// Writes `data` to `target` atomically (temp file + rename). With
 /// `append`, the old content comes first.
-pub fn atomic_write(target: &Path, data: &[u8], append: bool) -> io::Result<u64> {
+pub fn atomic_write(
+    target: &Path,
+    data: &[u8],
+    append: bool,
+    policy: OpenPolicy,
+) -> io::Result<u64> {
     let parent = target
         .parent()
         .ok_or_else(|| io::Error::other("the path has no parent directory"))?;
@@ -187,7 +231,14 @@ pub fn atomic_write(target: &Path, data: &[u8], append: bool) -> io::Result<u64>
                 target.display()
             )));
         }
-        Ok(m) => Some(m),
+        Ok(m) => {
+            // Special files are never written through or read (append).
+            let policy = OpenPolicy {
+                refuse_hard_links: append && policy.refuse_hard_links,
+            };
+            super::fs_guard::check_regular(target, &m, policy)?;
+            Some(m)
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
@@ -203,7 +254,7 @@ pub fn atomic_write(target: &Path, data: &[u8], append: bool) -> io::Result<u64>
             .open(&tmp)?;
         let mut written = 0u64;
         if append && old_meta.is_some() {
-            let mut old = fs::File::open(target)?;
+            let (mut old, _) = open_regular(target, policy)?;
             written += io::copy(&mut old, &mut out)?;
         }
         out.write_all(data)?;
@@ -299,8 +350,8 @@ fn walk(
     Ok(())
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC` from a system time.
-fn utc(t: SystemTime) -> String {
+/// `YYYY-MM-DD HH:MM:SS UTC` from a system time (also names log files).
+pub fn utc(t: SystemTime) -> String {
     let secs = t
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -361,18 +412,22 @@ pub fn stat(entry: &Path, resolved: &Path) -> io::Result<String> {
     }
     if meta.is_file() {
         let mut head = vec![0u8; 8192];
-        let n = fs::File::open(resolved)
-            .and_then(|mut f| f.read(&mut head))
+        let n = open_regular(resolved, OpenPolicy::default())
+            .and_then(|(mut f, _)| f.read(&mut head))
             .unwrap_or(0);
         head.truncate(n);
         let content = if n == 0 {
             "empty".to_string()
-        } else if looks_like_text(&head) {
-            "text".to_string()
         } else {
-            format!("binary ({})", binary_kind(&head))
+            match classify(&head) {
+                Content::Utf8 => "text".to_string(),
+                Content::OtherText => "text (not UTF-8; read decodes it as Latin-1)".to_string(),
+                Content::Binary => format!("binary ({})", binary_kind(&head)),
+            }
         };
         out.push_str(&format!("content: {content}\n"));
+    } else if let Some(kind) = super::fs_guard::special_kind(&meta.file_type()) {
+        out.push_str(&format!("content: {kind}; not readable with action=read\n"));
     }
     Ok(out)
 }

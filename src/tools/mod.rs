@@ -7,11 +7,14 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod child_env;
 pub mod exec_report;
 pub mod fetch;
+pub mod fs_guard;
 pub mod fs_ops;
 pub mod html_util;
 pub mod image_probe;
+pub mod net_guard;
 pub mod paths;
 pub mod process;
 pub mod registry;
@@ -93,6 +96,36 @@ pub fn truncate_output(s: &str, limit: usize) -> String {
     )
 }
 
+/// Cuts every line longer than `max` bytes (on a char boundary) and puts a
+/// note on the next line saying how much was dropped. Lines within the cap,
+/// and the notes themselves, are left alone, so applying it twice is harmless.
+pub fn cap_long_lines(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let max = max.max(80);
+    if s.split('\n').all(|l| l.len() <= max) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(1 << 20));
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if line.len() <= max {
+            out.push_str(line);
+            continue;
+        }
+        let mut cut = max;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.push_str(&line[..cut]);
+        out.push_str(&format!(
+            "\n[... line cut: {} more bytes not shown ([tools].max_line_bytes) ...]",
+            line.len() - cut
+        ));
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Resources shared by all tools, built once by the composition root.
 pub struct ToolEnv {
     pub config: Arc<Config>,
@@ -100,6 +133,11 @@ pub struct ToolEnv {
     /// The directory commands run in unless told otherwise.
     pub work_dir: PathBuf,
     http: OnceLock<reqwest::Client>,
+    /// The client of the web tools that may reach only public addresses
+    /// (and `[security].net_allowed_hosts`).
+    guarded_http: OnceLock<Result<reqwest::Client, String>>,
+    /// Non-public destinations put to the approval gate, by session + call id.
+    net_approvals: std::sync::Mutex<std::collections::HashMap<String, net_guard::Vetted>>,
     pub todos: builtin::todo::TodoBoard,
     pub scratch: builtin::scratchpad::ScratchBoard,
 }
@@ -111,6 +149,8 @@ impl ToolEnv {
             paths,
             work_dir,
             http: OnceLock::new(),
+            guarded_http: OnceLock::new(),
+            net_approvals: Default::default(),
             todos: Default::default(),
             scratch: Default::default(),
         }
@@ -133,6 +173,59 @@ impl ToolEnv {
         })
     }
 
+    /// For `http_request`/`web_view`/`image_view`: when `raw_url` leads to a
+    /// non-public address (not allowed by config), records what it resolved
+    /// to for this call and returns the reason the user is asked.
+    pub async fn net_approval(&self, raw_url: &str, ctx: &ToolContext) -> Option<String> {
+        let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
+        if let Ok(mut m) = self.net_approvals.lock() {
+            m.remove(&key);
+        }
+        let url = fetch::parse_url(raw_url).ok()?;
+        let policy = net_guard::NetPolicy::from_config(&self.config.security.net_allowed_hosts);
+        // A host that does not resolve fails in execute with a clear message.
+        let vetted = net_guard::vet(&url, &policy).await.ok()?;
+        if vetted.blocked.is_empty() {
+            return None;
+        }
+        let reason = vetted.reason();
+        if let Ok(mut m) = self.net_approvals.lock() {
+            if m.len() > 256 {
+                m.clear();
+            }
+            m.insert(key, vetted);
+        }
+        Some(reason)
+    }
+
+    /// The HTTP client for one web-tool call to `url`. Public hosts (and
+    /// allowed ones) use the shared guarded client; a non-public host only
+    /// when this call was approved, pinned to the addresses approved.
+    pub async fn web_client(
+        &self,
+        url: &reqwest::Url,
+        ctx: &ToolContext,
+    ) -> Result<reqwest::Client, String> {
+        let policy = net_guard::NetPolicy::from_config(&self.config.security.net_allowed_hosts);
+        let vetted = net_guard::vet(url, &policy).await?;
+        let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
+        let approved = self
+            .net_approvals
+            .lock()
+            .ok()
+            .and_then(|mut m| m.remove(&key))
+            .filter(|a| a.host == vetted.host);
+        if let Some(approved) = approved {
+            return net_guard::client(&policy, Some(&approved));
+        }
+        if let Some((ip, why)) = vetted.blocked.first() {
+            return Err(net_guard::refusal(&vetted.host, *ip, why));
+        }
+        self.guarded_http
+            .get_or_init(|| net_guard::client(&policy, None))
+            .clone()
+    }
+
     /// A per-session scratch directory under the data dir (created on demand).
     pub fn session_dir(&self, session_id: &str, kind: &str) -> std::io::Result<PathBuf> {
         let safe: String = session_id
@@ -146,7 +239,7 @@ impl ToolEnv {
             })
             .collect();
         let dir = self.paths.data_dir.join("sessions").join(safe).join(kind);
-        std::fs::create_dir_all(&dir)?;
+        crate::private_fs::create_dir_all(&dir)?;
         Ok(dir)
     }
 }
@@ -187,6 +280,12 @@ pub trait Tool: Send + Sync {
     /// `Some(what will happen, in full)` when this call needs approval.
     fn approval_summary(&self, _args: &Value) -> Option<String> {
         None
+    }
+    /// What the registry asks the user about before `execute`; like
+    /// [`Tool::approval_summary`] but may look things up first (the web tools
+    /// resolve the host to see whether it is public).
+    async fn approval_request(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
+        self.approval_summary(args)
     }
     async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
 

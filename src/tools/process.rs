@@ -9,6 +9,8 @@
 //! - both pipes are read concurrently, so a chatty child never blocks; each
 //!   stream keeps its first and last bytes up to the cap, the middle is counted
 //!   and dropped, so memory stays bounded whatever the child prints;
+//! - children never inherit secret-looking environment variables
+//!   ([`super::child_env`]; `RunSpec::env_passthrough` lets named ones through);
 //! - after the child exits, pipes still held open by background jobs are read
 //!   for at most [`EXIT_DRAIN`], then abandoned.
 //!
@@ -48,6 +50,9 @@ pub struct RunSpec {
     /// (background jobs started by a shell command).
     pub kill_group_on_exit: bool,
     pub limits: Option<Limits>,
+    /// Secret-looking variables still passed to the child
+    /// (`[security].env_passthrough`); every other one is scrubbed.
+    pub env_passthrough: Vec<String>,
 }
 
 /// Why the child stopped.
@@ -256,6 +261,7 @@ pub async fn run_with_input(
     .stderr(Stdio::piped())
     .process_group(0)
     .kill_on_drop(true);
+    super::child_env::scrub(&mut cmd, &spec.env_passthrough);
     if let Some(limits) = spec.limits {
         apply_limits(&mut cmd, limits);
     }

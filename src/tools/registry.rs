@@ -124,7 +124,7 @@ impl ToolRegistry {
         if ctx.cancel.is_cancelled() {
             return ToolResult::err("operation cancelled by user");
         }
-        if let Some(summary) = tool.approval_summary(&args)
+        if let Some(summary) = tool.approval_request(&args, ctx).await
             && let Err(msg) = gate.check(ctx, &call.name, &summary, &args).await
         {
             return ToolResult::err(msg);
@@ -138,6 +138,10 @@ impl ToolRegistry {
             r = run => r,
             _ = grace => ToolResult::err("operation cancelled by user"),
         };
+        let max_line = ctx.env.config.tools.max_line_bytes;
+        if let std::borrow::Cow::Owned(capped) = super::cap_long_lines(&result.output, max_line) {
+            result.output = capped;
+        }
         if result.output.len() > RESULT_LIMIT {
             result.output = truncate_output(&result.output, RESULT_LIMIT);
         }

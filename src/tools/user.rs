@@ -112,6 +112,7 @@ impl Tool for UserTool {
             output_limit: ctx.env.config.tools.output_limit_bytes,
             kill_group_on_exit: true,
             limits: None,
+            env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let input = serde_json::to_vec(args).unwrap_or_default();
         let outcome = match process::run_with_input(cmd, &spec, Some(input), &ctx.cancel).await {
@@ -127,8 +128,10 @@ impl Tool for UserTool {
                 ));
             }
         };
-        let stdout = outcome.stdout.text();
-        let stderr = outcome.stderr.text();
+        // Huge output is already cut to head + tail; very long lines are cut too.
+        let max_line = ctx.env.config.tools.max_line_bytes;
+        let stdout = super::cap_long_lines(&outcome.stdout.text(), max_line).into_owned();
+        let stderr = super::cap_long_lines(&outcome.stderr.text(), max_line).into_owned();
         match outcome.ending {
             process::Ending::Exited(0) => ToolResult::ok(stdout.trim_end().to_string()),
             process::Ending::Exited(code) => {

@@ -7,7 +7,7 @@
 //! RLIMIT_FSIZE before exec, runs in its own process group, and the group is
 //! killed on cancel, timeout and exit. The temp file is removed afterwards.
 //! Every call needs approval.
-use crate::tools::exec_report::report;
+use crate::tools::exec_report::report_capped;
 use crate::tools::process::{self, Limits, RunSpec};
 use crate::tools::{Tool, ToolContext, ToolResult, args};
 use serde_json::{Value, json};
@@ -86,11 +86,14 @@ impl Tool for CodeExecTool {
                 file_size: (cfg.code_exec_file_size_mb > 0)
                     .then(|| cfg.code_exec_file_size_mb * MB),
             }),
+            env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let result = process::run(cmd, &spec, &ctx.cancel).await;
         let _ = tokio::fs::remove_file(&script).await;
         match result {
-            Ok(outcome) => report(&outcome, "the Python process", timeout),
+            Ok(outcome) => {
+                report_capped(&outcome, "the Python process", timeout, cfg.max_line_bytes)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => ToolResult::err(format!(
                 "Python interpreter '{python}' not found: install Python 3 (e.g. `apt-get install python3`) or set [tools].python to its path"
             )),

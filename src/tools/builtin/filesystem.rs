@@ -7,8 +7,12 @@
 //! ancestor. `delete` and `stat` act on a symlink itself (its resolved parent
 //! is checked), never silently on its target. Writes are atomic
 //! ([`crate::tools::fs_ops::atomic_write`]). The roots themselves cannot be
-//! deleted. write/append/mkdir/delete need approval.
+//! deleted. write/append/mkdir/delete need approval. Only regular files are
+//! read (FIFOs, sockets and devices are refused without blocking), files with
+//! several hard links are refused under a root list, and every operation has
+//! a time limit (`[tools].fs_timeout_secs`).
 use crate::tools::fetch::human_size;
+use crate::tools::fs_guard::OpenPolicy;
 use crate::tools::fs_ops::{self, DEFAULT_LIST_ENTRIES, DEFAULT_READ_LINES};
 use crate::tools::paths::FsRoots;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
@@ -63,16 +67,31 @@ fn parse_op(a: &Value) -> Result<Op, String> {
     })
 }
 
-fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, cap: usize) -> Result<String, String> {
+/// What one call may do besides the roots: output caps and open checks.
+#[derive(Clone, Copy)]
+struct Limits {
+    cap: usize,
+    max_line: usize,
+    open: OpenPolicy,
+}
+
+fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Result<String, String> {
     let io = |e: std::io::Error| format!("{raw}: {e}");
+    let cap = lim.cap;
     match op {
         Op::Read { offset, limit } => {
             let p = roots.resolve_checked(raw, base)?;
-            fs_ops::read_text(&p, offset, limit, cap).map_err(io)
+            let opts = fs_ops::ReadOpts {
+                byte_cap: cap,
+                max_line: lim.max_line,
+                open: lim.open,
+            };
+            fs_ops::read_text(&p, offset, limit, opts).map_err(io)
         }
         Op::Write { content, append } => {
             let p = roots.resolve_checked(raw, base)?;
-            let total = fs_ops::atomic_write(&p, content.as_bytes(), append).map_err(io)?;
+            let total =
+                fs_ops::atomic_write(&p, content.as_bytes(), append, lim.open).map_err(io)?;
             Ok(if append {
                 format!(
                     "appended {} to {} (now {})",
@@ -194,12 +213,31 @@ impl Tool for FilesystemTool {
         let roots =
             FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, &ctx.env.work_dir);
         let base = ctx.env.work_dir.clone();
-        let cap = ctx.env.config.tools.output_limit_bytes.max(256);
-        let job = tokio::task::spawn_blocking(move || run_op(op, &raw, &roots, &base, cap));
-        match job.await {
-            Ok(Ok(text)) => ToolResult::ok(text),
-            Ok(Err(e)) => ToolResult::err(e),
-            Err(e) => ToolResult::err(format!("the file operation failed: {e}")),
+        let cfg = &ctx.env.config;
+        let lim = Limits {
+            cap: cfg.tools.output_limit_bytes.max(256),
+            max_line: cfg.tools.max_line_bytes.max(80),
+            open: OpenPolicy {
+                refuse_hard_links: !roots.is_unrestricted() && !cfg.security.fs_allow_hard_links,
+            },
+        };
+        let secs = cfg.tools.fs_timeout_secs.max(1);
+        let shown = raw.clone();
+        let job = tokio::task::spawn_blocking(move || run_op(op, &raw, &roots, &base, lim));
+        // A hung mount or device must not hang the turn: give up waiting (the
+        // blocked thread is left behind; the call reports the timeout).
+        let timed = tokio::time::timeout(std::time::Duration::from_secs(secs), job);
+        let done = tokio::select! {
+            r = timed => r,
+            _ = ctx.cancel.cancelled() => return ToolResult::err("operation cancelled by user"),
+        };
+        match done {
+            Ok(Ok(Ok(text))) => ToolResult::ok(text),
+            Ok(Ok(Err(e))) => ToolResult::err(e),
+            Ok(Err(e)) => ToolResult::err(format!("the file operation failed: {e}")),
+            Err(_) => ToolResult::err(format!(
+                "{shown}: the file operation did not finish within {secs}s ([tools].fs_timeout_secs); the file system may be hung or the path may be a special file"
+            )),
         }
     }
 }

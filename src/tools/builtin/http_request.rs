@@ -3,7 +3,8 @@
 //! Invariants: only http/https; the body is downloaded at most up to
 //! `[tools].fetch_max_bytes` and shown at most up to `output_limit_bytes`,
 //! each cut marked; binary bodies are described, not dumped; any call that
-//! sends a body or uses a method other than GET/HEAD needs approval.
+//! sends a body or uses a method other than GET/HEAD needs approval, and so
+//! does any call to a non-public address ([`crate::tools::net_guard`]).
 //! A 4xx/5xx status is `success: false` but still shows the response.
 use crate::tools::fetch::{self, human_size};
 use crate::tools::{Tool, ToolContext, ToolResult, args, truncate_output};
@@ -79,6 +80,20 @@ impl Tool for HttpRequestTool {
         }
     }
 
+    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
+        let summary = self.approval_summary(a);
+        let url = a.get("url").and_then(Value::as_str).unwrap_or("");
+        // A change (POST, a body, ...) is asked about wherever it goes.
+        let Some(net) = ctx.env.net_approval(url, ctx).await else {
+            return summary;
+        };
+        let head = summary.unwrap_or_else(|| {
+            let method = method_of(a).unwrap_or(Method::GET);
+            format!("{method} {url}")
+        });
+        Some(format!("{head}\n{net}"))
+    }
+
     async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
         let raw_url = match args::str_req(a, "url") {
             Ok(u) => u,
@@ -98,7 +113,11 @@ impl Tool for HttpRequestTool {
             Ok(t) => Duration::from_secs(t.unwrap_or(max).clamp(1, max)),
             Err(e) => return ToolResult::err(e),
         };
-        let mut req = ctx.env.http().request(method.clone(), url.clone());
+        let client = match ctx.env.web_client(&url, ctx).await {
+            Ok(c) => c,
+            Err(e) => return ToolResult::err(e),
+        };
+        let mut req = client.request(method.clone(), url.clone());
         let mut has_content_type = false;
         match a.get("headers") {
             None | Some(Value::Null) => {}

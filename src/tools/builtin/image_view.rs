@@ -3,10 +3,12 @@
 //! Invariants: local paths pass the same root check as `filesystem`
 //! (canonicalised first); at most `[tools].image_max_bytes` are read or
 //! downloaded; only PNG, JPEG, GIF and WebP pass, recognised by their magic
-//! bytes (never by extension or Content-Type). On success the metadata holds
+//! bytes (never by extension or Content-Type). A URL on a non-public address
+//! needs approval ([`crate::tools::net_guard`]). On success the metadata holds
 //! `is_image: true`, `mime` and `base64`; the agent moves the image into the
 //! context buffer and the model sees only the short text.
 use crate::tools::fetch::{self, human_size};
+use crate::tools::fs_guard::{OpenPolicy, open_regular};
 use crate::tools::image_probe::{dimensions, sniff};
 use crate::tools::paths::FsRoots;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
@@ -17,12 +19,17 @@ use std::time::Duration;
 
 pub struct ImageViewTool;
 
-fn read_file_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, String> {
+fn read_file_capped(
+    path: &std::path::Path,
+    cap: usize,
+    policy: OpenPolicy,
+) -> Result<Vec<u8>, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     if meta.is_dir() {
         return Err(format!("{} is a directory, not an image", path.display()));
     }
+    let (file, meta) = open_regular(path, policy).map_err(|e| e.to_string())?;
     if meta.len() > cap as u64 {
         return Err(format!(
             "{} is {}, larger than the image limit of {} ([tools].image_max_bytes)",
@@ -32,8 +39,8 @@ fn read_file_capped(path: &std::path::Path, cap: usize) -> Result<Vec<u8>, Strin
         ));
     }
     let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut buf))
+    file.take(cap as u64 + 1)
+        .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(buf)
 }
@@ -56,6 +63,12 @@ impl Tool for ImageViewTool {
                 "url": {"type": "string", "description": "http(s) URL of an image"}
             }
         })
+    }
+
+    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
+        let url = a.get("url").and_then(Value::as_str)?;
+        let net = ctx.env.net_approval(url, ctx).await?;
+        Some(format!("load image {url}\n{net}"))
     }
 
     async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
@@ -84,10 +97,22 @@ impl Tool for ImageViewTool {
                     Err(e) => return ToolResult::err(e),
                 };
                 let shown = resolved.display().to_string();
-                match tokio::task::spawn_blocking(move || read_file_capped(&resolved, cap)).await {
-                    Ok(Ok(b)) => (b, shown),
-                    Ok(Err(e)) => return ToolResult::err(e),
-                    Err(e) => return ToolResult::err(format!("reading the image failed: {e}")),
+                let sec = &ctx.env.config.security;
+                let policy = OpenPolicy {
+                    refuse_hard_links: !roots.is_unrestricted() && !sec.fs_allow_hard_links,
+                };
+                let secs = ctx.env.config.tools.fs_timeout_secs.max(1);
+                let job =
+                    tokio::task::spawn_blocking(move || read_file_capped(&resolved, cap, policy));
+                match tokio::time::timeout(Duration::from_secs(secs), job).await {
+                    Ok(Ok(Ok(b))) => (b, shown),
+                    Ok(Ok(Err(e))) => return ToolResult::err(e),
+                    Ok(Err(e)) => return ToolResult::err(format!("reading the image failed: {e}")),
+                    Err(_) => {
+                        return ToolResult::err(format!(
+                            "reading {shown} did not finish within {secs}s ([tools].fs_timeout_secs)"
+                        ));
+                    }
                 }
             }
             (None, Some(u)) => {
@@ -96,7 +121,11 @@ impl Tool for ImageViewTool {
                     Err(e) => return ToolResult::err(e),
                 };
                 let timeout = Duration::from_secs(ctx.env.config.tools.http_timeout_secs.max(1));
-                let req = ctx.env.http().get(url.clone());
+                let client = match ctx.env.web_client(&url, ctx).await {
+                    Ok(c) => c,
+                    Err(e) => return ToolResult::err(e),
+                };
+                let req = client.get(url.clone());
                 let f = match fetch::send_capped(req, url.as_str(), timeout, cap, &ctx.cancel).await
                 {
                     Ok(f) => f,

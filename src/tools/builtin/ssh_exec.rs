@@ -9,7 +9,7 @@
 //! through a ControlMaster socket keyed by the session id, and
 //! [`close_session`] ends them; the local `ssh` runs in its own process
 //! group, killed on cancel and timeout. Every call needs approval.
-use crate::tools::exec_report::report;
+use crate::tools::exec_report::report_capped;
 use crate::tools::process::{self, RunSpec};
 use crate::tools::ssh_hosts::{self, HostEntry};
 use crate::tools::{Tool, ToolContext, ToolEnv, ToolResult, args};
@@ -47,7 +47,7 @@ pub fn ssh_args(
         _ => "yes",
     };
     let data_dir = &env.paths.data_dir;
-    std::fs::create_dir_all(data_dir)
+    crate::private_fs::create_dir_all(data_dir)
         .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
     let socket = ssh_hosts::control_socket(env, session_id, name, h)?;
     let mut a: Vec<String> = [
@@ -120,6 +120,7 @@ pub async fn close_session(env: &ToolEnv, session_id: &str) -> usize {
             output_limit: 4096,
             kill_group_on_exit: false,
             limits: None,
+            env_passthrough: Vec::new(),
         };
         if let Ok(out) = process::run(cmd, &spec, &CancellationToken::new()).await
             && out.ending == process::Ending::Exited(0)
@@ -229,6 +230,7 @@ impl Tool for SshExecTool {
             // The ControlPersist master detaches itself; nothing else to reap.
             kill_group_on_exit: false,
             limits: None,
+            env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let outcome = match process::run(cmd, &spec, &ctx.cancel).await {
             Ok(o) => o,
@@ -239,7 +241,12 @@ impl Tool for SshExecTool {
             }
             Err(e) => return ToolResult::err(format!("cannot start ssh: {e}")),
         };
-        let mut result = report(&outcome, "the remote command", timeout);
+        let mut result = report_capped(
+            &outcome,
+            "the remote command",
+            timeout,
+            ctx.env.config.tools.max_line_bytes,
+        );
         if outcome.ending == process::Ending::Exited(255) {
             result.error = Some(ssh_failure_hint(&outcome.stderr.text(), name));
         }

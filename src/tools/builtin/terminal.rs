@@ -5,7 +5,7 @@
 //! process group in the work dir (or `cwd`), with stdin from /dev/null; the
 //! group is killed on cancel, on timeout, and when the command finishes
 //! (background jobs do not outlive the call). Every call needs approval.
-use crate::tools::exec_report::report;
+use crate::tools::exec_report::report_capped;
 use crate::tools::paths;
 use crate::tools::process::{self, RunSpec};
 use crate::tools::shell_check::{self, AllowList};
@@ -87,9 +87,12 @@ impl Tool for TerminalTool {
             output_limit: cfg.tools.output_limit_bytes,
             kill_group_on_exit: true,
             limits: None,
+            env_passthrough: cfg.security.env_passthrough.clone(),
         };
         match process::run(cmd, &spec, &ctx.cancel).await {
-            Ok(outcome) => report(&outcome, "the command", timeout),
+            Ok(outcome) => {
+                report_capped(&outcome, "the command", timeout, cfg.tools.max_line_bytes)
+            }
             Err(e) => ToolResult::err(format!("cannot start sh: {e}")),
         }
     }

@@ -4,7 +4,8 @@
 //! references) off the async runtime; JSON and other text types are returned
 //! as they are; binary types are described (type and size), never dumped;
 //! output is capped at `max_chars` (≤ `output_limit_bytes`) with a marker that
-//! says how to see more (`offset`). Read-only: no approval needed.
+//! says how to see more (`offset`). Read-only: no approval needed, except
+//! for a non-public address ([`crate::tools::net_guard`]).
 use crate::tools::fetch::{self, human_size};
 use crate::tools::html_util::extract_title;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
@@ -68,6 +69,12 @@ impl Tool for WebViewTool {
         })
     }
 
+    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
+        let url = a.get("url").and_then(Value::as_str).unwrap_or("");
+        let net = ctx.env.net_approval(url, ctx).await?;
+        Some(format!("fetch {url}\n{net}"))
+    }
+
     async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
         let raw_url = match args::str_req(a, "url") {
             Ok(u) => u,
@@ -86,7 +93,11 @@ impl Tool for WebViewTool {
             ),
             (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
         };
-        let req = ctx.env.http().get(url.clone()).header(
+        let client = match ctx.env.web_client(&url, ctx).await {
+            Ok(c) => c,
+            Err(e) => return ToolResult::err(e),
+        };
+        let req = client.get(url.clone()).header(
             reqwest::header::ACCEPT,
             "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8",
         );
