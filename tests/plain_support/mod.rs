@@ -179,6 +179,11 @@ impl Pty {
         }
     }
 
+    /// The pid of navi on the pty.
+    pub fn pid(&self) -> i32 {
+        self.s.get_process().pid().as_raw()
+    }
+
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.out).into_owned()
     }
