@@ -131,7 +131,10 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     other.lock(&s.id).unwrap();
     let err = store.lock(&s.id).unwrap_err().to_string();
     assert!(
-        err.contains(&format!("busy in another navi (pid {})", std::process::id())),
+        err.contains(&format!(
+            "busy in another navi (pid {})",
+            std::process::id()
+        )),
         "{err}"
     );
     let seen = store.load(&s.id).unwrap().unwrap();

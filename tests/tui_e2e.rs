@@ -26,7 +26,10 @@ impl Tmux {
                 "tmux is required for the TUI end-to-end test: install it (apt-get install tmux / brew install tmux)"
             ),
         }
-        let socket = format!("navi-e2e-{}", std::process::id());
+        // One tmux server per test (tests in this file run in parallel).
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = format!("navi-e2e-{}-{n}", std::process::id());
         let t = Tmux { socket };
         let ok = t
             .cmd(&[
