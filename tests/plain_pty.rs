@@ -353,3 +353,53 @@ async fn sigterm_in_plain_mode_stops_the_tool_and_exits_143() {
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(results[0].contains("cancelled"), "{results:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_run_on_a_tty_ignores_typed_ahead_answers_and_ctrl_c_stops_the_turn() {
+    let fake = FakeLlm::start().await;
+    let words: String = (0..12).map(|i| format!("word{i} ")).collect();
+    fake.push(
+        Reply::parts(vec![
+            Part::Text(words),
+            Part::ToolCall {
+                name: "terminal".into(),
+                args: json!({"command": "echo RUN-AHEAD-$((40+2))"}),
+            },
+        ])
+        .with_delay(60),
+    );
+    fake.push(Reply::text("ok, skipped"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.run_command(&["stream then run"]));
+    pty.wait_for("word1 ");
+    pty.send("y\r");
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("n\r");
+    pty.wait_for("ok, skipped");
+    assert_eq!(pty.exit_code(), 0);
+    let reqs = fake.chat_requests();
+    let after = contents(&reqs[1]).join("\n");
+    assert!(after.contains("the user denied"), "{after}");
+    assert!(!after.contains("RUN-AHEAD-42"), "{after}");
+
+    // Ctrl-C at the question stops the whole turn (exit 130), not just the call.
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "echo NEVER-$((1+1))"}),
+    ));
+    fake.push(Reply::text("should not be asked for"));
+    let mut pty = Pty::spawn(home.run_command(&["--continue", "again"]));
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("\x03");
+    assert_eq!(pty.exit_code(), 130);
+    assert_eq!(fake.chat_requests().len(), 3, "no model call after Ctrl-C");
+    let db = rusqlite::Connection::open(home.data().join("navi.db")).unwrap();
+    let last: String = db
+        .query_row(
+            "SELECT content FROM messages WHERE role = 'tool' AND buffer = 0 ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(last.contains("cancelled"), "{last}");
+}

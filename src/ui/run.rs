@@ -146,23 +146,26 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                     let d = if interactive && !handle.cancel.is_cancelled() {
                         let ask = tokio::task::spawn_blocking(move || ask_tty(&tool, &summary));
                         tokio::select! {
-                            d = ask => d.unwrap_or(Decision::Deny),
+                            d = ask => Some(d.unwrap_or(Decision::Deny)),
                             stop = signals.recv() => {
                                 // Ctrl-C (or SIGTERM/SIGHUP) at the question
-                                // stops the whole turn, not just this call.
+                                // stops the whole turn, not just this call:
+                                // no answer, the gate reports it cancelled.
                                 eprintln!();
                                 if stop.is_fatal() {
                                     fatal = Some(stop.exit_code());
                                 }
                                 interrupts += 1;
                                 handle.cancel.cancel();
-                                Decision::Deny
+                                None
                             }
                         }
                     } else {
-                        Decision::Deny
+                        Some(Decision::Deny)
                     };
-                    app.agent.gate.answer(&id, d);
+                    if let Some(d) = d {
+                        app.agent.gate.answer(&id, d);
+                    }
                 }
             }
             stop = signals.recv() => {

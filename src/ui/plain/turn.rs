@@ -124,14 +124,15 @@ impl Plain {
                 let d = match reply {
                     Reply::Line(a) => decision(&a),
                     Reply::Interrupted => {
-                        // Ctrl-C at the question: deny and stop the turn.
+                        // Ctrl-C at the question stops the whole turn; the
+                        // gate answers the call "cancelled".
                         cancel.cancel();
-                        Decision::Deny
+                        return;
                     }
                     Reply::Signal(code) => {
                         cancel.cancel();
                         self.exit_after = Some(code);
-                        Decision::Deny
+                        return;
                     }
                     Reply::Eof => Decision::Deny,
                 };
