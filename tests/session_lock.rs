@@ -400,8 +400,12 @@ async fn kill_9_releases_the_lock_and_the_next_opener_repairs_the_call() {
     let sent = fake.chat_requests().pop().unwrap();
     check_pairing(sent["messages"].as_array().unwrap());
     // The orphaned `sleep` (a grandchild: the parent-death signal reaches
-    // only the direct child) is the test's to clean up.
-    let _ = std::process::Command::new("kill")
-        .args(["-9", &format!("-{pgid}")])
-        .status();
+    // only the direct child) is the test's to clean up. Each member is killed
+    // by its own (positive) pid: a negative pid handed to kill(1) without
+    // `--` is misread by procps-ng as "every process".
+    for pid in group_members(pgid) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", "--", &pid.to_string()])
+            .status();
+    }
 }
