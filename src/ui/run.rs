@@ -81,9 +81,15 @@ async fn open_locked(
     let mut told = false;
     loop {
         match app.open_session(choice, args.profile.as_deref()) {
-            Err(AppError::Store(StoreError::Lock(e @ LockError::Busy { .. }))) if args.wait => {
+            Err(AppError::Store(StoreError::Lock(LockError::Busy { session, pid })))
+                if args.wait =>
+            {
                 if !told {
-                    eprintln!("navi: {e}; waiting…");
+                    let short: String = session.chars().take(8).collect();
+                    let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+                    eprintln!(
+                        "navi: session {short} is busy in another navi{who}; waiting for it…"
+                    );
                     told = true;
                 }
                 tokio::select! {
