@@ -255,3 +255,151 @@ async fn stderr_redirected_keeps_the_prompt_on_the_terminal() {
         "reedline ran without a terminal on stderr"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_ahead_yes_never_answers_the_approval() {
+    let fake = FakeLlm::start().await;
+    let words: String = (0..12).map(|i| format!("word{i} ")).collect();
+    fake.push(
+        Reply::parts(vec![
+            Part::Text(words),
+            Part::ToolCall {
+                name: "terminal".into(),
+                args: json!({"command": "echo TYPED-AHEAD-$((40+2))"}),
+            },
+        ])
+        .with_delay(60),
+    );
+    fake.push(Reply::text("understood, not running it"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("stream then run\r");
+    // While the answer streams, the user types "y⏎" (and more) ahead.
+    pty.wait_for("word1 ");
+    pty.send("y\r");
+    pty.send("yes\r");
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    // Only what is typed after the question counts.
+    pty.send("n\r");
+    pty.wait_for("not taken as the answer");
+    pty.wait_for("✗ terminal");
+    pty.wait_for("understood, not running it");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    let reqs = fake.chat_requests();
+    assert_eq!(
+        reqs.len(),
+        2,
+        "the typed-ahead text was not sent as a message"
+    );
+    let after = contents(&reqs[1]).join("\n");
+    assert!(after.contains("the user denied"), "{after}");
+    assert!(!after.contains("TYPED-AHEAD-42"), "{after}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_in_plain_mode_stops_the_tool_and_exits_143() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake.ollama_url());
+    let pg = home.data().join("pgid");
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": format!("echo $$ > {}; sleep 30", pg.display())}),
+    ));
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("sleep a while\r");
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("y\r");
+    let start = std::time::Instant::now();
+    let pgid = loop {
+        if let Some(n) = std::fs::read_to_string(&pg)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break n;
+        }
+        assert!(start.elapsed().as_secs() < 20, "tool never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Command::new("kill")
+        .args(["-TERM", &pty.pid().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(pty.exit_code(), 143);
+    // The tool's process group is gone.
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    };
+    let start = std::time::Instant::now();
+    while alive(pgid) {
+        assert!(start.elapsed().as_secs() < 5, "tool group outlived navi");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The session holds the call with its "cancelled" result.
+    let db = rusqlite::Connection::open(home.data().join("navi.db")).unwrap();
+    let results: Vec<String> = db
+        .prepare("SELECT content FROM messages WHERE role = 'tool' AND buffer = 0")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].contains("cancelled"), "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_run_on_a_tty_ignores_typed_ahead_answers_and_ctrl_c_stops_the_turn() {
+    let fake = FakeLlm::start().await;
+    let words: String = (0..12).map(|i| format!("word{i} ")).collect();
+    fake.push(
+        Reply::parts(vec![
+            Part::Text(words),
+            Part::ToolCall {
+                name: "terminal".into(),
+                args: json!({"command": "echo RUN-AHEAD-$((40+2))"}),
+            },
+        ])
+        .with_delay(60),
+    );
+    fake.push(Reply::text("ok, skipped"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.run_command(&["stream then run"]));
+    pty.wait_for("word1 ");
+    pty.send("y\r");
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("n\r");
+    pty.wait_for("ok, skipped");
+    assert_eq!(pty.exit_code(), 0);
+    let reqs = fake.chat_requests();
+    let after = contents(&reqs[1]).join("\n");
+    assert!(after.contains("the user denied"), "{after}");
+    assert!(!after.contains("RUN-AHEAD-42"), "{after}");
+
+    // Ctrl-C at the question stops the whole turn (exit 130), not just the call.
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "echo NEVER-$((1+1))"}),
+    ));
+    fake.push(Reply::text("should not be asked for"));
+    let mut pty = Pty::spawn(home.run_command(&["--continue", "again"]));
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("\x03");
+    assert_eq!(pty.exit_code(), 130);
+    assert_eq!(fake.chat_requests().len(), 3, "no model call after Ctrl-C");
+    let db = rusqlite::Connection::open(home.data().join("navi.db")).unwrap();
+    let last: String = db
+        .query_row(
+            "SELECT content FROM messages WHERE role = 'tool' AND buffer = 0 ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(last.contains("cancelled"), "{last}");
+}

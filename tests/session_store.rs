@@ -98,7 +98,7 @@ fn messages_round_trip_and_survive_reopen() {
 }
 
 #[test]
-fn crash_mid_tool_is_repaired_once_on_load() {
+fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::open(&dir.path().join("navi.db")).unwrap();
     let s = store.create("p").unwrap();
@@ -125,7 +125,23 @@ fn crash_mid_tool_is_repaired_once_on_load() {
             &msg(ChatMessage::tool_result(&a.tool_calls[0], "ok")),
         )
         .unwrap();
-    // "crash": y never got a result.
+    // "crash": y never got a result. While another store (another navi)
+    // holds the session, y may still be running: nobody repairs it.
+    let other = SessionStore::open(&dir.path().join("navi.db")).unwrap();
+    other.lock(&s.id).unwrap();
+    let err = store.lock(&s.id).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!(
+            "busy in another navi (pid {})",
+            std::process::id()
+        )),
+        "{err}"
+    );
+    let seen = store.load(&s.id).unwrap().unwrap();
+    assert_eq!(seen.display.len(), 3, "read as it is, not repaired");
+    drop(other);
+    // The holder is gone: the next writer repairs, once.
+    store.lock(&s.id).unwrap();
     let loaded = store.load(&s.id).unwrap().unwrap();
     for buf in [&loaded.display, &loaded.context] {
         let results: Vec<_> = buf

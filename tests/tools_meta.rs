@@ -240,3 +240,49 @@ async fn registry_asks_for_risky_calls_only() {
         .await;
     assert!(err_text(&r).contains("not valid JSON"));
 }
+
+#[tokio::test]
+async fn a_config_deny_wins_over_approve_all_and_approve() {
+    let h = Harness::new(|_, _| {});
+    let mut reg = ToolRegistry::new();
+    builtin::register_all(&mut reg);
+    let ctx = h.ctx();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "terminal".into(),
+        arguments: json!({"command": "touch RAN"}),
+    };
+    // Per-tool deny, default ask: --approve-all and --approve terminal
+    // skip questions but do not lift the ban.
+    let mut sec = SecurityConfig {
+        approval: ApprovalMode::Ask,
+        ..Default::default()
+    };
+    sec.approval_tools
+        .insert("terminal".into(), ApprovalMode::Deny);
+    for (tools, all) in [(vec![], true), (vec!["terminal".to_string()], false)] {
+        let g = ApprovalGate::new(&sec, true).with_preapproved(tools, all);
+        let r = reg.execute(&call, &ctx, &g).await;
+        let e = err_text(&r);
+        assert!(
+            e.contains("denied by policy") && e.contains("--approve-all"),
+            "{e}"
+        );
+    }
+    // A global "deny" is a deny too.
+    let g = ApprovalGate::new(&gate_sec(ApprovalMode::Deny), true)
+        .with_preapproved(vec!["terminal".to_string()], true);
+    assert!(err_text(&reg.execute(&call, &ctx, &g).await).contains("denied by policy"));
+    assert!(!h.work.join("RAN").exists());
+    // Under "ask", --approve-all runs it without a question.
+    let g = ApprovalGate::new(&gate_sec(ApprovalMode::Ask), false).with_preapproved(vec![], true);
+    ok_text(&reg.execute(&call, &ctx, &g).await);
+    assert!(h.work.join("RAN").exists());
+}
+
+fn gate_sec(mode: ApprovalMode) -> SecurityConfig {
+    SecurityConfig {
+        approval: mode,
+        ..Default::default()
+    }
+}

@@ -26,7 +26,10 @@ impl Tmux {
                 "tmux is required for the TUI end-to-end test: install it (apt-get install tmux / brew install tmux)"
             ),
         }
-        let socket = format!("navi-e2e-{}", std::process::id());
+        // One tmux server per test (tests in this file run in parallel).
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = format!("navi-e2e-{}-{n}", std::process::id());
         let t = Tmux { socket };
         let ok = t
             .cmd(&[
@@ -104,12 +107,16 @@ impl Drop for Tmux {
 }
 
 fn write_profile(cfg: &Path) {
+    write_profile_with(cfg, &["todo"]);
+}
+
+fn write_profile_with(cfg: &Path, tools: &[&str]) {
     let p = cfg.join("profiles/tester");
     std::fs::create_dir_all(&p).unwrap();
     let conf = json!({
         "id": "tester", "name": "Tester", "description": "test profile",
         "model": ["test-model"], "temperature": 0.2,
-        "enabled_tools": ["todo"],
+        "enabled_tools": tools,
         "think_enabled": false, "planning_enabled": false,
         "planning_phase1_enabled": false, "planning_phase2_enabled": false,
         "planning_phase3_enabled": false, "iteration_budget_enabled": false,
@@ -215,4 +222,97 @@ async fn navi_tui_end_to_end() {
         !s.contains("Ask Navi anything"),
         "alternate screen left: {s}"
     );
+}
+
+fn ppid_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// While the TUI runs a tool, the session is busy for any other navi; SIGTERM
+/// stops the turn, kills the tool's group, saves, and exits 143.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_holds_the_session_lock_and_sigterm_stops_the_tool_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile_with(&cfg, &["terminal"]);
+    let fake = FakeLlm::start().await;
+    let pg = dir.path().join("pgid");
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": format!("echo $$ > {}; sleep 30", pg.display())}),
+    ));
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         LLM_STREAM_FIRST_CHUNK_TIMEOUT=20 {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    t.type_line("sleep for me");
+    t.wait_text("Approval needed").await;
+    t.keys(&["y"]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let pgid: u32 = loop {
+        if let Some(n) = std::fs::read_to_string(&pg)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break n;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "tool never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let navi_pid = ppid_of(pgid);
+
+    // Another navi on the same session is refused, naming the TUI's pid.
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .env("HOME", dir.path())
+        .env("NAVI_DATA_DIR", dir.path().join("data"))
+        .env("NAVI_CONFIG_DIR", &cfg)
+        .env("OLLAMA_HOST", fake.ollama_url())
+        .args(["run", "--continue", "me too"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("busy in another navi (pid {navi_pid})")),
+        "{err}"
+    );
+
+    Command::new("kill")
+        .args(["-TERM", &navi_pid.to_string()])
+        .status()
+        .unwrap();
+    t.wait_text("NAVI-EXIT:143").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while alive(pgid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "tool outlived the TUI"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let db = rusqlite::Connection::open(dir.path().join("data/navi.db")).unwrap();
+    let results: Vec<String> = db
+        .prepare("SELECT content FROM messages WHERE role = 'tool' AND buffer = 0")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].contains("cancelled"), "{results:?}");
 }

@@ -50,6 +50,44 @@ fn approval_overlay_shows_the_command_in_full() {
 }
 
 #[test]
+fn typed_ahead_keys_never_answer_an_approval_and_ctrl_c_there_stops_the_turn() {
+    let mut st = state();
+    busy_turn(&mut st);
+    st.apply(&ev(json!({"type": "approval_request", "id": "t1", "tool": "terminal", "summary": "rm -rf build", "args": {}})));
+    // Keys read before the overlay was ever drawn were typed ahead: they go
+    // to the composer, and Enter queues them as a message, never an answer.
+    for c in ["y", "s", "Y"] {
+        assert!(
+            key(
+                &mut st,
+                KeyCode::Char(c.chars().next().unwrap()),
+                KeyModifiers::NONE
+            )
+            .is_empty()
+        );
+    }
+    assert!(key(&mut st, KeyCode::Enter, KeyModifiers::NONE).is_empty());
+    assert_eq!(st.queue.iter().collect::<Vec<_>>(), ["ysY"]);
+    assert_eq!(st.approvals.len(), 1);
+    // Once drawn, `y` answers; the queued message stays queued.
+    screen(&mut st, 100, 20);
+    let acts = key(&mut st, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Answer("t1".into(), navi::tools::Decision::Once)]
+    );
+    assert_eq!(st.queue.len(), 1);
+    // A second request needs its own draw before a key counts.
+    st.apply(&ev(json!({"type": "approval_request", "id": "t2", "tool": "terminal", "summary": "rm -rf dist", "args": {}})));
+    screen(&mut st, 100, 20);
+    // Ctrl-C at the question stops the whole turn, not just this call.
+    let acts = key(&mut st, KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(acts, vec![Action::Stop]);
+    assert!(st.approvals.is_empty());
+    assert_eq!(st.run.label(), "stopping…");
+}
+
+#[test]
 fn narrow_terminal_hides_the_side_pane() {
     let mut st = state();
     busy_turn(&mut st);

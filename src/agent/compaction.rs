@@ -98,6 +98,8 @@ impl Agent {
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(usize, usize), AgentError> {
+        // Rewrites the context buffer: only the session's writer may.
+        self.store.lock(session_id)?;
         let session = self
             .store
             .load(session_id)?

@@ -50,6 +50,9 @@ pub(super) async fn run_persistent(
     sink: &EventSink,
     cancel: &CancellationToken,
 ) -> Result<TurnOutcome, AgentError> {
+    // One writer per session: a turn runs only in the navi holding the
+    // session's lock (taken here if the front end did not already).
+    agent.store.lock(session_id)?;
     let session = agent
         .store
         .load(session_id)?
@@ -136,6 +139,13 @@ impl<'a> Run<'a> {
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = agent.context_window(&*backend, &sel.model).await;
+        // Ids already in the history count as seen: a server that restarts
+        // its numbering each turn must not give two calls one id.
+        let seen_ids = conv
+            .context
+            .iter()
+            .flat_map(|m| m.msg.tool_calls.iter().map(|c| c.id.clone()))
+            .collect();
         let run = Run {
             agent,
             profile,
@@ -147,7 +157,7 @@ impl<'a> Run<'a> {
             backend,
             model: sel.model.clone(),
             tracker: TokenTracker::new(window, context_tokens),
-            seen_ids: HashSet::new(),
+            seen_ids,
             memory: agent.memory_summary(),
         };
         if run.origin.is_none() {

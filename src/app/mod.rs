@@ -9,7 +9,7 @@ use crate::llm::LlmBackend;
 use crate::memory::MemoryStore;
 use crate::memory::extract::{ExtractReport, Extractor};
 use crate::profile::ProfileRegistry;
-use crate::session::{SessionMeta, SessionStore, StoreError};
+use crate::session::{LockError, SessionMeta, SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry, builtin};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -171,7 +171,9 @@ impl App {
         }
     }
 
-    /// Opens or creates the session a front end starts on. A given profile
+    /// Opens or creates the session a front end starts on, as its one writer
+    /// (the session's lock is taken; a session another navi has open fails
+    /// with [`StoreError::Lock`] naming that navi's pid). A given profile
     /// applies to a new session, or switches an existing one.
     pub fn open_session(
         &self,
@@ -188,6 +190,7 @@ impl App {
         };
         match existing {
             Some(meta) => {
+                self.store.lock(&meta.id)?;
                 if let Some(p) = profile.filter(|p| *p != meta.profile_id) {
                     self.store.set_profile(&meta.id, p)?;
                     return Ok(self.store.resolve(&meta.id)?);
@@ -198,8 +201,30 @@ impl App {
                 let p = profile
                     .map(String::from)
                     .unwrap_or_else(|| self.profiles.default_id());
-                Ok(self.store.create(&p)?)
+                let meta = self.store.create(&p)?;
+                self.store.lock(&meta.id)?;
+                Ok(meta)
             }
+        }
+    }
+
+    /// What the interactive front ends open: like [`open_session`](Self::open_session),
+    /// but when the most recent session is busy in another navi (the user did
+    /// not name it) a new session is started instead, with a note saying why.
+    /// A session named with `--session` that is busy stays an error.
+    pub fn open_interactive(
+        &self,
+        choice: &SessionChoice,
+        profile: Option<&str>,
+    ) -> Result<(SessionMeta, Option<String>), AppError> {
+        match self.open_session(choice, profile) {
+            Err(AppError::Store(StoreError::Lock(e @ LockError::Busy { .. })))
+                if *choice == SessionChoice::Latest =>
+            {
+                let meta = self.open_session(&SessionChoice::New, profile)?;
+                Ok((meta, Some(format!("{e}: started a new session"))))
+            }
+            other => other.map(|m| (m, None)),
         }
     }
 

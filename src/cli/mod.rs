@@ -103,9 +103,14 @@ pub struct RunArgs {
     /// Allow this risky tool without asking (repeatable).
     #[arg(long, value_name = "TOOL")]
     pub approve: Vec<String>,
-    /// Allow every risky tool without asking.
+    /// Allow every risky tool without asking (a tool set to "deny" in the
+    /// config stays denied).
     #[arg(long)]
     pub approve_all: bool,
+    /// If the session is busy in another navi, wait until it is free
+    /// instead of failing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 #[derive(Subcommand, Debug)]

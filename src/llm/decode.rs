@@ -12,7 +12,6 @@ use super::{ChatChunk, LlmError};
 use futures_util::Stream;
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 /// A push decoder: frames in, chunks out. Pure, no I/O.
@@ -24,10 +23,11 @@ pub trait FrameDecoder<F> {
     fn finish(&mut self, out: &mut Vec<ChatChunk>) -> Result<(), LlmError>;
 }
 
-/// A process-wide unique id for a tool call the server sent without one.
+/// A unique id for a tool call the server sent without one. Random, not a
+/// counter: a session is continued by many navi processes, and ids from two
+/// of them must never collide in its history.
 pub fn generated_call_id() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    format!("call_{}", NEXT.fetch_add(1, Ordering::Relaxed))
+    format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
 }
 
 /// Stream adapter: see the module docs.

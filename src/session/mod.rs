@@ -4,11 +4,14 @@
 //! the LLM context (what the model sees; may be replaced by a summary). Each
 //! message is written when it happens, so a crash loses nothing already shown.
 //! Invariant on load: every tool call in either buffer has exactly one tool
-//! result after it (a crash mid-tool is repaired with an "interrupted" result).
+//! result after it (a crash mid-tool is repaired with an "interrupted" result,
+//! only by the process holding the session's lock: see [`lock`]).
 
+pub mod lock;
 mod schema;
 pub mod store;
 
+pub use lock::LockError;
 pub use store::{SessionStore, StoreError};
 
 use crate::llm::ChatMessage;

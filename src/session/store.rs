@@ -2,6 +2,7 @@
 //!
 //! Every call is one short statement or transaction; the connection sits
 //! behind a mutex that is never held across an `.await`.
+use super::lock::{LockError, SessionLocks};
 use super::{
     Buffer, MessageKind, Session, SessionMeta, StoredMessage, now_ms, repair_unpaired, schema,
     title_from,
@@ -48,11 +49,14 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("session database is unusable (a previous operation panicked)")]
     Poisoned,
+    #[error(transparent)]
+    Lock(#[from] LockError),
 }
 
 pub struct SessionStore {
     conn: Mutex<Connection>,
     path: PathBuf,
+    locks: SessionLocks,
 }
 
 const META_COLS: &str =
@@ -174,11 +178,28 @@ impl SessionStore {
         Ok(SessionStore {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+            locks: SessionLocks::for_database(path),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Makes this process the session's one writer (re-entrant); `Err` names
+    /// the pid of the navi that holds it. The lock dies with the process.
+    pub fn lock(&self, id: &str) -> Result<(), StoreError> {
+        Ok(self.locks.try_lock(id)?)
+    }
+
+    /// Gives up the session's lock (leaving a session in the TUI or plain).
+    pub fn unlock(&self, id: &str) {
+        self.locks.unlock(id);
+    }
+
+    /// Whether this process is the session's writer.
+    pub fn holds_lock(&self, id: &str) -> bool {
+        self.locks.holds(id)
     }
 
     /// Runs `f` on the connection (one short statement or transaction; the
@@ -278,8 +299,11 @@ impl SessionStore {
         Ok(rows)
     }
 
-    /// Loads a whole session. Tool calls left without a result by a crash get an
-    /// "interrupted" result, written back so the repair happens once.
+    /// Loads a whole session. When this process holds the session's lock,
+    /// tool calls left without a result by a crash get an "interrupted"
+    /// result, written back so the repair happens once. Without the lock the
+    /// session is read as it is: an unpaired call may still be running in the
+    /// navi that holds it, and only that navi may answer it.
     pub fn load(&self, id: &str) -> Result<Option<Session>, StoreError> {
         let Some(meta) = self.meta(id)? else {
             return Ok(None);
@@ -290,6 +314,13 @@ impl SessionStore {
                 Self::messages(c, id, Buffer::Context)?,
             ))
         })?;
+        if !self.holds_lock(id) {
+            return Ok(Some(Session {
+                meta,
+                display,
+                context,
+            }));
+        }
         let before = display.len();
         if repair_unpaired(&mut display) {
             // Repairs land at the tail in practice (the crash was mid-tool); the
@@ -476,8 +507,17 @@ impl SessionStore {
     }
 
     /// Deletes a session and its messages. False when there was none.
+    /// Deletes a session; refused while another navi has it open.
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        self.with(|c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [id])? > 0))
+        let held = self.holds_lock(id);
+        self.lock(id)?;
+        let deleted = self.with(|c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [id])? > 0));
+        if deleted.is_ok() {
+            self.locks.remove(id);
+        } else if !held {
+            self.unlock(id);
+        }
+        deleted
     }
 
     pub fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {

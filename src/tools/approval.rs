@@ -5,6 +5,10 @@
 //! and the call waits for [`ApprovalGate::answer`] (or the run's cancel). A
 //! front end that cannot ask (no TTY) makes the gate non-interactive: then only
 //! tools pre-approved on the command line run.
+//!
+//! Precedence: a "deny" from the config (the default mode or a per-tool
+//! entry) always wins; then `--approve TOOL` / `--approve-all`; then `auto`;
+//! then the question.
 
 use super::ToolContext;
 use crate::agent::events::AgentEvent;
@@ -79,16 +83,16 @@ impl ApprovalGate {
             &ctx.events,
             &ctx.cancel,
         );
-        if self.approve_all || self.preapproved.contains(tool) {
-            return Ok(());
-        }
+        // A "deny" in the config wins over `--approve` / `--approve-all`:
+        // the command line can skip questions, never lift a ban.
         match self.mode_for(tool) {
-            ApprovalMode::Auto => return Ok(()),
             ApprovalMode::Deny => {
                 return Err(format!(
-                    "denied by policy: [security] approval for '{tool}' is \"deny\"; do not retry, tell the user what you wanted to run"
+                    "denied by policy: [security] approval for '{tool}' is \"deny\" (the command line's --approve/--approve-all do not override it); do not retry, tell the user what you wanted to run"
                 ));
             }
+            _ if self.approve_all || self.preapproved.contains(tool) => return Ok(()),
+            ApprovalMode::Auto => return Ok(()),
             ApprovalMode::Ask => {}
         }
         if self.allowed_for_session(session, tool) {

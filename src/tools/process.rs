@@ -12,10 +12,12 @@
 //! - children never inherit secret-looking environment variables
 //!   ([`super::child_env`]; `RunSpec::env_passthrough` lets named ones through);
 //! - after the child exits, pipes still held open by background jobs are read
-//!   for at most [`EXIT_DRAIN`], then abandoned.
+//!   for at most [`EXIT_DRAIN`], then abandoned;
+//! - every child has `PR_SET_PDEATHSIG` = SIGKILL: if navi dies without
+//!   killing the group (SIGKILL, crash), the kernel kills the child.
 //!
-//! This is the only module allowed to use `unsafe` (rlimits in `pre_exec`,
-//! `killpg`).
+//! This is the only module allowed to use `unsafe` (rlimits and the parent
+//! death signal in `pre_exec`, `killpg`).
 #![allow(unsafe_code)]
 
 use std::io;
@@ -204,6 +206,39 @@ fn apply_limits(cmd: &mut Command, limits: Limits) {
     }
 }
 
+/// The last line of defence: the child gets SIGKILL from the kernel when the
+/// thread that started it dies (navi killed with SIGKILL, or crashed), even
+/// though navi had no chance to kill its group. If navi is already gone by
+/// the time the child runs this, the child ends itself.
+fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id();
+    let set = move || -> io::Result<()> {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on the calling
+        // process; getppid cannot fail. Both are async-signal-safe.
+        unsafe {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                return Err(io::Error::other("navi exited before the tool started"));
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: runs in the forked child before exec; only prctl and getppid
+    // are called (no allocation on the success path, no locks).
+    unsafe {
+        cmd.pre_exec(set);
+    }
+}
+
 async fn read_some(pipe: &mut Option<impl AsyncRead + Unpin>, buf: &mut [u8]) -> io::Result<usize> {
     match pipe {
         Some(p) => p.read(buf).await,
@@ -262,6 +297,7 @@ pub async fn run_with_input(
     .process_group(0)
     .kill_on_drop(true);
     super::child_env::scrub(&mut cmd, &spec.env_passthrough);
+    die_with_parent(&mut cmd);
     if let Some(limits) = spec.limits {
         apply_limits(&mut cmd, limits);
     }

@@ -317,7 +317,14 @@ fn err(e: impl ToString) -> String {
 pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome, String> {
     use SlashCommand::*;
     let store = &app.store;
+    let current = st.session.id.clone();
     let switch_to = |meta: SessionMeta, note: String| -> Result<Outcome, String> {
+        // One writer per session: take the new session's lock before leaving
+        // the current one (a busy session is refused, naming its navi's pid).
+        if meta.id != current {
+            store.lock(&meta.id).map_err(err)?;
+            store.unlock(&current);
+        }
         let history = store
             .load(&meta.id)
             .map_err(err)?

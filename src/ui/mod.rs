@@ -6,7 +6,9 @@ pub mod format;
 pub mod lines;
 pub mod plain;
 pub mod run;
+pub mod signals;
 pub mod tui;
+pub mod typeahead;
 
 use crate::app::SessionChoice;
 use crate::cli::{Failure, GlobalArgs};

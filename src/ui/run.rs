@@ -1,11 +1,15 @@
 //! `navi run`: one message, no interaction. Final text on stdout (streamed
 //! live when stdout is a terminal), progress on stderr; `--json` prints every
 //! event as one JSON line. SIGINT stops the turn cooperatively (exit 130, the
-//! session is saved); a second SIGINT exits at once.
+//! session is saved); a second SIGINT exits at once. SIGTERM and SIGHUP stop
+//! it the same way, then exit 143 / 129. The session is opened as its one
+//! writer: busy in another navi → exit 1 naming its pid, or wait (`--wait`).
 use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_style_for, style};
+use super::signals::StopSignals;
 use crate::agent::events::AgentEvent;
-use crate::app::{AppOptions, SessionChoice};
+use crate::app::{AppError, AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, RunArgs, build_app};
+use crate::session::{LockError, StoreError};
 use crate::tools::Decision;
 use std::io::{IsTerminal, Read, Write};
 
@@ -30,6 +34,8 @@ async fn read_message(arg: &str) -> Result<String, Failure> {
 }
 
 /// Asks on the controlling terminal: `allow terminal: rm -rf build? [y]es/[s]ession/[N]o`.
+/// Input typed before the question is dropped first, so only an answer typed
+/// after it was shown counts.
 fn ask_tty(tool: &str, summary: &str) -> Decision {
     let prompt = format!("allow {tool}: {summary}? [y]es/[s]ession/[N]o ");
     let Ok(mut tty) = std::fs::OpenOptions::new()
@@ -39,20 +45,60 @@ fn ask_tty(tool: &str, summary: &str) -> Decision {
     else {
         return Decision::Deny;
     };
+    if super::typeahead::discard(&tty) > 0 {
+        let _ = tty.write_all(b"(text typed before this question was ignored)\n");
+    }
     let _ = tty.write_all(prompt.as_bytes());
     let _ = tty.flush();
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut byte = [0u8; 1];
     while let Ok(1) = tty.read(&mut byte) {
         if byte[0] == b'\n' {
             break;
         }
-        line.push(byte[0] as char);
+        line.push(byte[0]);
     }
-    match line.trim().to_ascii_lowercase().as_str() {
+    match String::from_utf8_lossy(&line)
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
         "y" | "yes" => Decision::Once,
         "s" | "session" => Decision::Session,
         _ => Decision::Deny,
+    }
+}
+
+/// Opens the session as its one writer. Busy in another navi: fail (exit 1)
+/// naming that navi's pid, or with `--wait` poll until it is free (a stop
+/// signal while waiting exits with its code).
+async fn open_locked(
+    app: &crate::app::App,
+    choice: &SessionChoice,
+    args: &RunArgs,
+    signals: &mut StopSignals,
+) -> Result<Result<crate::session::SessionMeta, u8>, Failure> {
+    let mut told = false;
+    loop {
+        match app.open_session(choice, args.profile.as_deref()) {
+            Err(AppError::Store(StoreError::Lock(LockError::Busy { session, pid })))
+                if args.wait =>
+            {
+                if !told {
+                    let short: String = session.chars().take(8).collect();
+                    let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+                    eprintln!(
+                        "navi: session {short} is busy in another navi{who}; waiting for it…"
+                    );
+                    told = true;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+                    stop = signals.recv() => return Ok(Err(stop.exit_code())),
+                }
+            }
+            other => return Ok(Ok(other?)),
+        }
     }
 }
 
@@ -72,7 +118,11 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         (None, true) => SessionChoice::Latest,
         (None, false) => SessionChoice::New,
     };
-    let meta = app.open_session(&choice, args.profile.as_deref())?;
+    let mut signals = StopSignals::install();
+    let meta = match open_locked(&app, &choice, &args, &mut signals).await? {
+        Ok(meta) => meta,
+        Err(code) => return Ok(code),
+    };
     let mut handle = app.start_turn(&meta.id, &message);
     let stdout_tty = std::io::stdout().is_terminal();
     let color = style::color_wanted(std::io::stderr().is_terminal());
@@ -85,6 +135,8 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     });
     let mut out = std::io::stdout().lock();
     let mut interrupts = 0u32;
+    // SIGTERM / SIGHUP: the exit code once the turn has stopped.
+    let mut fatal: Option<u8> = None;
     loop {
         tokio::select! {
             ev = handle.events.recv() => {
@@ -97,15 +149,38 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                     write_pieces(renderer.event(&ev), &mut out);
                 }
                 if let AgentEvent::ApprovalRequest { id, tool, summary, .. } = ev {
-                    let d = if interactive {
-                        tokio::task::spawn_blocking(move || ask_tty(&tool, &summary)).await.unwrap_or(Decision::Deny)
+                    let d = if interactive && !handle.cancel.is_cancelled() {
+                        let ask = tokio::task::spawn_blocking(move || ask_tty(&tool, &summary));
+                        tokio::select! {
+                            d = ask => Some(d.unwrap_or(Decision::Deny)),
+                            stop = signals.recv() => {
+                                // Ctrl-C (or SIGTERM/SIGHUP) at the question
+                                // stops the whole turn, not just this call:
+                                // no answer, the gate reports it cancelled.
+                                eprintln!();
+                                if stop.is_fatal() {
+                                    fatal = Some(stop.exit_code());
+                                }
+                                interrupts += 1;
+                                handle.cancel.cancel();
+                                None
+                            }
+                        }
                     } else {
-                        Decision::Deny
+                        Some(Decision::Deny)
                     };
-                    app.agent.gate.answer(&id, d);
+                    if let Some(d) = d {
+                        app.agent.gate.answer(&id, d);
+                    }
                 }
             }
-            _ = tokio::signal::ctrl_c() => {
+            stop = signals.recv() => {
+                if stop.is_fatal() {
+                    fatal = Some(stop.exit_code());
+                    write_pieces(renderer.close(), &mut out);
+                    handle.cancel.cancel();
+                    continue;
+                }
                 interrupts += 1;
                 if interrupts > 1 {
                     eprintln!("\nnavi: interrupted");
@@ -120,6 +195,9 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     write_pieces(renderer.close(), &mut out);
     let outcome = handle.task.await.map_err(Failure::runtime)?;
     app.end_session(&meta.id).await;
+    if let Some(code) = fatal {
+        return Ok(code);
+    }
     match outcome {
         Ok(o) if o.stopped => Ok(130),
         Ok(_) => Ok(0),

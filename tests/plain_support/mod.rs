@@ -54,6 +54,14 @@ impl Home {
         self.setup(c, term, extra)
     }
 
+    /// `navi run --profile tester ARGS…` on the same home (for `navi run`
+    /// on a pty: its approval questions go to /dev/tty).
+    pub fn run_command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_navi"));
+        c.args(["run", "--profile", "tester"]).args(args);
+        self.setup(c, "xterm-256color", &[("NO_COLOR", "1")])
+    }
+
     /// The same, through `sh` with stderr sent to `file`.
     pub fn command_stderr_to(&self, term: &str, file: &Path) -> Command {
         let mut c = Command::new("sh");
@@ -177,6 +185,11 @@ impl Pty {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// The pid of navi on the pty.
+    pub fn pid(&self) -> i32 {
+        self.s.get_process().pid().as_raw()
     }
 
     pub fn text(&self) -> String {

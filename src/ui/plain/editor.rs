@@ -35,6 +35,8 @@ pub enum Reply {
     Interrupted,
     /// Ctrl-D on an empty line.
     Eof,
+    /// SIGTERM / SIGHUP arrived: navi exits with this code.
+    Signal(u8),
 }
 
 /// Which editor serves a request.

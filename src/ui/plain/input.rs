@@ -14,62 +14,15 @@ use std::io::{BufRead, Write};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// SIGINT as a stream that remembers presses made while nobody waited.
-pub struct Interrupts {
-    #[cfg(unix)]
-    sig: Option<tokio::signal::unix::Signal>,
-}
-
-impl Interrupts {
-    /// Installs the handler: from now on Ctrl-C in cooked mode is ours.
-    pub fn install() -> Self {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            Interrupts {
-                sig: signal(SignalKind::interrupt()).ok(),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            Interrupts {}
-        }
-    }
-
-    /// The next SIGINT.
-    pub async fn recv(&mut self) {
-        #[cfg(unix)]
-        {
-            match self.sig.as_mut() {
-                Some(s) => {
-                    if s.recv().await.is_none() {
-                        std::future::pending::<()>().await;
-                    }
-                }
-                None => std::future::pending::<()>().await,
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            if tokio::signal::ctrl_c().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
-    }
-
-    /// Forgets presses nobody waited for (so they can't stop the next turn).
-    pub fn drain(&mut self) {
-        #[cfg(unix)]
-        if let Some(s) = self.sig.as_mut() {
-            use futures_util::FutureExt;
-            while let Some(Some(())) = s.recv().now_or_never() {}
-        }
-    }
-}
+/// SIGINT, SIGTERM and SIGHUP (see [`crate::ui::signals`]).
+pub type Interrupts = crate::ui::signals::StopSignals;
 
 /// Lines from stdin, read on a thread of their own.
 pub struct LineSource {
     rx: mpsc::UnboundedReceiver<String>,
+    /// Lines typed ahead before a question was shown: kept for the main
+    /// prompt, never taken as the answer.
+    held: std::collections::VecDeque<String>,
     /// A person types (stdin is a terminal): print prompts, ask questions.
     tty: bool,
 }
@@ -99,7 +52,11 @@ impl LineSource {
                     }
                 }
             });
-        LineSource { rx, tty }
+        LineSource {
+            rx,
+            held: Default::default(),
+            tty,
+        }
     }
 
     fn show(&self, text: &str) {
@@ -108,14 +65,26 @@ impl LineSource {
         let _ = out.flush();
     }
 
-    async fn read(&mut self, prompt: &str, sig: &mut Interrupts) -> Reply {
+    /// Moves lines already read (typed before now) aside for the main prompt
+    /// and drops what the terminal holds that was not read yet.
+    fn hold_typed_ahead(&mut self) -> usize {
+        let mut n = 0;
+        while let Ok(l) = self.rx.try_recv() {
+            self.held.push_back(l);
+            n += 1;
+        }
+        n + crate::ui::typeahead::discard_stdin()
+    }
+
+    async fn read(&mut self, prompt: &str, sig: &mut Interrupts, main: bool) -> Reply {
         if self.tty {
             self.show(prompt);
         }
         let mut text = String::new();
         loop {
+            let held = if main { self.held.pop_front() } else { None };
             tokio::select! {
-                line = self.rx.recv() => match line {
+                line = async { match held { Some(l) => Some(l), None => self.rx.recv().await } } => match line {
                     None if text.is_empty() => return Reply::Eof,
                     None => return Reply::Line(text),
                     Some(l) => {
@@ -134,14 +103,22 @@ impl LineSource {
                         return Reply::Line(text);
                     }
                 },
-                _ = sig.recv() => {
+                stop = sig.recv() => {
                     if self.tty {
                         self.show("\n");
                     }
-                    return Reply::Interrupted;
+                    return stopped(stop);
                 }
             }
         }
+    }
+}
+
+fn stopped(stop: crate::ui::signals::Stop) -> Reply {
+    if stop.is_fatal() {
+        Reply::Signal(stop.exit_code())
+    } else {
+        Reply::Interrupted
     }
 }
 
@@ -162,25 +139,41 @@ impl Input {
     /// The main prompt. `Line` holds the message with continuations joined.
     pub async fn read_main(&mut self, prompt: &NaviPrompt, sig: &mut Interrupts) -> Reply {
         match self {
-            Input::Editor(e) => match e.request(Which::Main, prompt.clone()).await {
-                Ok(Reply::Line(s)) => Reply::Line(join_continuations(&s)),
-                Ok(other) => other,
-                Err(_) => Reply::Eof,
-            },
+            Input::Editor(e) => {
+                let mut rx = e.request(Which::Main, prompt.clone());
+                tokio::select! {
+                    r = &mut rx => match r {
+                        Ok(Reply::Line(s)) => Reply::Line(join_continuations(&s)),
+                        Ok(other) => other,
+                        Err(_) => Reply::Eof,
+                    },
+                    stop = sig.recv() => {
+                        // SIGTERM / SIGHUP (or a SIGINT from `kill`) while
+                        // reedline reads: end the read, then report it.
+                        e.interrupt();
+                        let _ = rx.await;
+                        stopped(stop)
+                    }
+                }
+            }
             Input::Lines(l) => {
                 let p = format!("{}{}", prompt.left, prompt.indicator);
-                l.read(&p, sig).await
+                l.read(&p, sig, true).await
             }
         }
     }
 
     /// Asks one question; `cancel` makes it moot (answered `Interrupted`).
+    /// Only what is typed after the question is shown can answer it: input
+    /// typed ahead is dropped from the terminal first (and lines already read
+    /// are kept for the main prompt), and the returned count of dropped
+    /// lines/bytes lets the caller say so.
     pub async fn ask(
         &mut self,
         question: &str,
         sig: &mut Interrupts,
         cancel: &CancellationToken,
-    ) -> Reply {
+    ) -> (Reply, usize) {
         match self {
             Input::Editor(e) => {
                 let prompt = NaviPrompt {
@@ -188,8 +181,10 @@ impl Input {
                     right: String::new(),
                     indicator: String::new(),
                 };
+                let dropped = crate::ui::typeahead::discard_stdin()
+                    + crate::ui::typeahead::drain_key_buffer();
                 let mut rx = e.request(Which::Question, prompt);
-                tokio::select! {
+                let r = tokio::select! {
                     r = &mut rx => r.unwrap_or(Reply::Eof),
                     _ = cancel.cancelled() => {
                         // Let the editor thread finish the read before going on.
@@ -197,18 +192,26 @@ impl Input {
                         let _ = rx.await;
                         Reply::Interrupted
                     }
-                }
+                    stop = sig.recv() => {
+                        e.interrupt();
+                        let _ = rx.await;
+                        stopped(stop)
+                    }
+                };
+                (r, dropped)
             }
             Input::Lines(l) => {
-                tokio::select! {
-                    r = l.read(question, sig) => r,
+                let dropped = l.hold_typed_ahead();
+                let r = tokio::select! {
+                    r = l.read(question, sig, false) => r,
                     _ = cancel.cancelled() => {
                         if l.tty {
                             l.show("\n");
                         }
                         Reply::Interrupted
                     }
-                }
+                };
+                (r, dropped)
             }
         }
     }

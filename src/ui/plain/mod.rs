@@ -63,6 +63,9 @@ struct Plain {
     input: Input,
     sig: Interrupts,
     term: Term,
+    /// A SIGTERM / SIGHUP arrived: exit with this code once the current turn
+    /// or command has finished what it owes.
+    exit_after: Option<u8>,
 }
 
 pub async fn run(
@@ -78,7 +81,10 @@ pub async fn run(
         ..Default::default()
     };
     let (app, _log) = build_app(g, opts)?;
-    let meta = app.open_session(&choice, profile.as_deref())?;
+    let (meta, busy_note) = app.open_interactive(&choice, profile.as_deref())?;
+    if let Some(note) = busy_note {
+        eprintln!("navi: {note}");
+    }
     app.spawn_memory_extraction(&meta.id);
     let themes = crate::ui::tui::theme::names(Some(&app.paths.config_dir));
     let input = if term.editor() {
@@ -120,6 +126,7 @@ pub async fn run(
         input,
         sig,
         term,
+        exit_after: None,
     };
     plain.greet();
     let code = plain.repl().await;
@@ -221,6 +228,7 @@ impl Plain {
                     }
                     return 0;
                 }
+                Reply::Signal(code) => return code,
                 Reply::Interrupted if !self.input.interactive() => return 130,
                 Reply::Interrupted => continue,
                 Reply::Line(text) => {
@@ -236,9 +244,12 @@ impl Plain {
                         }
                     } else if t.starts_with('/') {
                         if self.slash(t).await {
-                            return 0;
+                            return self.exit_after.unwrap_or(0);
                         }
                     } else if let Some(code) = self.turn(&text).await {
+                        return code;
+                    }
+                    if let Some(code) = self.exit_after {
                         return code;
                     }
                 }

@@ -68,10 +68,14 @@ impl Plain {
             return None;
         }
         let q = "resume which session? (number or id, Enter cancels) ";
-        let answer = self
+        let (answer, _) = self
             .input
             .ask(q, &mut self.sig, &CancellationToken::new())
             .await;
+        if let Reply::Signal(code) = answer {
+            self.exit_after = Some(code);
+            return None;
+        }
         let key = match answer {
             Reply::Line(a) if !a.trim().is_empty() => a.trim().to_string(),
             _ => return None,

@@ -49,7 +49,16 @@ impl Plain {
                     self.emit(pieces);
                     self.after_event(ev, &h.cancel).await;
                 }
-                _ = self.sig.recv() => {
+                stop = self.sig.recv() => {
+                    if stop.is_fatal() {
+                        // SIGTERM / SIGHUP: stop like Ctrl-C (tool process
+                        // groups killed, results saved), then exit.
+                        let pieces = self.r.close();
+                        self.emit(pieces);
+                        h.cancel.cancel();
+                        self.exit_after = Some(stop.exit_code());
+                        continue;
+                    }
                     presses += 1;
                     match presses {
                         1 => {
@@ -96,7 +105,7 @@ impl Plain {
         if let Ok(meta) = self.app.store.resolve(&self.st.session.id) {
             self.st.session = meta;
         }
-        None
+        self.exit_after
     }
 
     async fn after_event(&mut self, ev: AgentEvent, cancel: &CancellationToken) {
@@ -105,12 +114,25 @@ impl Plain {
                 id, tool, summary, ..
             } => {
                 let q = format!("allow {tool}: {summary}? [y]es/[s]ession/[N]o ");
-                let d = match self.input.ask(&q, &mut self.sig, cancel).await {
+                let (reply, dropped) = self.input.ask(&q, &mut self.sig, cancel).await;
+                if dropped > 0 {
+                    let t = self
+                        .pal()
+                        .dim("(text typed before the question was not taken as the answer)");
+                    self.say(&t);
+                }
+                let d = match reply {
                     Reply::Line(a) => decision(&a),
                     Reply::Interrupted => {
-                        // Ctrl-C at the question: deny and stop the turn.
+                        // Ctrl-C at the question stops the whole turn; the
+                        // gate answers the call "cancelled".
                         cancel.cancel();
-                        Decision::Deny
+                        return;
+                    }
+                    Reply::Signal(code) => {
+                        cancel.cancel();
+                        self.exit_after = Some(code);
+                        return;
                     }
                     Reply::Eof => Decision::Deny,
                 };
@@ -145,7 +167,12 @@ impl Plain {
                     }
                     None => break,
                 },
-                _ = self.sig.recv() => cancel.cancel(),
+                stop = self.sig.recv() => {
+                    if stop.is_fatal() {
+                        self.exit_after = Some(stop.exit_code());
+                    }
+                    cancel.cancel()
+                }
             }
         }
         let p = self.pal();

@@ -116,6 +116,9 @@ impl TuiState {
                 summary,
                 args,
             } => {
+                if self.approvals.is_empty() {
+                    self.approval_shown = false;
+                }
                 self.approvals.push_back(ApprovalPrompt {
                     id: id.clone(),
                     tool: tool.clone(),

@@ -1,6 +1,6 @@
 //! Key, paste and mouse input → state changes and [`Action`]s.
 //!
-//! Priority: approval overlay → session picker → Ctrl-C ladder → global keys
+//! Priority: approval overlay (once drawn; Ctrl-C there stops the turn) → session picker → Ctrl-C ladder → global keys
 //! → completion popup → composer. Ctrl-C: close popup → clear composer → stop
 //! the running turn → (idle) a second press within 2 s quits. Esc closes a
 //! popup, clears the selection, or stops a running turn.
@@ -175,11 +175,20 @@ impl TuiState {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
         if !self.approvals.is_empty() {
-            if let Some(d) = decision_for(&key) {
-                return self.answer_approval(d);
+            if is_ctrl_c {
+                // Ctrl-C at an approval stops the whole turn, not just
+                // this call (the gate answers pending calls "cancelled").
+                return self.request_stop().into_iter().collect();
             }
-            self.scroll_key(&key);
-            return Vec::new();
+            if self.approval_shown {
+                if let Some(d) = decision_for(&key) {
+                    return self.answer_approval(d);
+                }
+                self.scroll_key(&key);
+                return Vec::new();
+            }
+            // Not drawn yet: this key was typed ahead, never an answer.
+            // It goes to the composer (Enter queues it as a message).
         }
         if let Some(p) = &mut self.picker {
             let act = if is_ctrl_c {

@@ -49,6 +49,8 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use state::TuiState;
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use theme::Theme;
 
 /// The initial state for `app`: theme, options and the session. The
@@ -59,7 +61,7 @@ pub fn initial_state(
     choice: &SessionChoice,
     profile: Option<&str>,
 ) -> Result<TuiState, Failure> {
-    let meta = app.open_session(choice, profile)?;
+    let (meta, busy_note) = app.open_interactive(choice, profile)?;
     let no_color = theme::no_color_env();
     let dir = app.paths.config_dir.clone();
     let (theme, theme_error) = match Theme::load(&app.config.ui.theme, Some(&dir), no_color) {
@@ -77,11 +79,15 @@ pub fn initial_state(
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
     }
+    if let Some(note) = busy_note {
+        st.hint(note);
+    }
     Ok(st)
 }
 
-/// Resolves on SIGTERM or SIGHUP (never on other platforms).
-async fn terminated() {
+/// Resolves on SIGTERM or SIGHUP (never on other platforms), recording the
+/// exit code navi then ends with (143 or 129).
+async fn terminated(code: Arc<AtomicU8>) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -89,10 +95,11 @@ async fn terminated() {
             signal(SignalKind::terminate()),
             signal(SignalKind::hangup()),
         ) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
-            }
+            let c = tokio::select! {
+                _ = term.recv() => 143,
+                _ = hup.recv() => 129,
+            };
+            code.store(c, Ordering::SeqCst);
             return;
         }
     }
@@ -124,13 +131,15 @@ pub async fn run(
             "cannot start the full-screen UI: {e}; use `navi --plain`"
         ))
     })?;
+    let signal_code = Arc::new(AtomicU8::new(0));
     let result = async {
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
         let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         // SIGTERM / SIGHUP end the input: the loop then quits as on Ctrl-C
         // (stopping a running turn cooperatively) and the terminal is restored.
-        let mut input = crossterm::event::EventStream::new().take_until(Box::pin(terminated()));
+        let mut input = crossterm::event::EventStream::new()
+            .take_until(Box::pin(terminated(signal_code.clone())));
         let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);
         let r = lp
@@ -157,6 +166,6 @@ pub async fn run(
         }
     }
     result
-        .map(|_| 0)
+        .map(|_| signal_code.load(Ordering::SeqCst))
         .map_err(|e| Failure::runtime(format!("terminal error: {e}")))
 }

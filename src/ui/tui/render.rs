@@ -141,6 +141,7 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
     }
     if let Some(a) = st.approvals.front() {
         a.render(main, buf, &st.theme, st.approvals.len());
+        st.approval_shown = true;
         overlay = true;
     }
     if !overlay && let Some(Position { x, y }) = cursor {

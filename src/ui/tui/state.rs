@@ -117,6 +117,9 @@ pub struct TuiState {
     pub(super) open_thinking: Option<usize>,
     pub(super) thinking_streamed: bool,
     pub(super) stop_shown: bool,
+    /// The front approval request has been drawn: only keys read after that
+    /// can answer it (keys typed ahead go to the composer instead).
+    pub approval_shown: bool,
     pub(super) turn_text: Option<usize>,
     pub(super) tools: HashMap<String, Vec<usize>>,
     pub(super) agents: HashMap<String, Vec<usize>>,
@@ -158,6 +161,7 @@ impl TuiState {
             open_thinking: None,
             thinking_streamed: false,
             stop_shown: false,
+            approval_shown: false,
             turn_text: None,
             tools: HashMap::new(),
             agents: HashMap::new(),
@@ -315,6 +319,8 @@ impl TuiState {
             Decision::Deny => "denied",
         };
         self.notice(format!("{} {what}: {}", req.tool, req.summary));
+        // The next request must be drawn before a key can answer it.
+        self.approval_shown = false;
         if self.approvals.is_empty() && self.run == RunState::Approval {
             self.run = RunState::RunningTool(req.tool.clone());
         }
