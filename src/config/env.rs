@@ -72,6 +72,9 @@ pub fn apply(
     if let Some(v) = get("TERMINAL_ALLOWED_COMMANDS") {
         c.security.terminal_allowed_commands = split_list(&v);
     }
+    if let Some(v) = get("TERMINAL_ALLOW_FILE_REDIRECTS") {
+        c.security.terminal_allow_file_redirects = parse_bool("TERMINAL_ALLOW_FILE_REDIRECTS", &v)?;
+    }
     if let Some(v) = get("SSH_HOSTS_FILE") {
         c.security.ssh_hosts_file = v;
     }

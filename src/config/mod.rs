@@ -128,6 +128,9 @@ pub struct SecurityConfig {
     pub approval: ApprovalMode,
     /// Per-tool overrides of `approval`, e.g. `{ terminal = "auto" }`.
     pub approval_tools: BTreeMap<String, ApprovalMode>,
+    /// With a terminal allow-list: also accept redirections from and to
+    /// files (`< f`, `> f`, `$(< f)`, `exec 3> f`).
+    pub terminal_allow_file_redirects: bool,
 }
 
 impl Default for SecurityConfig {
@@ -139,6 +142,7 @@ impl Default for SecurityConfig {
             ssh_host_key_checking: "yes".into(),
             approval: ApprovalMode::Ask,
             approval_tools: BTreeMap::new(),
+            terminal_allow_file_redirects: false,
         }
     }
 }
