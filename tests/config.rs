@@ -171,3 +171,21 @@ fn binary_exits_2_on_config_and_usage_errors() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("navi "));
 }
+
+#[test]
+fn terminal_allow_file_redirects_from_env_and_bad_values() {
+    let base = [("NAVI_CONFIG_DIR", "/nonexistent/cfg")];
+    let (c, _, _) = load_with(&base, LoadOptions::default()).unwrap();
+    assert!(!c.security.terminal_allow_file_redirects);
+    let on = [base[0], ("TERMINAL_ALLOW_FILE_REDIRECTS", "true")];
+    let (c, _, _) = load_with(&on, LoadOptions::default()).unwrap();
+    assert!(c.security.terminal_allow_file_redirects);
+    let bad = [base[0], ("TERMINAL_ALLOW_FILE_REDIRECTS", "maybe")];
+    let e = load_with(&bad, LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("TERMINAL_ALLOW_FILE_REDIRECTS") && e.contains("maybe"),
+        "{e}"
+    );
+}

@@ -454,3 +454,54 @@ fn huge_and_deep_inputs_are_answered() {
     let conts = format!("echo \"{}$(rm x)\"", "\\\n".repeat(50_000));
     assert!(check(&conts, &list).unwrap_err().contains("`rm`"));
 }
+
+/// Through the tool, default policy: a continuation-hidden substitution, a
+/// file write and `$(< file)` run nothing; `2>&1` and /dev/null still work;
+/// the config switch opens file redirections.
+#[tokio::test]
+async fn the_tool_applies_the_redirection_policy_end_to_end() {
+    let h = Harness::new(|c, _| {
+        c.security.terminal_allowed_commands = vec!["ls".into(), "echo".into()];
+    });
+    std::fs::write(h.work.join("secret"), "TOPSECRET42").unwrap();
+    let ctx = h.ctx();
+    for (cmd, why) in [
+        ("echo \"$\\\n(touch MARK)\"", "`touch`"),
+        ("echo a$\\\n(touch MARK)", "`touch`"),
+        ("echo hi > MARK", "writes to a file"),
+        ("exec 3> MARK", "writes to a file"),
+        ("echo hi >> /proc/self/fd/1", "writes to a file"),
+        ("echo $(< secret)", "reads a file"),
+    ] {
+        let r = call(&TerminalTool, json!({"command": cmd}), &ctx).await;
+        let e = err_text(&r);
+        assert!(e.starts_with("refused:") && e.contains(why), "{cmd}: {e}");
+        assert!(!e.contains("TOPSECRET42"), "{cmd}: {e}");
+        assert!(!h.work.join("MARK").exists(), "{cmd} created MARK");
+    }
+    let r = call(
+        &TerminalTool,
+        json!({"command": "ls nothere 2>/dev/null; echo ok 2>&1 >/dev/null; echo \"a\\\nb\""}),
+        &ctx,
+    )
+    .await;
+    let out = ok_text(&r);
+    assert!(out.contains("--- stdout ---\nab\n"), "{out}");
+
+    let open = Harness::new(|c, _| {
+        c.security.terminal_allowed_commands = vec!["ls".into(), "echo".into()];
+        c.security.terminal_allow_file_redirects = true;
+    });
+    let ctx = open.ctx();
+    let r = call(
+        &TerminalTool,
+        json!({"command": "echo hi > made.txt"}),
+        &ctx,
+    )
+    .await;
+    ok_text(&r);
+    assert_eq!(
+        std::fs::read_to_string(open.work.join("made.txt")).unwrap(),
+        "hi\n"
+    );
+}

@@ -332,6 +332,9 @@ fn check_command(
         ));
     }
     found.push(name.to_string());
+    if name == "time" {
+        check_time_options(args, list)?;
+    }
     let transparent = matches!(name, "exec" | "command" | "time");
     if !transparent && !HARMLESS_BUILTINS.contains(&name) && !list.allows(name) {
         let hint = if name.contains('/') {
@@ -401,6 +404,34 @@ fn check_command(
             None => Ok(()),
         },
     }
+}
+
+/// `time` is a bash keyword but a program under dash: only `time [-p]` is
+/// the same in both; other options need `time` on the list, and `-o`/`-a`
+/// (GNU time writes a file) need file redirections.
+fn check_time_options(args: &[Word], list: &AllowList) -> Result<(), String> {
+    let options = args
+        .iter()
+        .take_while(|a| a.text.starts_with('-') && a.text != "--")
+        .filter(|a| a.text != "-p");
+    for a in options {
+        if !list.allows("time") {
+            return Err(format!(
+                "`time {}` runs the time program under sh, and `time` is not on the allow-list",
+                a.text
+            ));
+        }
+        let writes = a.text.starts_with("--output")
+            || a.text.starts_with("--append")
+            || (!a.text.starts_with("--") && (a.text.contains('o') || a.text.contains('a')));
+        if writes && !list.file_redirects {
+            return Err(format!(
+                "`time {}` writes to a file; set [security].terminal_allow_file_redirects = true to allow files",
+                a.text
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`): checks each CMD.

@@ -95,6 +95,9 @@ pub const REFUSED_V2: &[(&str, &str)] = &[
     ("echo $'\\''; rm x; echo '", "different places"),
     ("echo $\"x\"", "bash-only"),
     ("cat <<< $'x'", "heredoc"),
+    ("time -o out ls", "`time` is not on the allow-list"),
+    ("time -f %e ls", "`time` is not on the allow-list"),
+    ("time -p rm x", "`rm`"),
     // syntax bash rejects
     ("ls ;; rm x", "`rm`"),
     ("echo x ;;", "case"),

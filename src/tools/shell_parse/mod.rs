@@ -315,7 +315,7 @@ impl Parser {
                     }
                     seen = true;
                     need = None;
-                    let before_redirect = matches!(self.raw(), Some('<' | '>'));
+                    let before_redirect = matches!(self.peek(), Some('<' | '>'));
                     // `2>file`: a word of digits right before `<`/`>` is an fd number.
                     let io_number = before_redirect
                         && word.is_plain()
