@@ -222,3 +222,21 @@ fn log_levels_env_values_and_host_allow_list_are_checked() {
     let e = load_with(&base, o).unwrap_err().to_string();
     assert!(e.contains("--log-level") && e.contains("shout"), "{e}");
 }
+
+#[test]
+fn terminal_allow_file_redirects_from_env_and_bad_values() {
+    let base = [("NAVI_CONFIG_DIR", "/nonexistent/cfg")];
+    let (c, _, _) = load_with(&base, LoadOptions::default()).unwrap();
+    assert!(!c.security.terminal_allow_file_redirects);
+    let on = [base[0], ("TERMINAL_ALLOW_FILE_REDIRECTS", "true")];
+    let (c, _, _) = load_with(&on, LoadOptions::default()).unwrap();
+    assert!(c.security.terminal_allow_file_redirects);
+    let bad = [base[0], ("TERMINAL_ALLOW_FILE_REDIRECTS", "maybe")];
+    let e = load_with(&bad, LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("TERMINAL_ALLOW_FILE_REDIRECTS") && e.contains("maybe"),
+        "{e}"
+    );
+}

@@ -4,8 +4,13 @@
 //! allowed programs must pass, naming every program they run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "allowlist_support/cases.rs"]
+mod allowlist_cases;
+#[path = "allowlist_support/fuzz.rs"]
+mod allowlist_fuzz;
 mod tools_support;
 
+use allowlist_cases::*;
 use navi::tools::builtin::terminal::TerminalTool;
 use navi::tools::shell_check::{AllowList, check};
 use serde_json::json;
@@ -274,7 +279,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 fn hidden_commands_are_refused() {
     let list = allow();
     let mut failures = Vec::new();
-    for (cmd, want) in REFUSED {
+    for (cmd, want) in REFUSED.iter().chain(REFUSED_V2) {
         match check(cmd, &list) {
             Ok(found) => failures.push(format!("ALLOWED {cmd:?} (found {found:?})")),
             Err(e) if !e.contains(want) => {
@@ -294,9 +299,9 @@ fn hidden_commands_are_refused() {
 
 #[test]
 fn ordinary_commands_pass_and_name_every_program() {
-    let list = allow();
+    let list = allow().with_file_redirects(true);
     let mut failures = Vec::new();
-    for (cmd, want) in ALLOWED {
+    for (cmd, want) in ALLOWED.iter().chain(ALLOWED_BY_DEFAULT) {
         match check(cmd, &list) {
             Ok(found) if found == *want => {}
             Ok(found) => failures.push(format!("{cmd:?}: found {found:?}, want {want:?}")),
@@ -340,6 +345,7 @@ fn star_allows_everything_without_parsing() {
 async fn the_tool_runs_nothing_when_any_part_is_refused() {
     let h = Harness::new(|c, _| {
         c.security.terminal_allowed_commands = vec!["ls".into(), "echo".into(), "cat".into()];
+        c.security.terminal_allow_file_redirects = true;
     });
     let ctx = h.ctx();
     for cmd in [
@@ -367,4 +373,135 @@ async fn the_tool_runs_nothing_when_any_part_is_refused() {
     )
     .await;
     assert!(ok_text(&r).contains("ok"));
+}
+
+#[test]
+fn file_redirections_need_the_config_switch() {
+    let strict = allow();
+    let open = allow().with_file_redirects(true);
+    for cmd in FILE_REDIRECTS {
+        let e = check(cmd, &strict).unwrap_err();
+        assert!(
+            e.contains("terminal_allow_file_redirects") && e.contains("a file"),
+            "{cmd}: {e}"
+        );
+        assert!(check(cmd, &open).is_ok(), "{cmd}");
+    }
+}
+
+/// The checker's property test: every accepted random text runs nothing
+/// off the list under real bash and dash (see allowlist_support/fuzz.rs).
+#[test]
+fn accepted_random_text_runs_only_listed_programs_in_real_shells() {
+    let seed = std::env::var("NAVI_ALLOWLIST_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_1515);
+    let cases = std::env::var("NAVI_ALLOWLIST_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1500);
+    let (accepted, failures) = allowlist_fuzz::property(seed, cases);
+    eprintln!("seed {seed:#x}: {accepted} of {cases} random texts accepted and run");
+    assert!(
+        failures.is_empty(),
+        "seed {seed:#x}: {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // The grammar must exercise both sides, or the property proves nothing.
+    assert!(
+        accepted * 20 >= cases,
+        "only {accepted} of {cases} accepted"
+    );
+    assert!(accepted * 10 <= cases * 9, "{accepted} of {cases} accepted");
+}
+
+/// The shims really detect an off-list program (the property can fail).
+#[test]
+fn the_fuzz_harness_sees_off_list_programs() {
+    let tmp = tempfile::tempdir().unwrap();
+    allowlist_fuzz::shims(tmp.path());
+    let bash = allowlist_fuzz::which("bash").expect("bash");
+    for (text, fragment) in [
+        ("evil", "off-list"),
+        ("nosuchname", "unknown name"),
+        ("ls > made", "created files"),
+        ("ls; echo $(< secret)", "secret"),
+    ] {
+        let why = allowlist_fuzz::run_one(&bash, text, tmp.path(), 0).unwrap_or_default();
+        assert!(why.contains(fragment), "{text}: {why:?}");
+    }
+    assert_eq!(
+        allowlist_fuzz::run_one(&bash, "ls 2>&1 | wc", tmp.path(), 1),
+        None
+    );
+}
+
+#[test]
+fn huge_and_deep_inputs_are_answered() {
+    let list = allow();
+    let long = "ls -l; ".repeat(20_000);
+    assert!(check(&long, &list).is_ok());
+    let deep = format!("{}ls{}", "$(".repeat(5000), ")".repeat(5000));
+    assert!(
+        check(&deep, &list)
+            .unwrap_err()
+            .contains("nested too deeply")
+    );
+    let parens = format!("{}ls{}", "(".repeat(50_000), ")".repeat(50_000));
+    assert!(check(&parens, &list).is_err());
+    let conts = format!("echo \"{}$(rm x)\"", "\\\n".repeat(50_000));
+    assert!(check(&conts, &list).unwrap_err().contains("`rm`"));
+}
+
+/// Through the tool, default policy: a continuation-hidden substitution, a
+/// file write and `$(< file)` run nothing; `2>&1` and /dev/null still work;
+/// the config switch opens file redirections.
+#[tokio::test]
+async fn the_tool_applies_the_redirection_policy_end_to_end() {
+    let h = Harness::new(|c, _| {
+        c.security.terminal_allowed_commands = vec!["ls".into(), "echo".into()];
+    });
+    std::fs::write(h.work.join("secret"), "TOPSECRET42").unwrap();
+    let ctx = h.ctx();
+    for (cmd, why) in [
+        ("echo \"$\\\n(touch MARK)\"", "`touch`"),
+        ("echo a$\\\n(touch MARK)", "`touch`"),
+        ("echo hi > MARK", "writes to a file"),
+        ("exec 3> MARK", "writes to a file"),
+        ("echo hi >> /proc/self/fd/1", "writes to a file"),
+        ("echo $(< secret)", "reads a file"),
+    ] {
+        let r = call(&TerminalTool, json!({"command": cmd}), &ctx).await;
+        let e = err_text(&r);
+        assert!(e.starts_with("refused:") && e.contains(why), "{cmd}: {e}");
+        assert!(!e.contains("TOPSECRET42"), "{cmd}: {e}");
+        assert!(!h.work.join("MARK").exists(), "{cmd} created MARK");
+    }
+    let r = call(
+        &TerminalTool,
+        json!({"command": "ls nothere 2>/dev/null; echo ok 2>&1 >/dev/null; echo \"a\\\nb\""}),
+        &ctx,
+    )
+    .await;
+    let out = ok_text(&r);
+    assert!(out.contains("--- stdout ---\nab\n"), "{out}");
+
+    let open = Harness::new(|c, _| {
+        c.security.terminal_allowed_commands = vec!["ls".into(), "echo".into()];
+        c.security.terminal_allow_file_redirects = true;
+    });
+    let ctx = open.ctx();
+    let r = call(
+        &TerminalTool,
+        json!({"command": "echo hi > made.txt"}),
+        &ctx,
+    )
+    .await;
+    ok_text(&r);
+    assert_eq!(
+        std::fs::read_to_string(open.work.join("made.txt")).unwrap(),
+        "hi\n"
+    );
 }

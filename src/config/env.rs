@@ -3,7 +3,7 @@ use super::load::ConfigError;
 use super::{ApprovalMode, BackendKind, Config, ThinkSetting, split_list};
 
 /// Which environment variable feeds which config key (for error messages).
-const FEEDS: [(&str, &str); 21] = [
+const FEEDS: [(&str, &str); 25] = [
     ("NAVI_BACKEND", "llm.backend"),
     ("OLLAMA_HOST", "llm.ollama_host"),
     ("OLLAMA_DEFAULT_MODEL", "llm.default_model"),
@@ -34,6 +34,13 @@ const FEEDS: [(&str, &str); 21] = [
     ("CONTEXT_SUMMARY_TEMPERATURE", "context.summary_temperature"),
     ("SESSION_FILES_MAX_SIZE_MB", "session_files.max_size_mb"),
     ("SESSION_FILES_TTL_HOURS", "session_files.ttl_hours"),
+    (
+        "TERMINAL_ALLOW_FILE_REDIRECTS",
+        "security.terminal_allow_file_redirects",
+    ),
+    ("NAVI_MEMORY", "memory.enabled"),
+    ("NAVI_MEMORY_AUTO_ACCEPT", "memory.auto_accept"),
+    ("NAVI_MEMORY_IDLE_MINUTES", "memory.idle_minutes"),
 ];
 
 /// The config key an environment variable sets, if it is one of ours.
@@ -138,6 +145,9 @@ pub fn apply(
     }
     if let Some(v) = get("TERMINAL_ALLOWED_COMMANDS") {
         c.security.terminal_allowed_commands = split_list(&v);
+    }
+    if let Some(v) = get("TERMINAL_ALLOW_FILE_REDIRECTS") {
+        c.security.terminal_allow_file_redirects = parse_bool("TERMINAL_ALLOW_FILE_REDIRECTS", &v)?;
     }
     if let Some(v) = get("SSH_HOSTS_FILE") {
         c.security.ssh_hosts_file = v;

@@ -136,6 +136,9 @@ pub struct SecurityConfig {
     pub net_allowed_hosts: Vec<String>,
     /// Read files with more than one hard link inside `fs_allowed_paths`.
     pub fs_allow_hard_links: bool,
+    /// With a terminal allow-list: also accept redirections from and to
+    /// files (`< f`, `> f`, `$(< f)`, `exec 3> f`).
+    pub terminal_allow_file_redirects: bool,
 }
 
 impl Default for SecurityConfig {
@@ -150,6 +153,7 @@ impl Default for SecurityConfig {
             env_passthrough: Vec::new(),
             net_allowed_hosts: Vec::new(),
             fs_allow_hard_links: false,
+            terminal_allow_file_redirects: false,
         }
     }
 }

@@ -12,13 +12,20 @@
 //!   `BASH_ENV`, `*_COMMAND`, `PAGER`, …) are refused, as prefixes, through
 //!   `env`/`sudo`, `export`, `read` or `printf -v`;
 //! - shell builtins that run strings (`eval`, `.`, `source`, `trap`, `alias`,
-//!   `hash`, `enable`, `builtin`, `let`, `declare`…) are refused even if listed.
+//!   `hash`, `enable`, `builtin`, `let`, `declare`…) are refused even if listed,
+//!   and so is everything bash evaluates as arithmetic on variable values
+//!   (`((…))`, `[[ … ]]`, computed subscripts): a value like `a[$(cmd)]` runs `cmd`;
+//! - redirections may only use `/dev/null` or duplicate/close fds 0–2
+//!   (`2>&1`, `>&-`) unless `[security].terminal_allow_file_redirects` is on:
+//!   `> f`, `< f`, `$(< f)`, `exec 3> f`, `>& f`, `/proc/self/fd/N`,
+//!   `/dev/tcp/…` are refused.
 //!
 //! Limits (documented in `manuals/terminal.md`): an allowed program that
 //! runs other programs on its own (an interpreter, `make`, `git` hooks,
 //! `awk 'BEGIN{system(…)}'`) is as powerful as `"*"`.
 
-use super::shell_parse::{Word, parse};
+use super::shell_builtins::check_builtin_args;
+use super::shell_parse::{Redirect, Word, parse_all};
 use super::shell_wrappers::wrapper_target;
 use std::collections::BTreeSet;
 
@@ -30,9 +37,27 @@ const HARMLESS_BUILTINS: [&str; 16] = [
 ];
 
 /// Builtins and keywords that execute strings or rebind names.
-const REFUSED: [&str; 17] = [
-    "eval", "source", ".", "trap", "alias", "hash", "enable", "builtin", "fc", "let", "declare",
-    "typeset", "local", "readonly", "coproc", "function", "select",
+const REFUSED: [&str; 20] = [
+    "eval",
+    "source",
+    ".",
+    "trap",
+    "alias",
+    "hash",
+    "enable",
+    "builtin",
+    "fc",
+    "let",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "coproc",
+    "function",
+    "select",
+    "[[",
+    "mapfile",
+    "readarray",
 ];
 
 /// Programs that run other programs in ways this checker does not follow.
@@ -68,6 +93,8 @@ const MAX_WRAP_DEPTH: usize = 16;
 pub struct AllowList {
     any: bool,
     names: BTreeSet<String>,
+    /// `[security].terminal_allow_file_redirects`.
+    file_redirects: bool,
 }
 
 impl AllowList {
@@ -80,7 +107,14 @@ impl AllowList {
         AllowList {
             any: names.contains("*"),
             names,
+            file_redirects: false,
         }
+    }
+
+    /// Also accept redirections from and to files (`< f`, `> f`, `$(< f)`).
+    pub fn with_file_redirects(mut self, allowed: bool) -> Self {
+        self.file_redirects = allowed;
+        self
     }
 
     pub fn allows_everything(&self) -> bool {
@@ -106,17 +140,68 @@ pub fn check(command: &str, list: &AllowList) -> Result<Vec<String>, String> {
     if list.allows_everything() {
         return Ok(Vec::new());
     }
-    let commands = parse(command).map_err(|why| format!("refused: {why}"))?;
     let mut found = Vec::new();
-    for words in &commands {
-        check_simple(words, list, &mut found).map_err(|why| format!("refused: {why}"))?;
-    }
+    check_text(command, list, &mut found, 0).map_err(|why| format!("refused: {why}"))?;
     Ok(found)
+}
+
+/// Parses and checks one command string (the top level or an `sh -c` one).
+fn check_text(
+    text: &str,
+    list: &AllowList,
+    found: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MAX_WRAP_DEPTH {
+        return Err("shells are nested too deeply".into());
+    }
+    let parsed = parse_all(text)?;
+    for words in &parsed.commands {
+        check_simple(words, list, found, depth)?;
+    }
+    for r in &parsed.redirects {
+        check_redirect(r, list)?;
+    }
+    match parsed.late_refusals.into_iter().next() {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+/// The redirection policy: `/dev/null`, and duplicating or closing fds 0–2,
+/// are always fine; anything that opens a file needs the config switch.
+fn check_redirect(r: &Redirect, list: &AllowList) -> Result<(), String> {
+    let t = &r.target;
+    let dup = matches!(r.op.as_str(), ">&" | "<&");
+    if dup && t.is_literal() && matches!(t.text.as_str(), "0" | "1" | "2" | "-") {
+        return Ok(());
+    }
+    if t.is_literal() && t.text == "/dev/null" {
+        return Ok(());
+    }
+    if list.file_redirects {
+        return Ok(());
+    }
+    let what = if dup && t.is_literal() && t.text.chars().all(|c| c.is_ascii_digit()) {
+        "duplicates a file descriptor other than 0, 1 or 2"
+    } else if r.op.starts_with('<') && r.op != "<>" {
+        "reads a file"
+    } else {
+        "writes to a file"
+    };
+    Err(format!(
+        "the redirection `{}{}` {what}; with a command allow-list only /dev/null and 2>&1-style duplications of fds 0-2 are allowed (set [security].terminal_allow_file_redirects = true to allow files)",
+        r.op, t.text
+    ))
 }
 
 /// Variables whose value decides what program runs or what code it loads.
 pub fn is_protected_var(name: &str) -> bool {
-    const EXACT: [&str; 23] = [
+    const EXACT: [&str; 27] = [
+        "RANDOM",
+        "SRANDOM",
+        "OPTIND",
+        "HISTCMD",
         "PATH",
         "IFS",
         "ENV",
@@ -158,7 +243,12 @@ fn check_assignment(w: &Word) -> Result<(), String> {
     }
 }
 
-fn check_simple(words: &[Word], list: &AllowList, found: &mut Vec<String>) -> Result<(), String> {
+fn check_simple(
+    words: &[Word],
+    list: &AllowList,
+    found: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
     let mut i = 0;
     while let Some(w) = words.get(i) {
         if !w.is_plain() {
@@ -194,7 +284,7 @@ fn check_simple(words: &[Word], list: &AllowList, found: &mut Vec<String>) -> Re
         i += 1;
     }
     match words.get(i..) {
-        Some(rest) if !rest.is_empty() => check_command(rest, list, found, 0),
+        Some(rest) if !rest.is_empty() => check_command(rest, list, found, depth),
         _ => Ok(()),
     }
 }
@@ -225,6 +315,12 @@ fn check_command(
         ));
     }
     let name = w.text.as_str();
+    if name == "[[" {
+        return Err(
+            "`[[ … ]]` evaluates variable values as arithmetic (which can run code in bash); use `[ … ]` or `test`"
+                .into(),
+        );
+    }
     if name.is_empty() {
         return Err("empty command name".into());
     }
@@ -236,6 +332,9 @@ fn check_command(
         ));
     }
     found.push(name.to_string());
+    if name == "time" {
+        check_time_options(args, list)?;
+    }
     let transparent = matches!(name, "exec" | "command" | "time");
     if !transparent && !HARMLESS_BUILTINS.contains(&name) && !list.allows(name) {
         let hint = if name.contains('/') {
@@ -282,31 +381,8 @@ fn check_command(
             }
             Ok(())
         }
-        "export" | "read" => {
-            for a in args {
-                let name_part = a.text.split('=').next().unwrap_or("");
-                if a.expanded && a.assignment_name().is_none() && !a.text.starts_with('-') {
-                    return Err(format!(
-                        "`{name} {}` sets a variable whose name is computed; write it literally",
-                        a.text
-                    ));
-                }
-                if is_protected_var(name_part) {
-                    return Err(format!(
-                        "`{name}` may not set {name_part} with a command allow-list"
-                    ));
-                }
-            }
-            Ok(())
-        }
-        "printf" => {
-            if let Some(pos) = args.iter().position(|a| a.text == "-v") {
-                let target = args.get(pos + 1).map(|a| a.text.as_str()).unwrap_or("");
-                if target.is_empty() || is_protected_var(target) || args[pos + 1].expanded {
-                    return Err(format!("`printf -v {target}` is not allowed here"));
-                }
-            }
-            Ok(())
+        "export" | "read" | "unset" | "printf" | "wait" | "test" | "[" => {
+            check_builtin_args(name, args)
         }
         "find" => check_find(args, list, found, depth),
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" => {
@@ -328,6 +404,34 @@ fn check_command(
             None => Ok(()),
         },
     }
+}
+
+/// `time` is a bash keyword but a program under dash: only `time [-p]` is
+/// the same in both; other options need `time` on the list, and `-o`/`-a`
+/// (GNU time writes a file) need file redirections.
+fn check_time_options(args: &[Word], list: &AllowList) -> Result<(), String> {
+    let options = args
+        .iter()
+        .take_while(|a| a.text.starts_with('-') && a.text != "--")
+        .filter(|a| a.text != "-p");
+    for a in options {
+        if !list.allows("time") {
+            return Err(format!(
+                "`time {}` runs the time program under sh, and `time` is not on the allow-list",
+                a.text
+            ));
+        }
+        let writes = a.text.starts_with("--output")
+            || a.text.starts_with("--append")
+            || (!a.text.starts_with("--") && (a.text.contains('o') || a.text.contains('a')));
+        if writes && !list.file_redirects {
+            return Err(format!(
+                "`time {}` writes to a file; set [security].terminal_allow_file_redirects = true to allow files",
+                a.text
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`): checks each CMD.
@@ -414,10 +518,7 @@ fn check_shell_c(
         if depth > MAX_WRAP_DEPTH {
             return Err("shells are nested too deeply".into());
         }
-        for words in &parse(t)? {
-            check_simple(words, list, found)?;
-        }
-        return Ok(());
+        return check_text(t, list, found, depth + 1);
     }
     Err(format!(
         "`{name}` without -c 'COMMANDS' runs a script or its stdin, which the allow-list cannot see; pass the commands with -c or allow \"*\""

@@ -68,7 +68,8 @@ impl Tool for TerminalTool {
                 cwd.display()
             ));
         }
-        let list = AllowList::new(&cfg.security.terminal_allowed_commands);
+        let list = AllowList::new(&cfg.security.terminal_allowed_commands)
+            .with_file_redirects(cfg.security.terminal_allow_file_redirects);
         if let Err(why) = shell_check::check(command, &list) {
             return ToolResult::err(why);
         }
