@@ -6,6 +6,7 @@
 //! (on stop: "operation cancelled by user"); every message is persisted when
 //! it happens; a run never aborts because of a tool failure.
 
+pub mod budget;
 pub mod compaction;
 pub mod context;
 pub mod conversation;
