@@ -5,6 +5,7 @@
 //! commands read the config and open only what they use.
 
 mod admin;
+mod context;
 
 pub use admin::ago;
 
@@ -74,6 +75,15 @@ pub enum Command {
     Profiles {
         #[command(subcommand)]
         command: ProfilesCommand,
+    },
+    /// Show what each profile's base request costs (persona, prompt, tools) in tokens.
+    Context {
+        /// Only this profile.
+        #[arg(long, value_name = "ID")]
+        profile: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -248,6 +258,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Some(Command::Profiles {
             command: ProfilesCommand::List { json },
         }) => admin::profiles(&cli.global, json),
+        Some(Command::Context { profile, json }) => context::context(&cli.global, profile, json),
         None => {
             let choice = match (&cli.session, cli.new) {
                 (Some(id), _) => SessionChoice::Id(id.clone()),
