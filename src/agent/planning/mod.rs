@@ -28,8 +28,10 @@ use crate::session::MessageKind;
 
 pub const PLANNING_TEMPERATURE: f64 = 0.3;
 pub const MAX_STEPS: usize = 15;
-/// Cap on the tokens one planner answer may take.
-pub const MAX_PLAN_TOKENS: u32 = 1024;
+/// Cap on the tokens of the analysis and the review (a few short sections).
+pub const MAX_ANALYSIS_TOKENS: u32 = 512;
+/// Cap on the tokens of the plan (milestones and up to 15 one-line steps).
+pub const MAX_PLAN_TOKENS: u32 = 768;
 
 /// Whether planning runs for this message: always on a session's first
 /// message, on every message with `planning_enabled`; and only when phase 1
@@ -45,13 +47,18 @@ fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
     })
 }
 
-async fn ask(run: &mut Run<'_>, instruction: String) -> Result<Option<String>, AgentError> {
+async fn ask(
+    run: &mut Run<'_>,
+    instruction: String,
+    max_tokens: u32,
+) -> Result<Option<String>, AgentError> {
     let mut req = run.request(run.messages(&[instruction]), true);
     run.check_room(&req)?;
     req.temperature = Some(PLANNING_TEMPERATURE);
     req.think = Some(ThinkSetting::Bool(false));
-    let cap = req.max_tokens.unwrap_or(MAX_PLAN_TOKENS);
-    req.max_tokens = Some(cap.min(MAX_PLAN_TOKENS));
+    let cap = req.max_tokens.unwrap_or(max_tokens);
+    req.max_tokens = Some(cap.min(max_tokens));
+    let mut repetition = super::repetition::RepetitionGuard::new();
     let mut stream =
         match crate::llm::guard::open(&*run.backend, &req, &run.agent.guard, run.cancel).await {
             Ok(s) => s,
@@ -61,7 +68,13 @@ async fn ask(run: &mut Run<'_>, instruction: String) -> Result<Option<String>, A
     let mut text = String::new();
     while let Some(chunk) = stream.next().await {
         match chunk {
-            Ok(crate::llm::ChatChunk::Text(t)) => text.push_str(&t),
+            Ok(crate::llm::ChatChunk::Text(t)) => {
+                text.push_str(&t);
+                if repetition.push(&t).is_some() {
+                    tracing::info!("planner answer became a loop; cut");
+                    break;
+                }
+            }
             Ok(crate::llm::ChatChunk::Done { .. }) => break,
             Ok(_) => {}
             Err(crate::llm::LlmError::Cancelled) => return Ok(None),
@@ -127,7 +140,7 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
                 ("profiles", &profiles_line),
             ],
         );
-        let Some(a) = ask(run, system).await? else {
+        let Some(a) = ask(run, system, MAX_ANALYSIS_TOKENS).await? else {
             return Ok(());
         };
         if !p.planning_mandatory && a.trim_start().starts_with("DIRECT") {
@@ -143,7 +156,7 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     });
     if p.planning_phase2_enabled && reflect {
         let input = format!("{}\n\nAnalysis:\n{analysis}", prompts::REVIEW);
-        let Some(r) = ask(run, input).await? else {
+        let Some(r) = ask(run, input, MAX_ANALYSIS_TOKENS).await? else {
             return Ok(());
         };
         review = r;
@@ -164,7 +177,7 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
                 ("review", if review.is_empty() { none } else { &review }),
             ],
         );
-        let Some(t) = ask(run, format!("{system}\n\n{input}")).await? else {
+        let Some(t) = ask(run, format!("{system}\n\n{input}"), MAX_PLAN_TOKENS).await? else {
             return Ok(());
         };
         t
