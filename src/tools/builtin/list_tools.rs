@@ -13,7 +13,7 @@ impl Tool for ListToolsTool {
     }
 
     fn description(&self) -> &str {
-        "List the tools you can use now."
+        "List the tools you can use now, one line each."
     }
 
     fn parameters(&self) -> Value {
