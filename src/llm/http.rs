@@ -25,9 +25,10 @@ pub const MAX_SERVER_TEXT: usize = 300;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bound for the small, non-streaming requests (model lists, model details).
 pub const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long an idle keep-alive connection stays in the pool. Short, because
-/// local servers close idle connections themselves after a few seconds.
-pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an idle keep-alive connection stays in the pool. Below the 5 s
+/// after which llama-server (cpp-httplib) closes an idle connection itself,
+/// so a pooled connection is dropped here before the server drops it.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Cap on how much of an error response body is read.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
