@@ -28,10 +28,12 @@ async fn direct_skips_phases_two_and_three() {
     assert_eq!(out.unwrap().text, "Hi!");
     let reqs = h.backend.requests();
     assert_eq!(reqs.len(), 2, "one planning call, one answer");
-    assert!(reqs[0].tools.is_empty());
+    // The planner call is the main request plus an instruction at the end.
+    assert_eq!(reqs[0].tools, reqs[1].tools);
+    assert_eq!(reqs[0].messages[0], reqs[1].messages[0]);
     assert_eq!(reqs[0].temperature, Some(0.3));
     assert_eq!(reqs[0].think, Some(ThinkSetting::Bool(false)));
-    assert!(reqs[0].messages[0].content.contains("DIRECT"));
+    assert!(reqs[0].messages.last().unwrap().content.contains("DIRECT"));
     assert!(!kinds(&ev).contains(&"plan_ready"));
 }
 
@@ -50,12 +52,21 @@ async fn reflect_yes_runs_one_review_that_reaches_phase_three_and_plan_becomes_t
     let reqs = h.backend.requests();
     assert_eq!(reqs.len(), 4, "analysis, review, plan, answer");
     for r in &reqs[..3] {
-        assert!(r.tools.is_empty(), "planning calls carry no tools");
+        assert_eq!(
+            r.tools, reqs[3].tools,
+            "planning calls carry the main tools"
+        );
+        assert_eq!(r.messages[0], reqs[3].messages[0], "same system prompt");
         assert_eq!(r.temperature, Some(0.3));
     }
-    assert!(reqs[1].messages[0].content.contains("Critic"));
+    assert!(reqs[1].messages.last().unwrap().content.contains("Critic"));
     assert!(
-        reqs[2].messages[1].content.contains("REVIEW-MARKER"),
+        reqs[2]
+            .messages
+            .last()
+            .unwrap()
+            .content
+            .contains("REVIEW-MARKER"),
         "review embedded in phase 3 input"
     );
     // The plan is an assistant message in the context before the main call.
@@ -168,7 +179,10 @@ async fn planning_runs_on_first_message_only_unless_enabled() {
     let s = h.store.create("p").unwrap();
     let _ = turn(&h, &s.id, "first").await;
     assert!(
-        !h.backend.requests()[0].messages[0]
+        !h.backend.requests()[0]
+            .messages
+            .last()
+            .unwrap()
             .content
             .contains("DIRECT"),
         "mandatory planning offers no DIRECT"

@@ -52,6 +52,18 @@ fn precedence_is_flag_env_file_default() {
     .unwrap();
     assert_eq!(c.llm.num_ctx, 8192);
     assert_eq!(c.llm.ollama_host, "http://envhost:11434");
+    // OLLAMA_HOST is read like the ollama CLI reads it.
+    for (raw, want) in [
+        ("0.0.0.0", "http://127.0.0.1:11434"),
+        ("example.org", "http://example.org:11434"),
+        ("https://example.org", "https://example.org:443"),
+        ("[::1]:8000", "http://[::1]:8000"),
+    ] {
+        let (c, _, _) = load_with(&[("OLLAMA_HOST", raw)], opts.clone()).unwrap();
+        assert_eq!(c.llm.ollama_host, want, "{raw}");
+    }
+    let err = load_with(&[("OLLAMA_HOST", "h:port")], opts.clone()).unwrap_err();
+    assert!(err.to_string().contains("OLLAMA_HOST"), "{err}");
     assert_eq!(c.llm.think, ThinkSetting::Level("high".into()));
     assert_eq!(o.model.as_deref(), Some("m-env"));
     let flags = LoadOptions {

@@ -333,7 +333,6 @@ async fn non_retryable_errors_are_not_retried() {
             "404",
         ),
         (Fault::Status(401, "no".into()), "401"),
-        (Fault::CloseBeforeHeaders, "close"),
     ] {
         let fake = FakeLlm::start().await;
         fake.push(Reply::fault(fault));

@@ -385,7 +385,14 @@ async fn http_statuses_map_to_typed_errors() {
 #[tokio::test]
 async fn close_before_headers_is_a_clear_disconnect() {
     let fake = FakeLlm::start().await;
+    // The first failure is retried once on a fresh connection; the second is reported.
+    fake.push(Reply::fault(Fault::CloseBeforeHeaders));
     let (chunks, e) = fault(&fake, Fault::CloseBeforeHeaders).await;
+    assert_eq!(
+        fake.chat_requests().len(),
+        2,
+        "one retry on a fresh connection"
+    );
     assert!(chunks.is_empty());
     assert!(matches!(e, LlmError::Disconnected { .. }), "{e}");
     assert!(

@@ -402,10 +402,9 @@ async fn planning_over_the_wire_makes_a_plan_and_todo() {
     let chats = fake.chat_requests();
     assert_eq!(chats.len(), 4);
     for c in &chats[..3] {
-        assert!(
-            c.get("tools").is_none(),
-            "planning calls carry no tools: {c}"
-        );
+        // Same tools and system prompt as the main call: a shared, cacheable prefix.
+        assert_eq!(c["tools"], chats[3]["tools"], "{c}");
+        assert_eq!(c["messages"][0], chats[3]["messages"][0]);
         assert_eq!(c["think"], false);
         assert_eq!(c["options"]["temperature"], 0.3);
     }
@@ -427,4 +426,52 @@ async fn planning_over_the_wire_makes_a_plan_and_todo() {
     assert_eq!(todo["items"][0]["executor"], "TOOL: scratchpad");
     assert_eq!(todo["items"][1]["text"], "Summarise");
     assert!(events.iter().any(|e| e["type"] == "plan_ready"));
+}
+
+#[tokio::test]
+async fn navi_context_prints_each_profiles_base_cost_without_the_network() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    let (code, out, err) = run(&env, &fake, "ollama", &["context", "--json"]).await;
+    assert_eq!(code, 0, "{err}");
+    let costs: Value = serde_json::from_str(&out).unwrap();
+    let costs = costs.as_array().unwrap();
+    let ids: Vec<&str> = costs
+        .iter()
+        .map(|c| c["profile"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"developer") && ids.contains(&"tester"),
+        "{ids:?}"
+    );
+    for c in costs {
+        let tools: u64 = c["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tokens"].as_u64().unwrap())
+            .sum();
+        let total = c["total"].as_u64().unwrap();
+        assert!(
+            total >= tools + c["profile_prompt"].as_u64().unwrap(),
+            "{c}"
+        );
+        assert!(total <= 3000, "{c}");
+    }
+    let (code, out, _) = run(
+        &env,
+        &fake,
+        "ollama",
+        &["context", "--profile", "developer"],
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("profile developer") && out.contains("filesystem"),
+        "{out}"
+    );
+    let (code, _, err) = run(&env, &fake, "ollama", &["context", "--profile", "nope"]).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown profile 'nope'"), "{err}");
+    assert!(fake.requests().is_empty(), "no network");
 }

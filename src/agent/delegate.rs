@@ -20,15 +20,15 @@ impl Tool for SpawnAgentTool {
     }
 
     fn description(&self) -> &str {
-        "Delegate a bounded subtask (three or more tool calls) to a helper agent with a fresh context, and get its report back. The helper cannot see this conversation: put everything it needs in 'task' (goal, paths, constraints, what to report). Optional 'profile_id' picks the helper's profile (default: the current one)."
+        "Delegate a self-contained subtask to a helper agent; it sees only 'task', so include goal, paths and what to report."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "task": {"type": "string", "description": "the subtask, with all context the helper needs"},
-                "profile_id": {"type": "string", "description": "profile for the helper, e.g. developer"}
+                "task": {"type": "string"},
+                "profile_id": {"type": "string"}
             },
             "required": ["task"]
         })
@@ -113,7 +113,7 @@ impl Tool for SwitchProfileTool {
     }
 
     fn description(&self) -> &str {
-        "Move this session to another profile when the conversation's domain clearly changes (not for a single off-topic question). Takes effect from the next step."
+        "Move this session to another profile when the topic has clearly changed."
     }
 
     fn parameters(&self) -> Value {

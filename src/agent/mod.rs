@@ -6,6 +6,7 @@
 //! (on stop: "operation cancelled by user"); every message is persisted when
 //! it happens; a run never aborts because of a tool failure.
 
+pub mod budget;
 pub mod compaction;
 pub mod context;
 pub mod conversation;
@@ -13,6 +14,8 @@ pub mod delegate;
 pub mod events;
 pub mod mechanics;
 pub mod planning;
+pub mod repetition;
+mod request;
 mod stream;
 pub mod tokens;
 mod turn;
@@ -43,6 +46,22 @@ pub enum AgentError {
         "the context is full ({used} of {window} tokens, over the {limit}% hard limit); run /compact or start a new session"
     )]
     ContextFull { used: u64, window: u64, limit: u32 },
+    #[error(
+        "the request needs about {needed} tokens but {model} has a {window}-token window (persona, profile prompt and tools of profile {profile} alone take about {base}); nothing was sent. Give the model a bigger window (llama-server -c {}, Ollama num_ctx / OLLAMA_NUM_CTX) or use a leaner profile (see `navi context`)",
+        suggest_window(*needed)
+    )]
+    PromptTooLarge {
+        needed: u64,
+        base: u64,
+        window: u64,
+        model: String,
+        profile: String,
+    },
+}
+
+/// A window size to suggest: the next power of two with room for an answer.
+fn suggest_window(needed: u64) -> u64 {
+    (needed + needed / 2).max(4096).next_power_of_two()
 }
 
 /// How a turn ended.

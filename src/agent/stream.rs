@@ -1,7 +1,14 @@
 //! Streaming one model call: events out as chunks arrive, the answer written
 //! to the store before each piece is shown, tool calls given unique ids.
+//!
+//! Generation guards: an answer the server cut at the token cap
+//! (`finish_reason`/`done_reason` "length") comes with a warning; an answer
+//! that has turned into a loop (`repetition.rs`) is stopped with a warning
+//! and kept as far as it got. A server's "prompt exceeds the context"
+//! rejection becomes the same clear error as the agent's own window check.
 use super::AgentError;
 use super::events::AgentEvent;
+use super::repetition::{RepetitionGuard, Runaway};
 use super::turn::{CallResult, FLUSH_EVERY, Run};
 use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmError, ToolCall, guard};
 use crate::session::MessageKind;
@@ -24,16 +31,21 @@ impl Run<'_> {
         let mut stopped = false;
         let mut failure = None;
         let mut thinking_open = false;
+        let mut cut_at_length = false;
+        let mut runaway: Option<Runaway> = None;
+        let mut text_guard = RepetitionGuard::new();
+        let mut thinking_guard = RepetitionGuard::new();
         let mut last_flush = Instant::now()
             .checked_sub(FLUSH_EVERY)
             .unwrap_or_else(Instant::now);
         match guard::open(&*self.backend, req, &self.agent.guard, self.cancel).await {
             Err(LlmError::Cancelled) => stopped = true,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(self.explain_rejection(e, req)),
             Ok(mut stream) => {
                 while let Some(item) = stream.next().await {
                     match item {
                         Ok(ChatChunk::Thinking(d)) => {
+                            runaway = thinking_guard.push(&d);
                             thinking.push_str(&d);
                             thinking_open = true;
                             // Written before it is shown: a crash loses nothing on screen.
@@ -57,6 +69,7 @@ impl Run<'_> {
                                 })
                                 .await;
                             }
+                            runaway = text_guard.push(&d);
                             text.push_str(&d);
                             // Written before it is shown: a crash loses nothing on screen.
                             if persist && last_flush.elapsed() >= FLUSH_EVERY {
@@ -72,7 +85,10 @@ impl Run<'_> {
                         }
                         Ok(ChatChunk::ToolCalls(c)) => calls.extend(c),
                         Ok(ChatChunk::Usage(u)) => usage = Some(u),
-                        Ok(ChatChunk::Done { .. }) => break,
+                        Ok(ChatChunk::Done { finish_reason }) => {
+                            cut_at_length = finish_reason.as_deref() == Some("length");
+                            break;
+                        }
                         Err(LlmError::Cancelled) => {
                             stopped = true;
                             break;
@@ -81,6 +97,10 @@ impl Run<'_> {
                             failure = Some(e);
                             break;
                         }
+                    }
+                    if runaway.is_some() {
+                        // Dropping the stream below stops the server generating.
+                        break;
                     }
                 }
             }
@@ -124,6 +144,8 @@ impl Run<'_> {
             return Err(e.into());
         }
         self.tracker.record(usage, &req.messages, &msg);
+        self.warn_guards(req, usage, cut_at_length, runaway, &msg)
+            .await;
         if !self.is_subagent() {
             self.emit(AgentEvent::TokenUsage {
                 prompt_tokens: usage.map_or(0, |u| u.prompt_tokens),
@@ -148,5 +170,75 @@ impl Run<'_> {
             }
         }
         Ok(CallResult { msg, stopped })
+    }
+}
+
+impl Run<'_> {
+    /// Warnings for an answer cut at the token cap or stopped as a loop.
+    async fn warn_guards(
+        &self,
+        req: &ChatRequest,
+        usage: Option<crate::llm::Usage>,
+        cut_at_length: bool,
+        runaway: Option<Runaway>,
+        msg: &ChatMessage,
+    ) {
+        if let Some(r) = runaway {
+            self.emit(AgentEvent::Warning {
+                message: format!(
+                    "stopped the answer: it kept repeating the same {}-character passage ({} characters of repetition)",
+                    r.period, r.stretch
+                ),
+            })
+            .await;
+        } else if cut_at_length {
+            let n = usage
+                .map(|u| u.completion_tokens)
+                .filter(|n| *n > 0)
+                .or(req.max_tokens.map(u64::from))
+                .unwrap_or_else(|| super::tokens::estimate(std::slice::from_ref(msg)));
+            self.emit(AgentEvent::Warning {
+                message: format!(
+                    "the answer was cut at {n} tokens (the per-call cap, [llm].max_tokens, or the server's limit)"
+                ),
+            })
+            .await;
+        }
+    }
+
+    /// A server's "the prompt is larger than the context" rejection becomes
+    /// the agent's own clear error; anything else passes through.
+    pub(super) fn explain_rejection(&self, e: LlmError, req: &ChatRequest) -> AgentError {
+        let LlmError::Rejected {
+            status: 400,
+            message,
+            ..
+        } = &e
+        else {
+            return e.into();
+        };
+        let m = message.to_ascii_lowercase();
+        let about_context = m.contains("context")
+            && (m.contains("exceed") || m.contains("too long") || m.contains("too many"));
+        if !about_context {
+            return e.into();
+        }
+        let numbers: Vec<u64> = m
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let estimated = super::tokens::estimate_request(&req.messages, &req.tools);
+        let (needed, window) = match numbers.as_slice() {
+            [a, b, ..] => (*a.max(b), *a.min(b)),
+            _ => (estimated, self.tracker.window),
+        };
+        AgentError::PromptTooLarge {
+            needed,
+            base: super::tokens::estimate(&req.messages[..req.messages.len().min(1)])
+                + super::tokens::estimate_tools(&req.tools),
+            window,
+            model: self.model.clone(),
+            profile: self.profile.id.clone(),
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Token accounting: the server's usage when it reports one, else an estimate
 //! of ~4 characters per token plus 16 characters of framing per message.
-use crate::llm::{ChatMessage, Usage};
+use crate::llm::{ChatMessage, ToolSchema, Usage};
 
 pub const FRAMING_CHARS_PER_MESSAGE: usize = 16;
 
@@ -19,6 +19,17 @@ pub fn estimate(messages: &[ChatMessage]) -> u64 {
         })
         .sum();
     (chars / 4) as u64
+}
+
+/// Estimated tokens of tool schemas as they go on the wire (JSON text / 4).
+pub fn estimate_tools(tools: &[ToolSchema]) -> u64 {
+    let chars: usize = tools.iter().map(|t| t.to_wire().to_string().len()).sum();
+    (chars / 4) as u64
+}
+
+/// Estimated tokens of a whole request: messages plus tool schemas.
+pub fn estimate_request(messages: &[ChatMessage], tools: &[ToolSchema]) -> u64 {
+    estimate(messages) + estimate_tools(tools)
 }
 
 /// Running totals for one run.

@@ -1,13 +1,12 @@
 //! One turn: planning, then up to `max_iterations` model calls with tool
 //! execution in between, then `stream_end` (or `stream_stopped`).
-use super::context::{build_messages, last_user_goal, system_prompt_with_roster};
+use super::context::{last_user_goal, system_prompt_with_roster};
 use super::conversation::Conversation;
 use super::events::{AgentEvent, AgentOrigin, EventSink};
 use super::mechanics::Mechanics;
-use super::tokens::{TokenTracker, estimate};
+use super::tokens::TokenTracker;
 use super::{Agent, AgentError, TurnOutcome, planning};
-use crate::config::ThinkSetting;
-use crate::llm::{ChatMessage, ChatRequest, ImageData, LlmBackend, LlmError, Role, ToolCall};
+use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, Role, ToolCall};
 use crate::profile::Profile;
 use crate::session::MessageKind;
 use crate::tools::ToolContext;
@@ -203,36 +202,13 @@ impl<'a> Run<'a> {
         names
     }
 
-    fn system(&self) -> String {
+    pub(super) fn system(&self) -> String {
         system_prompt_with_roster(
             self.agent.persona(),
             &self.profile,
             self.is_subagent(),
             &self.agent.profiles,
         )
-    }
-
-    /// The base request for a main-loop call.
-    fn request(&self, messages: Vec<ChatMessage>, with_tools: bool) -> ChatRequest {
-        let mut req = ChatRequest::new(&self.model, messages);
-        if with_tools {
-            let reg = self
-                .agent
-                .tools
-                .read()
-                .map(|r| r.clone())
-                .unwrap_or_default();
-            req.tools = reg.schemas_for(&self.tool_names());
-        }
-        req.temperature = Some(self.profile.temperature);
-        req.think = Some(if self.profile.think_enabled {
-            self.agent.config.llm.think.clone()
-        } else {
-            ThinkSetting::Bool(false)
-        });
-        req.num_ctx = Some(self.agent.config.llm.num_ctx);
-        req.keep_alive = Some(self.agent.config.llm.keep_alive.clone());
-        req
     }
 
     /// Pre-turn compaction when the context is over the threshold. A failure
@@ -270,6 +246,8 @@ impl<'a> Run<'a> {
 
     async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
         self.auto_compact().await?;
+        // Nothing goes out (not even a planner call) when the request cannot fit.
+        self.check_room(&self.request(self.messages(&[]), true))?;
         if planning::should_plan(&self.profile, plan_now) {
             planning::run(self).await?;
             if self.cancel.is_cancelled() {
@@ -300,14 +278,8 @@ impl<'a> Run<'a> {
                     "Now carry out the plan step by step, keeping the todo list up to date.".into(),
                 );
             }
-            let messages = build_messages(
-                &self.system(),
-                self.memory.as_deref(),
-                &self.conv.context,
-                &notes,
-            );
-            self.check_room(&messages)?;
-            let req = self.request(messages, true);
+            let req = self.request(self.messages(&notes), true);
+            self.check_room(&req)?;
             let call = self.stream_call(&req, true).await?;
             if call.stopped {
                 return self.stopped(call.msg.content).await;
@@ -324,21 +296,6 @@ impl<'a> Run<'a> {
             self.check_profile_switch().await?;
         }
         self.iteration_cap(max).await
-    }
-
-    /// Refuses a call that cannot fit (over the hard limit).
-    fn check_room(&self, messages: &[ChatMessage]) -> Result<(), AgentError> {
-        let used = estimate(messages);
-        let limit = self.agent.config.context.hard_limit;
-        let window = self.tracker.window;
-        if window > 0 && used as f64 > window as f64 * limit && self.conv.context.len() > 1 {
-            return Err(AgentError::ContextFull {
-                used,
-                window,
-                limit: (limit * 100.0) as u32,
-            });
-        }
-        Ok(())
     }
 
     fn tool_context(
@@ -501,13 +458,7 @@ impl<'a> Run<'a> {
         let note = format!(
             "You have used all {max} iterations for this turn. Do not call any tools. Tell the user what you did, what is still left, and how to continue."
         );
-        let messages = build_messages(
-            &self.system(),
-            self.memory.as_deref(),
-            &self.conv.context,
-            &[note],
-        );
-        let req = self.request(messages, false);
+        let req = self.request(self.messages(&[note]), false);
         let call = self.stream_call(&req, true).await?;
         if call.stopped {
             return self.stopped(call.msg.content).await;

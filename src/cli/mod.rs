@@ -6,6 +6,7 @@
 
 mod admin;
 mod memory;
+mod context;
 
 pub use admin::ago;
 
@@ -80,6 +81,14 @@ pub enum Command {
     Memory {
         #[command(subcommand)]
         command: memory::MemoryCommand,
+    /// Show what each profile's base request costs (persona, prompt, tools) in tokens.
+    Context {
+        /// Only this profile.
+        #[arg(long, value_name = "ID")]
+        profile: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -263,6 +272,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
             command: ProfilesCommand::List { json },
         }) => admin::profiles(&cli.global, json),
         Some(Command::Memory { command }) => memory::run(&cli.global, command).await,
+        Some(Command::Context { profile, json }) => context::context(&cli.global, profile, json),
         None => {
             let choice = match (&cli.session, cli.new) {
                 (Some(id), _) => SessionChoice::Id(id.clone()),

@@ -108,12 +108,9 @@ pub fn apply(
             .ok_or_else(|| bad("NAVI_BACKEND", &v, "use ollama or openai"))?;
     }
     if let Some(v) = get("OLLAMA_HOST") {
-        // Ollama itself accepts a bare host:port here.
-        c.llm.ollama_host = if v.contains("://") {
-            v
-        } else {
-            format!("http://{v}")
-        };
+        // Read like the ollama CLI reads it (bare host, host:port, 0.0.0.0…).
+        c.llm.ollama_host =
+            crate::llm::host::ollama_host_url(&v).map_err(|why| bad("OLLAMA_HOST", &v, &why))?;
     }
     let mut model = None;
     if let Some(v) = get("OLLAMA_DEFAULT_MODEL") {

@@ -85,6 +85,8 @@ pub struct LlmConfig {
     pub first_chunk_timeout_secs: f64,
     pub chunk_timeout_secs: f64,
     pub connect_retries: u32,
+    /// Cap on tokens generated per call (`max_tokens` / `num_predict`); 0 = no cap.
+    pub max_tokens: u32,
 }
 
 impl Default for LlmConfig {
@@ -101,6 +103,7 @@ impl Default for LlmConfig {
             first_chunk_timeout_secs: 120.0,
             chunk_timeout_secs: 60.0,
             connect_retries: 2,
+            max_tokens: 4096,
         }
     }
 }
@@ -340,6 +343,24 @@ pub struct Config {
     pub storage: StorageConfig,
     pub logging: LoggingConfig,
     pub memory: MemoryConfig,
+    pub planning: PlanningConfig,
+}
+
+/// When the planner is worth a call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanningConfig {
+    /// A message that is a question (ends with "?") of at most this many
+    /// words, with no file, command or web cues, skips the planner; 0 = never skip.
+    pub skip_question_words: u32,
+}
+
+impl Default for PlanningConfig {
+    fn default() -> Self {
+        PlanningConfig {
+            skip_question_words: 12,
+        }
+    }
 }
 
 impl Config {

@@ -5,7 +5,12 @@
 //! - Every error produced here renders as one line that says what failed, on
 //!   what, and what to do next. Server-provided text is collapsed to a single
 //!   line and cut at [`MAX_SERVER_TEXT`] characters.
-//! - Nothing here retries; retrying is the stream guard's job.
+//! - The only retry here is [`send_retrying_once`]: a request that failed
+//!   before any response byte on what may have been a stale pooled connection
+//!   goes out once more on a fresh connection. Everything else (backoff for
+//!   refused connections, 429, 5xx) is the stream guard's job.
+//! - Idle pooled connections are dropped after [`POOL_IDLE_TIMEOUT`]: local
+//!   servers (llama-server) close idle keep-alive connections on their side.
 //! - Error bodies are read with a size cap, never unbounded.
 
 use super::LlmError;
@@ -20,6 +25,10 @@ pub const MAX_SERVER_TEXT: usize = 300;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bound for the small, non-streaming requests (model lists, model details).
 pub const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an idle keep-alive connection stays in the pool. Below the 5 s
+/// after which llama-server (cpp-httplib) closes an idle connection itself,
+/// so a pooled connection is dropped here before the server drops it.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Cap on how much of an error response body is read.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -108,9 +117,23 @@ pub fn normalise_base(raw: &str) -> Result<String, LlmError> {
 /// proxy for loopback hosts (like Go's `ProxyFromEnvironment`, which Ollama's
 /// own CLI uses), so `HTTP_PROXY` does not hijack a local server.
 pub fn build_client(base: &str) -> Result<reqwest::Client, LlmError> {
+    client_builder(base, true)
+}
+
+/// A client that never reuses a connection: every request opens its own.
+/// Used for the one retry after a failure on a pooled connection.
+pub fn build_fresh_client(base: &str) -> Result<reqwest::Client, LlmError> {
+    client_builder(base, false)
+}
+
+fn client_builder(base: &str, pooled: bool) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
-        .tcp_nodelay(true);
+        .tcp_nodelay(true)
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT);
+    if !pooled {
+        builder = builder.pool_max_idle_per_host(0);
+    }
     if is_loopback(base) {
         builder = builder.no_proxy();
     }
@@ -196,6 +219,37 @@ pub fn send_error(t: &Target, e: &reqwest::Error) -> LlmError {
             "no response at all ({}); check the server's log",
             root_cause(e)
         ),
+    }
+}
+
+/// True for a send failure after the connection was made but before any
+/// response byte: the classic stale keep-alive connection (reset, closed,
+/// EOF before headers). Connect failures and timeouts are not this.
+pub fn failed_before_response(e: &reqwest::Error) -> bool {
+    !e.is_builder() && !e.is_connect() && !e.is_timeout() && !e.is_status()
+}
+
+/// Sends the request built by `build` on `pooled`; when that fails before
+/// any response byte (see [`failed_before_response`]) it is sent once more
+/// on `fresh`, which opens a new connection. The second failure is reported.
+pub async fn send_retrying_once(
+    t: &Target,
+    pooled: &reqwest::Client,
+    fresh: &reqwest::Client,
+    build: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, LlmError> {
+    match build(pooled).send().await {
+        Ok(resp) => Ok(resp),
+        Err(e) if failed_before_response(&e) => {
+            tracing::warn!(
+                "{} at {}: no response ({}); retrying once on a fresh connection",
+                t.name(),
+                t.base,
+                root_cause(&e)
+            );
+            build(fresh).send().await.map_err(|e| send_error(t, &e))
+        }
+        Err(e) => Err(send_error(t, &e)),
     }
 }
 

@@ -8,7 +8,9 @@ pub mod catalog;
 pub mod decode;
 pub mod error;
 pub mod guard;
+pub mod host;
 pub mod http;
+pub mod llama;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
@@ -139,6 +141,11 @@ pub struct ChatRequest {
     pub think: Option<ThinkSetting>,
     pub num_ctx: Option<u32>,
     pub keep_alive: Option<String>,
+    /// Cap on generated tokens (`max_tokens` / Ollama `options.num_predict`).
+    pub max_tokens: Option<u32>,
+    /// A stable key (the session id) for servers with several slots: the
+    /// same key lands on the same slot, whose KV cache holds its prefix.
+    pub cache_key: Option<String>,
 }
 
 impl ChatRequest {
@@ -151,6 +158,8 @@ impl ChatRequest {
             think: None,
             num_ctx: None,
             keep_alive: None,
+            max_tokens: None,
+            cache_key: None,
         }
     }
 }

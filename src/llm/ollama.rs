@@ -30,6 +30,8 @@ pub use super::ndjson::NdjsonDecoder;
 pub struct OllamaBackend {
     target: Target,
     client: reqwest::Client,
+    /// No connection reuse: for the one retry after a stale connection.
+    fresh: reqwest::Client,
     /// Models that answered "does not support thinking".
     no_think: Mutex<HashSet<String>>,
     /// Models that answered "does not support tools".
@@ -64,6 +66,7 @@ impl OllamaBackend {
         let base = http::normalise_base(base)?;
         Ok(OllamaBackend {
             client: http::build_client(&base)?,
+            fresh: http::build_fresh_client(&base)?,
             target: Target {
                 kind: BackendKind::Ollama,
                 base,
@@ -92,12 +95,11 @@ impl OllamaBackend {
     }
 
     async fn post(&self, path: &str, body: &Value) -> Result<reqwest::Response, LlmError> {
-        self.client
-            .post(self.url(path))
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| http::send_error(&self.target, &e))
+        let url = self.url(path);
+        http::send_retrying_once(&self.target, &self.client, &self.fresh, |c| {
+            c.post(&url).json(body)
+        })
+        .await
     }
 }
 
@@ -124,6 +126,9 @@ pub fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -> Value
     }
     if let Some(t) = req.temperature {
         options.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = req.max_tokens {
+        options.insert("num_predict".into(), json!(n));
     }
     if !options.is_empty() {
         body.insert("options".into(), Value::Object(options));

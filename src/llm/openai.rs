@@ -16,9 +16,17 @@
 //! - A server that answers 400 naming `stream_options` gets the request once
 //!   more without it, and never again afterwards (usage then comes only from
 //!   servers that send it unasked).
+//! - `max_tokens` is sent when the request caps generation.
+//! - llama-server (detected by its `/props`, read once when the window is
+//!   first asked for) also gets `cache_prompt: true` and `id_slot`; a server
+//!   that rejects `id_slot` gets the request once more without it, and never
+//!   again afterwards. See `llama.rs`.
+//! - A request that fails before any response byte is sent once more on a
+//!   fresh connection (`http::send_retrying_once`).
 //! - Dropping the returned stream drops the HTTP body; the server stops.
 
 use super::http::{self, HttpFailure, Target};
+use super::llama::{self, ServerProps};
 use super::sse::decode_sse;
 use super::{
     ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role, ToolSchema,
@@ -33,9 +41,15 @@ pub use super::sse::SseDecoder;
 pub struct OpenAiBackend {
     target: Target,
     client: reqwest::Client,
+    /// No connection reuse: for the one retry after a stale connection.
+    fresh: reqwest::Client,
     api_key: String,
     /// The server rejected `stream_options` once; do not send it again.
     no_stream_options: AtomicBool,
+    /// The server rejected `id_slot` once; do not send it again.
+    no_id_slot: AtomicBool,
+    /// llama-server's `/props`, read once (`None` inside: not llama-server).
+    props: tokio::sync::OnceCell<Option<ServerProps>>,
 }
 
 impl OpenAiBackend {
@@ -43,24 +57,55 @@ impl OpenAiBackend {
         let base = http::normalise_base(base)?;
         Ok(OpenAiBackend {
             client: http::build_client(&base)?,
+            fresh: http::build_fresh_client(&base)?,
             target: Target {
                 kind: BackendKind::Openai,
                 base,
             },
             api_key: api_key.trim().to_string(),
             no_stream_options: AtomicBool::new(false),
+            no_id_slot: AtomicBool::new(false),
+            props: tokio::sync::OnceCell::new(),
         })
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let rb = self
-            .client
-            .request(method, format!("{}{path}", self.target.base));
+        self.request_on(&self.client, method, path)
+    }
+
+    fn request_on(
+        &self,
+        client: &reqwest::Client,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        let rb = client.request(method, format!("{}{path}", self.target.base));
         if self.api_key.is_empty() {
             rb
         } else {
             rb.bearer_auth(&self.api_key)
         }
+    }
+
+    /// llama-server's `/props`, fetched on first use and remembered; `None`
+    /// for servers that do not have it.
+    pub async fn server_props(&self) -> Option<ServerProps> {
+        self.props
+            .get_or_init(|| async {
+                let url = format!("{}/props", llama::root_of(&self.target.base));
+                let mut rb = self.client.get(url).timeout(http::METADATA_TIMEOUT);
+                if !self.api_key.is_empty() {
+                    rb = rb.bearer_auth(&self.api_key);
+                }
+                let resp = rb.send().await.ok()?;
+                if !resp.status().is_success() {
+                    return None;
+                }
+                let v: Value = resp.json().await.ok()?;
+                ServerProps::parse(&v)
+            })
+            .await
+            .clone()
     }
 
     async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
@@ -91,6 +136,9 @@ pub fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = req.max_tokens {
+        body.insert("max_tokens".into(), json!(n));
     }
     Value::Object(body)
 }
@@ -198,18 +246,31 @@ impl LlmBackend for OpenAiBackend {
 
     async fn stream_chat(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError> {
         let mut stream_options = !self.no_stream_options.load(Ordering::Relaxed);
+        let props = self.props.get().cloned().flatten();
         let resp = loop {
-            let resp = self
-                .request(reqwest::Method::POST, "/chat/completions")
-                .header(reqwest::header::ACCEPT, "text/event-stream")
-                .json(&chat_body(req, stream_options))
-                .send()
-                .await
-                .map_err(|e| http::send_error(&self.target, &e))?;
+            let mut body = chat_body(req, stream_options);
+            let slot = !self.no_id_slot.load(Ordering::Relaxed);
+            if let Some(p) = &props {
+                llama::add_fields(&mut body, p, req.cache_key.as_deref(), slot);
+            }
+            let resp = http::send_retrying_once(&self.target, &self.client, &self.fresh, |c| {
+                self.request_on(c, reqwest::Method::POST, "/chat/completions")
+                    .header(reqwest::header::ACCEPT, "text/event-stream")
+                    .json(&body)
+            })
+            .await?;
             if resp.status().is_success() {
                 break resp;
             }
             let failure = HttpFailure::read(resp).await;
+            if body.get("id_slot").is_some()
+                && failure.status == 400
+                && failure.message.contains("id_slot")
+            {
+                tracing::warn!("{}; retrying without id_slot", failure.message);
+                self.no_id_slot.store(true, Ordering::Relaxed);
+                continue;
+            }
             if stream_options && failure.status == 400 && failure.message.contains("stream_options")
             {
                 tracing::warn!("{}; retrying without stream_options", failure.message);
@@ -248,7 +309,13 @@ impl LlmBackend for OpenAiBackend {
 
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
         let models = self.models_json().await?;
-        let infos: Vec<ModelInfo> = models.iter().filter_map(entry_info).collect();
+        let mut infos: Vec<ModelInfo> = models.iter().filter_map(entry_info).collect();
+        if let Some(n) = self.server_props().await.and_then(|p| p.n_ctx) {
+            // llama-server: the window it really serves wins over n_ctx_train.
+            for i in infos.iter_mut() {
+                i.context_length = Some(n);
+            }
+        }
         infos
             .iter()
             .find(|m| m.name == model)

@@ -495,10 +495,14 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
         }
         Context => {
             let meta = store.resolve(&st.session.id).map_err(err)?;
-            Ok(Outcome::Show(vec![format!(
+            let mut lines = vec![format!(
                 "context: {} tokens used (window {} tokens from config; the model's own window shows after the next answer)",
                 meta.context_token_count, app.config.llm.num_ctx
-            )]))
+            )];
+            if let Ok(cost) = app.agent.base_cost(&meta.profile_id) {
+                lines.extend(crate::agent::budget::render(&cost));
+            }
+            Ok(Outcome::Show(lines))
         }
         Copy(n) => {
             if st.last_answer.is_empty() {

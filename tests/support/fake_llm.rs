@@ -83,6 +83,9 @@ pub struct Reply {
     /// OpenAI only: the delta field thinking goes in; `None` means
     /// `reasoning_content` (llama.cpp); vLLM uses `reasoning`.
     pub reasoning_field: Option<String>,
+    /// `finish_reason` / `done_reason` to end with (e.g. "length"); `None`
+    /// means the usual "stop" (or "tool_calls").
+    pub finish_reason: Option<String>,
 }
 
 impl Reply {
@@ -126,6 +129,10 @@ impl Reply {
     }
     pub fn with_usage(mut self, prompt: u64, completion: u64) -> Reply {
         self.usage = Some((prompt, completion));
+        self
+    }
+    pub fn with_finish_reason(mut self, reason: impl Into<String>) -> Reply {
+        self.finish_reason = Some(reason.into());
         self
     }
     pub fn with_reasoning_field(mut self, field: impl Into<String>) -> Reply {
@@ -175,6 +182,8 @@ struct State {
     models: Vec<(String, Option<u64>)>,
     requests: Vec<Recorded>,
     verbose: bool,
+    /// The body of `GET /props` (llama-server); `None` answers 404.
+    props: Option<Value>,
 }
 
 /// The fake server; it stops when dropped.
@@ -215,6 +224,7 @@ impl FakeLlm {
             models: vec![("test-model".into(), Some(32768))],
             requests: Vec::new(),
             verbose: false,
+            props: None,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -238,6 +248,11 @@ impl FakeLlm {
     /// Names and context lengths served by the model endpoints.
     pub fn set_models(&self, models: Vec<(String, Option<u64>)>) {
         lock(&self.state).models = models;
+    }
+    /// Serve `GET /props` like llama-server (e.g. `{"default_generation_settings":
+    /// {"n_ctx": 4096}, "total_slots": 4}`); `None` = 404, like other servers.
+    pub fn set_props(&self, props: Option<Value>) {
+        lock(&self.state).props = props;
     }
     /// Prints each request to stderr (for the example binary).
     pub fn set_verbose(&self, on: bool) {
@@ -381,8 +396,14 @@ async fn respond(
     body: &Value,
     state: &Mutex<State>,
 ) -> Io {
-    let models = lock(state).models.clone();
+    let (models, props) = {
+        let st = lock(state);
+        (st.models.clone(), st.props.clone())
+    };
     match (method, path) {
+        ("GET", "/props") if props.is_some() => {
+            simple(wr, 200, &[], &props.unwrap_or_default()).await
+        }
         ("POST", "/api/chat") => chat(wr, Proto::Ollama, body, next_reply(state)).await,
         ("POST", p) if p.ends_with("/chat/completions") => {
             chat(wr, Proto::OpenAi, body, next_reply(state)).await

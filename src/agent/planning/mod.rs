@@ -2,13 +2,20 @@
 //!
 //! Phase 1 (analysis) may answer DIRECT to skip planning; phase 2 (review)
 //! runs only when enabled and phase 1 says `REFLECT: yes`; phase 3 writes the
-//! plan. Planning calls carry no tools, thinking off, temperature 0.3. A valid
+//! plan. A short plain question skips the pipeline (`skip.rs`).
+//!
+//! Every planning call is the main request of this turn — same system
+//! prompt, same tools, same history — with the phase's instruction appended
+//! to the end (thinking off, temperature 0.3, at most [`MAX_PLAN_TOKENS`]),
+//! so the server's prompt cache serves the shared prefix. Tool calls in a
+//! planner answer are ignored. A valid
 //! plan becomes an assistant message in the context (a plan card in the
 //! display buffer), a `plan_ready` event, and the todo list. Garbage from the
 //! planner never fails the turn: no plan is made and the loop goes on.
 
 mod parse;
 pub mod prompts;
+pub mod skip;
 
 pub use parse::{PlanStep, parse_plan};
 
@@ -16,11 +23,15 @@ use super::AgentError;
 use super::events::AgentEvent;
 use super::turn::Run;
 use crate::config::ThinkSetting;
-use crate::llm::{ChatMessage, ChatRequest};
+use crate::llm::ChatMessage;
 use crate::session::MessageKind;
 
 pub const PLANNING_TEMPERATURE: f64 = 0.3;
 pub const MAX_STEPS: usize = 15;
+/// Cap on the tokens of the analysis and the review (a few short sections).
+pub const MAX_ANALYSIS_TOKENS: u32 = 512;
+/// Cap on the tokens of the plan (milestones and up to 15 one-line steps).
+pub const MAX_PLAN_TOKENS: u32 = 768;
 
 /// Whether planning runs for this message: always on a session's first
 /// message, on every message with `planning_enabled`; and only when phase 1
@@ -38,27 +49,32 @@ fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
 
 async fn ask(
     run: &mut Run<'_>,
-    system: String,
-    user: String,
+    instruction: String,
+    max_tokens: u32,
 ) -> Result<Option<String>, AgentError> {
-    let mut req = ChatRequest::new(
-        &run.model,
-        vec![ChatMessage::system(system), ChatMessage::user(user)],
-    );
+    let mut req = run.request(run.messages(&[instruction]), true);
+    run.check_room(&req)?;
     req.temperature = Some(PLANNING_TEMPERATURE);
     req.think = Some(ThinkSetting::Bool(false));
-    req.num_ctx = Some(run.agent.config.llm.num_ctx);
-    req.keep_alive = Some(run.agent.config.llm.keep_alive.clone());
+    let cap = req.max_tokens.unwrap_or(max_tokens);
+    req.max_tokens = Some(cap.min(max_tokens));
+    let mut repetition = super::repetition::RepetitionGuard::new();
     let mut stream =
         match crate::llm::guard::open(&*run.backend, &req, &run.agent.guard, run.cancel).await {
             Ok(s) => s,
             Err(crate::llm::LlmError::Cancelled) => return Ok(None),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(run.explain_rejection(e, &req)),
         };
     let mut text = String::new();
     while let Some(chunk) = stream.next().await {
         match chunk {
-            Ok(crate::llm::ChatChunk::Text(t)) => text.push_str(&t),
+            Ok(crate::llm::ChatChunk::Text(t)) => {
+                text.push_str(&t);
+                if repetition.push(&t).is_some() {
+                    tracing::info!("planner answer became a loop; cut");
+                    break;
+                }
+            }
             Ok(crate::llm::ChatChunk::Done { .. }) => break,
             Ok(_) => {}
             Err(crate::llm::LlmError::Cancelled) => return Ok(None),
@@ -73,6 +89,11 @@ async fn ask(
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     let p = run.profile.clone();
     let request = super::context::last_user_goal(&run.conv.context).unwrap_or_default();
+    let skip_words = run.agent.config.planning.skip_question_words;
+    if !p.planning_mandatory && skip::skip_planner(&request, skip_words) {
+        tracing::debug!("planner skipped: a short plain question");
+        return Ok(());
+    }
     let tool_names = run.tool_names();
     let registry = run
         .agent
@@ -119,7 +140,7 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
                 ("profiles", &profiles_line),
             ],
         );
-        let Some(a) = ask(run, system, request.clone()).await? else {
+        let Some(a) = ask(run, system, MAX_ANALYSIS_TOKENS).await? else {
             return Ok(());
         };
         if !p.planning_mandatory && a.trim_start().starts_with("DIRECT") {
@@ -134,8 +155,8 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
         l.starts_with("reflect:") && l.contains("yes")
     });
     if p.planning_phase2_enabled && reflect {
-        let input = format!("User request:\n{request}\n\nAnalysis:\n{analysis}");
-        let Some(r) = ask(run, prompts::REVIEW.to_string(), input).await? else {
+        let input = format!("{}\n\nAnalysis:\n{analysis}", prompts::REVIEW);
+        let Some(r) = ask(run, input, MAX_ANALYSIS_TOKENS).await? else {
             return Ok(());
         };
         review = r;
@@ -149,7 +170,6 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
         let input = fill(
             prompts::EXECUTION_INPUT,
             &[
-                ("request", &request),
                 (
                     "analysis",
                     if analysis.is_empty() { none } else { &analysis },
@@ -157,7 +177,7 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
                 ("review", if review.is_empty() { none } else { &review }),
             ],
         );
-        let Some(t) = ask(run, system, input).await? else {
+        let Some(t) = ask(run, format!("{system}\n\n{input}"), MAX_PLAN_TOKENS).await? else {
             return Ok(());
         };
         t

@@ -1,8 +1,12 @@
 //! The planner's prompt texts. Plain strings, easy to read and to change.
 //! `{…}` placeholders are filled in by `planning::run`.
+//!
+//! Each text is an instruction appended at the very end of the main
+//! conversation's request (same system prompt, same tools), so a local
+//! server reuses its cached prefix for the planner calls and the answer.
 
 /// Phase 1: understand the task. `{direct}` is replaced by DIRECT_OPTION or "".
-pub const ANALYSIS: &str = "You are the planning stage of a terminal assistant. You do not answer the user and you do not call tools. You look at the user's latest request and decide how much planning it needs.
+pub const ANALYSIS: &str = "Planning stage: do not answer the user yet and do not call any tool. Look at the user's latest request above and decide how much planning it needs.
 {direct}
 Otherwise write a short analysis with these parts:
 Task: the request in your own words, including what a finished result looks like.
@@ -17,7 +21,7 @@ Profiles it can delegate to: {profiles}";
 pub const DIRECT_OPTION: &str = "If the request is simple — a greeting, a question you can answer from knowledge, a single obvious tool call — reply with the single word DIRECT and nothing else.";
 
 /// Phase 2: one call, four voices.
-pub const REVIEW: &str = "You review a task analysis before it becomes a plan. Write four short sections:
+pub const REVIEW: &str = "Planning stage, review: do not answer the user yet and do not call any tool. Review the task analysis below before it becomes a plan. Write four short sections:
 Critic: assumptions that may be wrong, contradictions, facts that must be verified, risks.
 Pragmatist: a simpler path, steps that are not needed, better choices of tool or delegate.
 Detailer: requirements that were missed, files, docs or tools to inspect first, how each result will be checked.
@@ -25,7 +29,7 @@ Plan Adjustments: concrete changes the plan must make, as a list.
 Be specific to this task; no generic advice.";
 
 /// Phase 3: the execution plan.
-pub const EXECUTION: &str = "You turn a task into an execution plan for a terminal assistant. Do not do the work; only plan it.
+pub const EXECUTION: &str = "Planning stage, plan: do not do the work and do not call any tool; only plan it. Turn the user's latest request into an execution plan.
 
 Write:
 Milestones: 1 to 4 lines naming the intermediate results.
@@ -40,6 +44,5 @@ The last step delivers the result to the user.
 Tools: {tools}
 Profiles for AGENT: {profiles}";
 
-/// Header of the analysis/review context handed to phase 3.
-pub const EXECUTION_INPUT: &str =
-    "User request:\n{request}\n\nAnalysis:\n{analysis}\n\nReview to apply:\n{review}";
+/// The analysis/review context handed to phase 3.
+pub const EXECUTION_INPUT: &str = "Analysis:\n{analysis}\n\nReview to apply:\n{review}";

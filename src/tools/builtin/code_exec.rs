@@ -24,15 +24,15 @@ impl Tool for CodeExecTool {
     }
 
     fn description(&self) -> &str {
-        "Run Python 3 code and get its exit code, stdout and stderr. print() what you want to see. Each call is a fresh process; files written to the current directory persist for this session. Limited memory, CPU time and run time; no stdin."
+        "Run Python 3 code in a fresh process; returns exit code, stdout, stderr. print() results."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "code": {"type": "string", "description": "the Python source to run"},
-                "timeout_secs": {"type": "integer", "description": "seconds before the process is killed (at most the configured limit)"}
+                "code": {"type": "string"},
+                "timeout_secs": {"type": "integer"}
             },
             "required": ["code"]
         })

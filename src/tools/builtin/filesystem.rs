@@ -159,7 +159,7 @@ impl Tool for FilesystemTool {
     }
 
     fn description(&self) -> &str {
-        "Work with local files. action=read (a text file; 'offset'/'limit' in lines for big files), write (replace or create a file with 'content'), append ('content' at the end), list (a directory; recursive=true to descend), mkdir, delete (recursive=true for a non-empty directory), stat (type, size, permissions, time). Relative paths are relative to the working directory; only the configured roots are accessible."
+        "Read, write, append, list, mkdir, delete or stat local files. offset/limit are lines for read."
     }
 
     fn parameters(&self) -> Value {
@@ -167,12 +167,12 @@ impl Tool for FilesystemTool {
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ACTIONS},
-                "path": {"type": "string", "description": "file or directory (absolute, ~/…, or relative to the working directory)"},
-                "content": {"type": "string", "description": "text for write/append"},
-                "offset": {"type": "integer", "description": "read: first line to show (1-based, default 1)"},
-                "limit": {"type": "integer", "description": "read: most lines (default 2000); list: most entries (default 500)"},
-                "recursive": {"type": "boolean", "description": "list: descend into subdirectories; delete: remove a directory with its contents"},
-                "depth": {"type": "integer", "description": "list with recursive=true: how many levels (default 3)"}
+                "path": {"type": "string"},
+                "content": {"type": "string"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+                "recursive": {"type": "boolean"},
+                "depth": {"type": "integer"}
             },
             "required": ["action", "path"]
         })

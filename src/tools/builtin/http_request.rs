@@ -42,18 +42,18 @@ impl Tool for HttpRequestTool {
     }
 
     fn description(&self) -> &str {
-        "Send an HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD) and get the status, response headers and body. Use for APIs; to read a web page as text use web_view instead. 'body' may be a string or a JSON value (sent as application/json)."
+        "Send an HTTP request to an API; returns status, headers, body. For web pages use web_view."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "url": {"type": "string", "description": "full http(s) URL"},
-                "method": {"type": "string", "enum": METHODS, "description": "default GET"},
-                "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "request headers, e.g. {\"Authorization\": \"Bearer …\"}"},
-                "body": {"description": "request body: a string, or any JSON value (sent as JSON)"},
-                "timeout_secs": {"type": "integer", "description": "seconds to wait (at most the configured limit)"}
+                "url": {"type": "string"},
+                "method": {"type": "string", "enum": METHODS},
+                "headers": {"type": "object"},
+                "body": {"description": "string, or JSON sent as application/json"},
+                "timeout_secs": {"type": "integer"}
             },
             "required": ["url"]
         })

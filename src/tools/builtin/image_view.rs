@@ -52,15 +52,15 @@ impl Tool for ImageViewTool {
     }
 
     fn description(&self) -> &str {
-        "Look at an image: give a local 'path' or a 'url' (PNG, JPEG, GIF or WebP). The image is added to your context so you can see it on your next step."
+        "Look at an image file or URL (PNG, JPEG, GIF, WebP); you see it on your next step."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "image file (absolute or relative to the working directory)"},
-                "url": {"type": "string", "description": "http(s) URL of an image"}
+                "path": {"type": "string"},
+                "url": {"type": "string"}
             }
         })
     }

@@ -13,7 +13,7 @@ impl Tool for ListToolsTool {
     }
 
     fn description(&self) -> &str {
-        "List the tools you can use right now, with a description of each. Use tool_manual for the full manual of one tool."
+        "List the tools you can use now, one line each."
     }
 
     fn parameters(&self) -> Value {

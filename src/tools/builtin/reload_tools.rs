@@ -51,7 +51,7 @@ impl Tool for ReloadToolsTool {
     }
 
     fn description(&self) -> &str {
-        "Re-read the user tools directory (manifests and scripts) without restarting, and list what loaded and what was skipped and why."
+        "Reload user tools from disk; lists what loaded and what failed."
     }
 
     fn parameters(&self) -> Value {

@@ -74,7 +74,7 @@ impl Tool for ScratchpadTool {
     }
 
     fn description(&self) -> &str {
-        "Working notes for the current task, kept in named sections (e.g. findings, errors, plan). action=write replaces a section, append adds to it, read shows one section (or all when 'section' is omitted), clear empties one section (or all)."
+        "Working notes in named sections: write, append, read or clear a section (all when omitted)."
     }
 
     fn parameters(&self) -> Value {
@@ -82,7 +82,7 @@ impl Tool for ScratchpadTool {
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["write", "append", "read", "clear"]},
-                "section": {"type": "string", "description": "section name, default 'notes'"},
+                "section": {"type": "string"},
                 "content": {"type": "string"}
             },
             "required": ["action"]

@@ -163,16 +163,16 @@ impl Tool for SshExecTool {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command on a configured remote host over SSH and get its exit code, stdout and stderr. 'host' is a NAME from the SSH hosts file, not an address. Connections are reused within the session."
+        "Run a command on a configured remote host (by its name in the hosts file) over SSH."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "host": {"type": "string", "description": "name of a configured host"},
-                "command": {"type": "string", "description": "command line to run on the remote host"},
-                "timeout_secs": {"type": "integer", "description": "seconds before the local ssh is killed (at most the configured limit)"}
+                "host": {"type": "string"},
+                "command": {"type": "string"},
+                "timeout_secs": {"type": "integer"}
             },
             "required": ["host", "command"]
         })

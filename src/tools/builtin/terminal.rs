@@ -22,16 +22,16 @@ impl Tool for TerminalTool {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command (sh -c) and get its exit code, stdout and stderr. Runs in the working directory unless 'cwd' is given; stdin is empty, so interactive programs will not work. Use for builds, tests, git, searching files. Commands are limited by the configured allow-list and a timeout; long output is cut in the middle."
+        "Run a shell command (sh -c, no stdin); returns exit code, stdout, stderr."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "the command line, e.g. \"cargo test 2>&1 | tail -20\""},
-                "cwd": {"type": "string", "description": "directory to run in (absolute, or relative to the working directory)"},
-                "timeout_secs": {"type": "integer", "description": "seconds before the command is killed (at most the configured limit)"}
+                "command": {"type": "string"},
+                "cwd": {"type": "string"},
+                "timeout_secs": {"type": "integer"}
             },
             "required": ["command"]
         })

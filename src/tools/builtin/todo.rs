@@ -163,7 +163,7 @@ impl Tool for TodoTool {
     }
 
     fn description(&self) -> &str {
-        "Per-session task checklist for multi-step work. action=set replaces the list with 'items'; action=add appends 'items'; action=update sets the 'status' (pending, in_progress, done, failed, skipped) of item 'id', optionally with a 'validation' note saying how you checked the result; action=read shows the list."
+        "Task checklist: set or add 'items'; update item 'id' to a 'status' with 'validation' evidence; read."
     }
 
     fn parameters(&self) -> Value {
@@ -171,10 +171,10 @@ impl Tool for TodoTool {
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["set", "add", "update", "read"]},
-                "items": {"type": "array", "items": {"type": "string"}, "description": "task texts for set/add"},
-                "id": {"type": "integer", "description": "item number for update"},
+                "items": {"type": "array", "items": {"type": "string"}},
+                "id": {"type": "integer"},
                 "status": {"type": "string", "enum": STATUSES},
-                "validation": {"type": "string", "description": "evidence that a step is really done (required for done when step validation is on)"}
+                "validation": {"type": "string", "description": "how you checked the step is done"}
             },
             "required": ["action"]
         })

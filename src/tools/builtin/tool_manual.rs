@@ -76,14 +76,14 @@ impl Tool for ToolManualTool {
     }
 
     fn description(&self) -> &str {
-        "Read the full manual of a tool: what it does, every parameter, examples and limits. Call it before using a tool you have not used yet."
+        "Read a tool's full manual: parameters, examples, limits."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "name": {"type": "string", "description": "the tool's name, e.g. \"terminal\""}
+                "name": {"type": "string"}
             },
             "required": ["name"]
         })

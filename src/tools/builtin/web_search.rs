@@ -141,15 +141,15 @@ impl Tool for WebSearchTool {
     }
 
     fn description(&self) -> &str {
-        "Search the web. Returns a numbered list of results with title, URL and snippet. Read a result with web_view."
+        "Search the web; returns titles, URLs and snippets."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "what to search for"},
-                "max_results": {"type": "integer", "description": "how many results (1-20, default 8)"}
+                "query": {"type": "string"},
+                "max_results": {"type": "integer"}
             },
             "required": ["query"]
         })

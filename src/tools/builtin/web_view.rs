@@ -54,16 +54,16 @@ impl Tool for WebViewTool {
     }
 
     fn description(&self) -> &str {
-        "Fetch a web page and read it as plain text (HTML converted, links listed at the end), with its title. JSON and text files are returned as-is; images and other binary files are only described. Long pages are cut; use 'offset' to read further."
+        "Read a web page as plain text; long pages continue from 'offset'."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "url": {"type": "string", "description": "full http(s) URL"},
-                "offset": {"type": "integer", "description": "byte offset in the rendered text to start from (for long pages)"},
-                "max_chars": {"type": "integer", "description": "most bytes of text to return (default and maximum: the configured output limit)"}
+                "url": {"type": "string"},
+                "offset": {"type": "integer"},
+                "max_chars": {"type": "integer"}
             },
             "required": ["url"]
         })

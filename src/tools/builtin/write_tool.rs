@@ -34,18 +34,18 @@ impl Tool for WriteToolTool {
     }
 
     fn description(&self) -> &str {
-        "Create or replace a user tool: a script that reads its arguments as JSON on stdin and prints its result on stdout (exit non-zero on failure). Read tool_manual('write_tool') first. The tool is enabled for every profile and available from the next message."
+        "Create or replace a user tool (script: JSON args on stdin, result on stdout). Read tool_manual('write_tool') first."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "name": {"type": "string", "description": "snake_case tool name"},
-                "description": {"type": "string", "description": "what it does and when to use it"},
-                "parameters": {"type": "object", "description": "JSON schema of the arguments (type object)"},
-                "script": {"type": "string", "description": "the program's source"},
-                "interpreter": {"type": "string", "enum": ["python3", "bash", "sh", "node"], "description": "default python3"},
+                "name": {"type": "string"},
+                "description": {"type": "string"},
+                "parameters": {"type": "object", "description": "JSON schema of the arguments"},
+                "script": {"type": "string"},
+                "interpreter": {"type": "string", "enum": ["python3", "bash", "sh", "node"]},
                 "timeout_secs": {"type": "integer"}
             },
             "required": ["name", "description", "script"]

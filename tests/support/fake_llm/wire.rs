@@ -158,7 +158,8 @@ fn render_ollama(model: &str, reply: &Reply) -> Wire {
         }
     }
     let mut done = json!({"model": model, "created_at": "2025-01-01T00:00:01.000000Z",
-        "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
+        "message": {"role": "assistant", "content": ""}, "done": true,
+        "done_reason": reply.finish_reason.as_deref().unwrap_or("stop"),
         "total_duration": 1_000_000, "load_duration": 1000});
     if let Some((p, c)) = reply.usage {
         done["prompt_eval_count"] = json!(p);
@@ -219,7 +220,11 @@ fn render_openai(model: &str, reply: &Reply, include_usage: bool) -> Wire {
             }
         }
     }
-    let finish = if calls > 0 { "tool_calls" } else { "stop" };
+    let finish = match &reply.finish_reason {
+        Some(r) => r.as_str(),
+        None if calls > 0 => "tool_calls",
+        None => "stop",
+    };
     let mut tail = vec![chunk(json!({}), json!(finish))];
     if let (true, Some((p, c))) = (include_usage, reply.usage) {
         tail.push(sse(

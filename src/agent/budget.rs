@@ -1,0 +1,123 @@
+//! What the fixed part of every request costs: persona, profile prompt and
+//! tool schemas, in the same estimated tokens the agent uses for its window
+//! checks (`tokens::estimate`, `tokens::estimate_tools`). `navi context` and
+//! `/context` print this breakdown; a test holds every shipped profile under
+//! its budget.
+use super::context::{PERSONA_SEPARATOR, profile_roster, system_prompt};
+use super::tokens::{FRAMING_CHARS_PER_MESSAGE, estimate_tools};
+use crate::llm::ToolSchema;
+use crate::profile::Profile;
+use crate::tools::ToolRegistry;
+use serde::Serialize;
+
+/// Target for the default profile's base request (fits a 4,096-token window
+/// with room for the conversation and the answer).
+pub const DEFAULT_PROFILE_BUDGET: u64 = 2_000;
+/// No shipped profile may cost more than this.
+pub const PROFILE_BUDGET: u64 = 3_000;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCost {
+    pub name: String,
+    pub tokens: u64,
+}
+
+/// Estimated tokens of the fixed part of a profile's requests.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BaseCost {
+    pub profile: String,
+    pub persona: u64,
+    pub profile_prompt: u64,
+    /// The list of the other profiles at the end of the system prompt.
+    pub roster: u64,
+    pub tools: Vec<ToolCost>,
+    /// System message (with framing) plus every tool schema.
+    pub total: u64,
+}
+
+fn text_tokens(s: &str) -> u64 {
+    (s.len() / 4) as u64
+}
+
+/// The base cost of `profile` with the tools `names` (as the main loop sends them).
+pub fn base_cost(
+    persona: &str,
+    profile: &Profile,
+    registry: &ToolRegistry,
+    names: &[String],
+    roster: Option<&str>,
+) -> BaseCost {
+    let schemas: Vec<ToolSchema> = registry.schemas_for(names);
+    let mut system = system_prompt(persona, profile, false);
+    if let Some(r) = roster {
+        system.push_str("\n\n");
+        system.push_str(r);
+    }
+    let tools: Vec<ToolCost> = schemas
+        .iter()
+        .map(|s| ToolCost {
+            name: s.name.clone(),
+            tokens: estimate_tools(std::slice::from_ref(s)),
+        })
+        .collect();
+    let system_tokens = ((system.len() + FRAMING_CHARS_PER_MESSAGE) / 4) as u64;
+    let persona_tokens = if persona.trim().is_empty() {
+        0
+    } else {
+        text_tokens(persona.trim()) + text_tokens(PERSONA_SEPARATOR)
+    };
+    BaseCost {
+        profile: profile.id.clone(),
+        persona: persona_tokens,
+        profile_prompt: text_tokens(&profile.system_prompt),
+        roster: roster.map(text_tokens).unwrap_or(0),
+        total: system_tokens + estimate_tools(&schemas),
+        tools,
+    }
+}
+
+/// The breakdown as the lines `navi context` and `/context` print.
+pub fn render(cost: &BaseCost) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "profile {} — base request ≈ {} tokens (estimated, ~4 characters per token)",
+            cost.profile, cost.total
+        ),
+        format!("  persona          {:>6}", cost.persona),
+        format!("  profile prompt   {:>6}", cost.profile_prompt),
+        format!("  other profiles   {:>6}", cost.roster),
+    ];
+    let tools_total: u64 = cost.tools.iter().map(|t| t.tokens).sum();
+    out.push(format!(
+        "  tools ({:>2})       {:>6}",
+        cost.tools.len(),
+        tools_total
+    ));
+    for t in &cost.tools {
+        out.push(format!("    {:<18} {:>6}", t.name, t.tokens));
+    }
+    out
+}
+
+impl super::Agent {
+    /// The base cost of a profile as the main loop would send it: its
+    /// enabled tools plus the user tools enabled for every profile.
+    pub fn base_cost(&self, profile_id: &str) -> Result<BaseCost, super::AgentError> {
+        let profile = self.profile(profile_id)?;
+        let registry = self.tools.read().map(|r| r.clone()).unwrap_or_default();
+        let mut names = profile.enabled_tools.clone();
+        for n in registry.enabled_user() {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        let roster = profile_roster(&self.profiles, &profile.id);
+        Ok(base_cost(
+            self.persona(),
+            profile,
+            &registry,
+            &names,
+            roster.as_deref(),
+        ))
+    }
+}

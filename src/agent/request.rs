@@ -1,0 +1,95 @@
+//! What one model call sends, built in one place so every call of a turn —
+//! planner calls, the tool loop, the iteration-cap summary — shares the same
+//! byte-stable prefix (system prompt, tools, history) and only differs at the
+//! end. Local servers reuse their KV cache only for a shared prefix.
+//!
+//! Invariants:
+//! - The system prompt has no timestamps or counters; per-call notes go at
+//!   the end (`context::build_messages`).
+//! - Nothing is sent that is known not to fit the window: `check_room`
+//!   refuses it with the numbers and the fix.
+//! - Ollama gets `num_ctx` = the window the agent plans with, so the server
+//!   never truncates silently at its own default.
+use super::AgentError;
+use super::context::build_messages;
+use super::tokens::{estimate, estimate_request, estimate_tools};
+use super::turn::Run;
+use crate::config::{BackendKind, ThinkSetting};
+use crate::llm::{ChatMessage, ChatRequest};
+
+impl Run<'_> {
+    /// The messages of a call: system prompt, history, then `notes` at the end.
+    pub(super) fn messages(&self, notes: &[String]) -> Vec<ChatMessage> {
+        build_messages(&self.system(), self.memory.as_deref(), &self.conv.context, notes)
+    }
+
+    /// The request for a call of this turn.
+    pub(super) fn request(&self, messages: Vec<ChatMessage>, with_tools: bool) -> ChatRequest {
+        let mut req = ChatRequest::new(&self.model, messages);
+        if with_tools {
+            let reg = self
+                .agent
+                .tools
+                .read()
+                .map(|r| r.clone())
+                .unwrap_or_default();
+            req.tools = reg.schemas_for(&self.tool_names());
+        }
+        req.temperature = Some(self.profile.temperature);
+        req.think = Some(if self.profile.think_enabled {
+            self.agent.config.llm.think.clone()
+        } else {
+            ThinkSetting::Bool(false)
+        });
+        req.num_ctx = Some(self.ollama_num_ctx());
+        req.keep_alive = Some(self.agent.config.llm.keep_alive.clone());
+        let cap = self.agent.config.llm.max_tokens;
+        req.max_tokens = (cap > 0).then_some(cap);
+        req.cache_key = Some(self.state_session());
+        req
+    }
+
+    /// `num_ctx` for Ollama: the window the agent plans with (the model's
+    /// length capped by `[llm].num_ctx`), else the configured value.
+    fn ollama_num_ctx(&self) -> u32 {
+        let cfg = self.agent.config.llm.num_ctx;
+        if self.backend.kind() == BackendKind::Ollama && self.tracker.window > 0 {
+            u32::try_from(self.tracker.window).unwrap_or(cfg).min(cfg)
+        } else {
+            cfg
+        }
+    }
+
+    /// Refuses a call that cannot fit: a request larger than the window
+    /// (with the numbers and the fix), or a conversation over the hard limit
+    /// (compaction can help there).
+    pub(super) fn check_room(&self, req: &ChatRequest) -> Result<(), AgentError> {
+        let window = self.tracker.window;
+        if window == 0 {
+            return Ok(());
+        }
+        let used = estimate_request(&req.messages, &req.tools);
+        let base =
+            estimate(&req.messages[..req.messages.len().min(1)]) + estimate_tools(&req.tools);
+        let newest = estimate(&req.messages[req.messages.len().saturating_sub(1)..]);
+        let history_helps = self.conv.context.len() > 1 && base + newest < window;
+        if used >= window && !history_helps {
+            return Err(AgentError::PromptTooLarge {
+                needed: used,
+                base,
+                window,
+                model: self.model.clone(),
+                profile: self.profile.id.clone(),
+            });
+        }
+        let limit = self.agent.config.context.hard_limit;
+        if used as f64 > window as f64 * limit && self.conv.context.len() > 1 {
+            return Err(AgentError::ContextFull {
+                used,
+                window,
+                limit: (limit * 100.0) as u32,
+            });
+        }
+        Ok(())
+    }
+}
