@@ -139,6 +139,8 @@ pub struct ChatRequest {
     pub think: Option<ThinkSetting>,
     pub num_ctx: Option<u32>,
     pub keep_alive: Option<String>,
+    /// Cap on generated tokens (`--max-tokens`); `None` = the server's default.
+    pub max_tokens: Option<u32>,
 }
 
 impl ChatRequest {
@@ -151,6 +153,7 @@ impl ChatRequest {
             think: None,
             num_ctx: None,
             keep_alive: None,
+            max_tokens: None,
         }
     }
 }

@@ -125,6 +125,9 @@ pub fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -> Value
     if let Some(t) = req.temperature {
         options.insert("temperature".into(), json!(t));
     }
+    if let Some(n) = req.max_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
     if !options.is_empty() {
         body.insert("options".into(), Value::Object(options));
     }

@@ -92,6 +92,9 @@ pub fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    if let Some(n) = req.max_tokens {
+        body.insert("max_tokens".into(), json!(n));
+    }
     Value::Object(body)
 }
 
