@@ -255,3 +255,61 @@ async fn stderr_redirected_keeps_the_prompt_on_the_terminal() {
         "reedline ran without a terminal on stderr"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdout_redirected_keeps_prompts_and_questions_on_the_terminal() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "terminal",
+        serde_json::json!({"command": "echo hi"}),
+    ));
+    fake.push(Reply::text("answer in the file"));
+    let home = Home::new(&fake.ollama_url());
+    let file = home.dir.path().join("answers.txt");
+    let mut c = std::process::Command::new("sh");
+    c.args([
+        "-c",
+        "exec \"$0\" --plain --profile tester >\"$1\"",
+        env!("CARGO_BIN_EXE_navi"),
+    ])
+    .arg(&file);
+    let mut pty = Pty::spawn(home.setup_for_test(c, "xterm-256color"));
+    pty.wait_for("navi[tester]> ");
+    pty.send("run it\r");
+    pty.wait_for("allow terminal:");
+    pty.send("n\r");
+    pty.wait_for("navi[tester]> ");
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains("answer in the file"), "{saved:?}");
+    assert!(
+        !saved.contains("navi["),
+        "the prompt went into the file: {saved:?}"
+    );
+    assert!(
+        !saved.contains("allow terminal"),
+        "the question went into the file: {saved:?}"
+    );
+    assert!(
+        !pty.text().contains("answer in the file"),
+        "the answer went to the terminal"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_is_on_disk_after_each_line() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("/help\r");
+    pty.wait_for("/session new");
+    pty.wait_prompt();
+    pty.send("/tools\r");
+    pty.wait_prompt();
+    pty.kill9();
+    let history = std::fs::read_to_string(home.data().join("history.txt")).unwrap_or_default();
+    assert!(history.contains("/help"), "{history:?}");
+    assert!(history.contains("/tools"), "{history:?}");
+}

@@ -66,6 +66,12 @@ impl Home {
         self.setup(c, term, &[])
     }
 
+    /// A caller-built command (e.g. through `sh` with redirections) with
+    /// the test environment.
+    pub fn setup_for_test(&self, c: Command, term: &str) -> Command {
+        self.setup(c, term, &[])
+    }
+
     fn setup(&self, mut c: Command, term: &str, extra: &[(&str, &str)]) -> Command {
         c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -177,6 +183,14 @@ impl Pty {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Kills navi with SIGKILL (like a dropped SSH connection: no clean-up).
+    pub fn kill9(&mut self) {
+        self.s
+            .get_process_mut()
+            .kill(expectrl::process::unix::Signal::SIGKILL)
+            .unwrap();
     }
 
     pub fn text(&self) -> String {

@@ -119,6 +119,15 @@ pub struct SlashCompleter {
 impl SlashCompleter {
     pub fn suggestions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let upto = line.get(..pos).unwrap_or(line);
+        let start = upto.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
+        let word = &upto[start..];
+        // `@path` anywhere, or the paths after `/attach`.
+        if let Some(partial) = word.strip_prefix('@') {
+            return path_suggestions(partial, start + 1, upto.len());
+        }
+        if upto.starts_with("/attach ") {
+            return path_suggestions(word, start, upto.len());
+        }
         if !upto.starts_with('/') || upto.contains('\n') {
             return Vec::new();
         }
@@ -141,6 +150,45 @@ impl SlashCompleter {
             })
             .collect()
     }
+}
+
+/// Files and directories whose path starts with `partial` (directories
+/// end in `/`), replacing `from..to` of the line.
+fn path_suggestions(partial: &str, from: usize, to: usize) -> Vec<Suggestion> {
+    let (dir, prefix) = match partial.rfind('/') {
+        Some(i) => (&partial[..=i], &partial[i + 1..]),
+        None => ("", partial),
+    };
+    let base = if dir.is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        super::attach::expand(dir)
+    };
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                return None;
+            }
+            let slash = if e.path().is_dir() { "/" } else { "" };
+            Some(format!("{dir}{name}{slash}"))
+        })
+        .collect();
+    names.sort();
+    names.truncate(100);
+    names
+        .into_iter()
+        .map(|value| Suggestion {
+            value,
+            span: Span::new(from, to),
+            append_whitespace: false,
+            ..Suggestion::default()
+        })
+        .collect()
 }
 
 impl Completer for SlashCompleter {
@@ -228,6 +276,11 @@ impl Editor {
                         Ok(_) => Reply::Interrupted,
                         Err(_) => Reply::Eof,
                     };
+                    // Write the history now: a dropped SSH connection
+                    // never reaches `shutdown`.
+                    if matches!(req.which, Which::Main) && matches!(reply, Reply::Line(_)) {
+                        let _ = main.sync_history();
+                    }
                     let _ = req.reply.send(reply);
                 }
             })

@@ -10,6 +10,7 @@
 //!   with TERM=dumb) reedline is never started.
 //! - Start-up does no network I/O and loads no syntax definitions.
 //! - Exit code 0 on /quit or end of input; 130 when Ctrl-C ends a piped run.
+mod attach;
 mod editor;
 mod input;
 mod slash;
@@ -17,7 +18,8 @@ mod turn;
 
 use super::commands::UiState;
 use super::lines::{
-    CodeStyle, LineOptions, LineRenderer, Palette, Piece, ThinkingView, code_style_for, style,
+    CodeStyle, LineOptions, LineRenderer, Palette, Piece, Stream, ThinkingView, code_style_for,
+    style,
 };
 use crate::app::{App, AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, build_app};
@@ -63,6 +65,10 @@ struct Plain {
     input: Input,
     sig: Interrupts,
     term: Term,
+    /// A turn ended in an error (piped input then exits 1).
+    failed: bool,
+    /// Files queued with `/attach` for the next message.
+    pending: Vec<crate::attach::Attachment>,
 }
 
 pub async fn run(
@@ -119,6 +125,8 @@ pub async fn run(
         input,
         sig,
         term,
+        failed: false,
+        pending: Vec::new(),
     };
     plain.greet();
     let code = plain.repl().await;
@@ -145,19 +153,38 @@ impl Plain {
         self.r.palette()
     }
 
+    /// Answers (and command output) to stdout; progress, status and errors
+    /// too when stdout is the terminal, else to stderr, so a redirected or
+    /// piped stdout holds only what was asked for.
     fn emit(&self, pieces: Vec<Piece>) {
         let mut out = std::io::stdout().lock();
+        let mut err = std::io::stderr().lock();
         for p in pieces {
-            let _ = out.write_all(p.text.as_bytes());
+            if p.stream == Stream::Info && !self.term.stdout_tty {
+                let _ = out.flush();
+                let _ = err.write_all(p.text.as_bytes());
+                let _ = err.flush();
+            } else {
+                let _ = out.write_all(p.text.as_bytes());
+            }
         }
         let _ = out.flush();
     }
 
-    /// Prints a line (closing any open one first).
+    /// Prints a line of command output (closing any open line first).
     fn say(&mut self, line: &str) {
+        self.line(Stream::Answer, line);
+    }
+
+    /// Prints a progress, status or error line.
+    fn note(&mut self, line: &str) {
+        self.line(Stream::Info, line);
+    }
+
+    fn line(&mut self, stream: Stream, line: &str) {
         let mut pieces = self.r.close();
         pieces.push(Piece {
-            stream: super::lines::Stream::Info,
+            stream,
             text: format!("{line}\n"),
         });
         self.emit(pieces);
@@ -207,7 +234,7 @@ impl Plain {
             self.st.session.profile_id
         );
         let line = self.pal().dim(&line);
-        self.say(&line);
+        self.note(&line);
     }
 
     async fn repl(&mut self) -> u8 {
@@ -217,8 +244,9 @@ impl Plain {
                 Reply::Eof => {
                     if self.input.interactive() {
                         self.say("");
+                        return 0;
                     }
-                    return 0;
+                    return u8::from(self.failed);
                 }
                 Reply::Interrupted if !self.input.interactive() => return 130,
                 Reply::Interrupted => continue,
@@ -233,6 +261,11 @@ impl Plain {
                         if let Some(code) = self.turn(&msg).await {
                             return code;
                         }
+                    } else if let Some(rest) = t
+                        .strip_prefix("/attach")
+                        .filter(|r| r.is_empty() || r.starts_with(' '))
+                    {
+                        self.attach_cmd(rest);
                     } else if t.starts_with('/') {
                         if self.slash(t).await {
                             return 0;
