@@ -256,13 +256,16 @@ pub fn attach_bytes(
     })
 }
 
-/// Copies bytes into the session's files dir under a free name.
+/// Copies bytes into the session's files dir under a free name, after
+/// removing session dirs older than the TTL.
 pub fn store(
     policy: &FilesPolicy,
     session_id: &str,
     name: &str,
     bytes: &[u8],
 ) -> Result<PathBuf, AttachError> {
+    // Cleanup rides on use: no timer, nothing at start-up.
+    cleanup_stale(policy);
     let dir = policy.session_dir(session_id);
     let err = |source| AttachError::Store {
         name: name.to_string(),

@@ -101,4 +101,11 @@ fn cleanup_removes_only_stale_session_dirs() {
     p.ttl = Duration::from_secs(3600);
     store(&p, "new", "a.txt", b"x").unwrap();
     assert_eq!(cleanup_stale(&p), 0);
+    // Storing cleans up on the way: a stale dir goes, the fresh one stays.
+    store(&p, "stale", "b.txt", b"x").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    p.ttl = Duration::from_millis(10);
+    store(&p, "new", "c.txt", b"x").unwrap();
+    assert!(!p.session_dir("stale").exists());
+    assert!(p.session_dir("new").join("c.txt").is_file());
 }

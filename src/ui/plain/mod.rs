@@ -13,6 +13,7 @@
 mod attach;
 mod editor;
 mod input;
+mod lookup;
 mod slash;
 mod turn;
 
@@ -92,6 +93,11 @@ pub async fn run(
             color: term.color,
             profiles: app.profiles.ids(),
             themes,
+            source: Some(std::sync::Arc::new(lookup::Lookup::new(
+                app.store.clone(),
+                app.agent.clone(),
+                meta.profile_id.clone(),
+            ))),
         });
         if let Some(w) = &ed.history_warning {
             eprintln!("warning: {w}");
