@@ -185,6 +185,12 @@ impl Pty {
         }
     }
 
+    /// Turns the pty's echo on, as in a real terminal (the pty library
+    /// starts with it off).
+    pub fn echo_on(&mut self) {
+        self.s.get_process_mut().set_echo(true, None).unwrap();
+    }
+
     /// Kills navi with SIGKILL (like a dropped SSH connection: no clean-up).
     pub fn kill9(&mut self) {
         self.s

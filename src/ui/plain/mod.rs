@@ -12,6 +12,7 @@
 //! - Exit code 0 on /quit or end of input; 130 when Ctrl-C ends a piped run.
 mod attach;
 mod editor;
+mod hold;
 mod input;
 mod lookup;
 mod slash;

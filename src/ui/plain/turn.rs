@@ -43,6 +43,10 @@ impl Plain {
             return None;
         };
         let mut h = self.app.start_turn_message(&self.st.session.id, message);
+        // Typed-ahead text is held (not echoed into the answer) while the
+        // editor owns the terminal between turns.
+        let _echo =
+            matches!(self.input, super::input::Input::Editor(_)).then(super::hold::EchoOff::start);
         let mut presses = 0u32;
         let mut quit = None;
         loop {
