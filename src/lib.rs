@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod attach;
 pub mod cli;
 pub mod config;
 pub mod embedded;

@@ -403,3 +403,95 @@ async fn navi_run_on_a_tty_ignores_typed_ahead_answers_and_ctrl_c_stops_the_turn
         .unwrap();
     assert!(last.contains("cancelled"), "{last}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdout_redirected_keeps_prompts_and_questions_on_the_terminal() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "terminal",
+        serde_json::json!({"command": "echo hi"}),
+    ));
+    fake.push(Reply::text("answer in the file"));
+    let home = Home::new(&fake.ollama_url());
+    let file = home.dir.path().join("answers.txt");
+    let mut c = std::process::Command::new("sh");
+    c.args([
+        "-c",
+        "exec \"$0\" --plain --profile tester >\"$1\"",
+        env!("CARGO_BIN_EXE_navi"),
+    ])
+    .arg(&file);
+    let mut pty = Pty::spawn(home.setup_for_test(c, "xterm-256color"));
+    pty.wait_for("navi[tester]> ");
+    pty.send("run it\r");
+    pty.wait_for("allow terminal:");
+    pty.send("n\r");
+    pty.wait_for("navi[tester]> ");
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains("answer in the file"), "{saved:?}");
+    assert!(
+        !saved.contains("navi["),
+        "the prompt went into the file: {saved:?}"
+    );
+    assert!(
+        !saved.contains("allow terminal"),
+        "the question went into the file: {saved:?}"
+    );
+    assert!(
+        !pty.text().contains("answer in the file"),
+        "the answer went to the terminal"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_is_on_disk_after_each_line() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("/help\r");
+    pty.wait_for("/session new");
+    pty.wait_prompt();
+    pty.send("/tools\r");
+    pty.wait_prompt();
+    pty.kill9();
+    let history = std::fs::read_to_string(home.data().join("history.txt")).unwrap_or_default();
+    assert!(history.contains("/help"), "{history:?}");
+    assert!(history.contains("/tools"), "{history:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_typed_during_a_turn_is_held_for_the_next_prompt() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("one two three four five six seven eight END").with_delay(150));
+    fake.push(Reply::text("got it"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.echo_on();
+    pty.wait_prompt();
+    pty.send("first\r");
+    pty.wait_for("one two");
+    pty.send("typed ahead");
+    pty.wait_for("END");
+    let before_prompt = pty.text();
+    pty.wait_prompt();
+    let answer_part = &before_prompt[before_prompt.find("one two").unwrap()..];
+    assert!(
+        !answer_part.contains("typed ahead"),
+        "typing was echoed into the answer: {answer_part:?}"
+    );
+    // The held text is in the next prompt: Enter sends it.
+    pty.wait_for("typed ahead");
+    pty.send("\r");
+    pty.wait_for("got it");
+    pty.wait_prompt();
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+    let reqs = fake.chat_requests();
+    assert_eq!(
+        contents(&reqs[1]).last().map(String::as_str),
+        Some("typed ahead")
+    );
+}

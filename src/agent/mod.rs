@@ -19,6 +19,7 @@ mod request;
 mod stream;
 pub mod tokens;
 mod turn;
+pub mod tweaks;
 
 use crate::config::{BackendKind, Config};
 use crate::llm::guard::GuardConfig;
@@ -108,6 +109,7 @@ pub struct Agent {
     guard: GuardConfig,
     /// Long-term memory, when enabled (set once by the composition root).
     memory: std::sync::OnceLock<Arc<crate::memory::MemoryStore>>,
+    tweaks: RwLock<tweaks::TurnTweaks>,
 }
 
 impl Agent {
@@ -131,6 +133,7 @@ impl Agent {
             selections: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
             memory: std::sync::OnceLock::new(),
+            tweaks: RwLock::new(tweaks::TurnTweaks::default()),
         }
     }
 
@@ -168,6 +171,17 @@ impl Agent {
 
     pub fn model_override(&self) -> Option<String> {
         self.model_override.read().ok().and_then(|m| m.clone())
+    }
+
+    /// Sets the adjustments every following persistent turn runs with.
+    pub fn set_turn_tweaks(&self, t: tweaks::TurnTweaks) {
+        if let Ok(mut w) = self.tweaks.write() {
+            *w = t;
+        }
+    }
+
+    pub fn turn_tweaks(&self) -> tweaks::TurnTweaks {
+        self.tweaks.read().map(|t| t.clone()).unwrap_or_default()
     }
 
     pub fn persona(&self) -> &str {
@@ -285,6 +299,19 @@ impl Agent {
         &self,
         session_id: &str,
         user_message: &str,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        let msg = crate::llm::ChatMessage::user(user_message);
+        turn::run_persistent(self, session_id, msg, sink, cancel).await
+    }
+
+    /// Like [`Agent::run_stream`] with a prepared user message (attachments:
+    /// inline files and images).
+    pub async fn run_stream_message(
+        &self,
+        session_id: &str,
+        user_message: crate::llm::ChatMessage,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {

@@ -45,6 +45,12 @@ impl Run<'_> {
         req.keep_alive = Some(self.agent.config.llm.keep_alive.clone());
         let cap = self.agent.config.llm.max_tokens;
         req.max_tokens = (cap > 0).then_some(cap);
+        if !self.is_subagent() {
+            // `navi run --max-tokens N` overrides the configured cap.
+            if let Some(n) = self.agent.turn_tweaks().max_tokens {
+                req.max_tokens = Some(n);
+            }
+        }
         req.cache_key = Some(self.state_session());
         req
     }

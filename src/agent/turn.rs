@@ -45,7 +45,7 @@ pub(super) struct CallResult {
 pub(super) async fn run_persistent(
     agent: &Agent,
     session_id: &str,
-    user_message: &str,
+    user_message: ChatMessage,
     sink: &EventSink,
     cancel: &CancellationToken,
 ) -> Result<TurnOutcome, AgentError> {
@@ -62,9 +62,11 @@ pub(super) async fn run_persistent(
     })
     .await;
     let mut conv = Conversation::persistent(agent.store.clone(), session_id, session.context);
-    conv.push(ChatMessage::user(user_message), MessageKind::Message, None)?;
+    conv.push(user_message, MessageKind::Message, None)?;
     let result = async {
-        let profile = agent.profile(&session.meta.profile_id)?.clone();
+        let profile = agent
+            .turn_tweaks()
+            .apply(agent.profile(&session.meta.profile_id)?.clone());
         let mut run = Run::start(
             agent,
             profile,
@@ -192,6 +194,9 @@ impl<'a> Run<'a> {
         } else {
             self.profile.enabled_tools.clone()
         };
+        if !self.is_subagent() && self.agent.turn_tweaks().no_tools {
+            return Vec::new();
+        }
         if let Ok(reg) = self.agent.tools.read() {
             for n in reg.enabled_user() {
                 if !names.contains(&n) {

@@ -28,6 +28,9 @@ pub struct AppOptions {
     pub backend_forced: bool,
     /// Inject a backend instead of building one from config (tests, benches).
     pub backend: Option<Arc<dyn LlmBackend>>,
+    /// Keep sessions in memory only (`navi run --no-save`): nothing is
+    /// written to the database file.
+    pub ephemeral: bool,
 }
 
 pub struct App {
@@ -101,7 +104,11 @@ impl App {
     ) -> Result<App, AppError> {
         let config = Arc::new(config);
         let persona = load_persona(&config, &paths)?;
-        let store = Arc::new(SessionStore::open(&paths.db_path)?);
+        let store = Arc::new(if opts.ephemeral {
+            SessionStore::open_in_memory()?
+        } else {
+            SessionStore::open(&paths.db_path)?
+        });
         let profiles = Arc::new(ProfileRegistry::load(Some(
             &paths.config_dir.join("profiles"),
         )));
@@ -277,6 +284,25 @@ impl App {
                 Err(e) => tracing::warn!("memory: background extraction did not run: {e}"),
             }
         });
+    }
+
+    /// Starts a turn with a prepared user message (attachments).
+    pub fn start_turn_message(
+        &self,
+        session_id: &str,
+        message: crate::llm::ChatMessage,
+    ) -> RunHandle {
+        let (sink, events) = EventSink::channel(1024);
+        let cancel = CancellationToken::new();
+        let agent = self.agent.clone();
+        let (sid, c) = (session_id.to_string(), cancel.clone());
+        let task =
+            tokio::spawn(async move { agent.run_stream_message(&sid, message, &sink, &c).await });
+        RunHandle {
+            events,
+            cancel,
+            task,
+        }
     }
 
     /// Starts a turn on its own task. Stop it with `cancel`; never abort it.

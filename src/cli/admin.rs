@@ -6,7 +6,7 @@ use crate::session::{SessionStore, now_ms};
 
 fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
     let s = serde_json::to_string_pretty(v).map_err(Failure::runtime)?;
-    println!("{s}");
+    super::out::line(&s)?;
     Ok(0)
 }
 
@@ -41,25 +41,26 @@ pub async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
         );
         return Ok(0);
     }
-    print_models(&models);
+    print_models(&models)?;
     Ok(0)
 }
 
-fn print_models(models: &[ModelInfo]) {
+fn print_models(models: &[ModelInfo]) -> Result<(), Failure> {
     let w = models
         .iter()
         .map(|m| m.name.len())
         .max()
         .unwrap_or(4)
         .max(4);
-    println!("{:<w$}  CONTEXT", "NAME");
+    crate::outln!("{:<w$}  CONTEXT", "NAME")?;
     for m in models {
         let ctx = m
             .context_length
             .map(|c| c.to_string())
             .unwrap_or_else(|| "-".into());
-        println!("{:<w$}  {ctx}", m.name);
+        crate::outln!("{:<w$}  {ctx}", m.name)?;
     }
+    Ok(())
 }
 
 fn open_store(g: &GlobalArgs) -> Result<SessionStore, Failure> {
@@ -105,14 +106,14 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                     &s.title
                 };
                 let pin = if s.pinned { "*" } else { " " };
-                println!(
+                crate::outln!(
                     "{:>3} {pin} {}  {:<14} {:>4} msgs  {:>8}  {title}",
                     i + 1,
                     &s.id[..8.min(s.id.len())],
                     s.profile_id,
                     s.message_count,
                     ago(s.last_active)
-                );
+                )?;
             }
             Ok(0)
         }
@@ -127,7 +128,7 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                     &serde_json::json!({ "session": session.meta, "messages": session.display }),
                 );
             }
-            println!(
+            crate::outln!(
                 "# {} ({}, profile {})",
                 if meta.title.is_empty() {
                     "(untitled)"
@@ -136,7 +137,7 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                 },
                 meta.id,
                 meta.profile_id
-            );
+            )?;
             for m in &session.display {
                 let who = match (m.msg.role, m.kind) {
                     (_, crate::session::MessageKind::Plan) => "plan".to_string(),
@@ -146,12 +147,12 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                     }
                     (r, _) => r.as_str().to_string(),
                 };
-                println!("\n[{who}]");
+                crate::outln!("\n[{who}]")?;
                 if !m.msg.content.is_empty() {
-                    println!("{}", m.msg.content);
+                    crate::outln!("{}", m.msg.content)?;
                 }
                 for c in &m.msg.tool_calls {
-                    println!("→ {}({})", c.name, c.arguments);
+                    crate::outln!("→ {}({})", c.name, c.arguments)?;
                 }
             }
             Ok(0)
@@ -174,6 +175,7 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
             eprintln!("unpinned session {}", meta.id);
             Ok(0)
         }
+        SessionsCommand::Export { id, format } => super::extra::export(&store, &id, format),
         SessionsCommand::Rename { id, title } => {
             let meta = store.resolve(&id).map_err(store_err)?;
             store.rename(&meta.id, &title).map_err(store_err)?;
@@ -193,13 +195,13 @@ pub fn profiles(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
         }));
     }
     for p in list {
-        println!(
+        crate::outln!(
             "{:<15} {:<22} {}  [{}]",
             p.id,
             p.name,
             p.short_description,
             p.model.join(" → ")
-        );
+        )?;
     }
     Ok(0)
 }

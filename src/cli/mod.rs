@@ -7,8 +7,11 @@
 mod admin;
 mod memory;
 mod context;
+mod extra;
+pub mod out;
 
 pub use admin::ago;
+pub use extra::suggest as suggest_name;
 
 use crate::app::{App, AppOptions, SessionChoice};
 use crate::config::{self, BackendKind, LoadOptions};
@@ -29,14 +32,18 @@ pub struct Cli {
     #[arg(long)]
     pub plain: bool,
     /// Start a new session instead of opening the last one.
-    #[arg(long, conflicts_with = "session")]
+    #[arg(long, conflicts_with_all = ["session", "continue_last"])]
     pub new: bool,
     /// Open this session (id, id prefix, or list number).
-    #[arg(long, value_name = "ID")]
+    #[arg(short = 's', long, value_name = "ID")]
     pub session: Option<String>,
     /// Use this profile (for a new session, or switch the opened one).
-    #[arg(long, value_name = "ID")]
+    #[arg(short = 'p', long, value_name = "ID")]
     pub profile: Option<String>,
+    /// Continue the most recent session (the default on a terminal; with
+    /// piped input a new session is started unless this is given).
+    #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+    pub continue_last: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -47,7 +54,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_parser = ["ollama", "openai"])]
     pub backend: Option<String>,
     /// Model for this invocation (overrides config and profile).
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(short = 'm', long, global = true, value_name = "NAME")]
     pub model: Option<String>,
     /// Config file (instead of $NAVI_CONFIG or the platform config dir).
     #[arg(long, global = true, value_name = "FILE")]
@@ -81,6 +88,7 @@ pub enum Command {
     Memory {
         #[command(subcommand)]
         command: memory::MemoryCommand,
+    },
     /// Show what each profile's base request costs (persona, prompt, tools) in tokens.
     Context {
         /// Only this profile.
@@ -90,22 +98,83 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script (e.g. `source <(navi completions bash)`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout (e.g. `navi man > navi.1`).
+    Man,
+    /// Show where configuration lives, or check it.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Print the last answer of the latest (or the given) session.
+    Last {
+        /// Session id, id prefix, or list number (default: the latest).
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCommand {
+    /// Print the files and directories in use.
+    Path {
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the config file, profiles and user tools; exit 2 on errors.
+    Check,
+}
+
+/// How `navi sessions export` writes a session.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Md,
+    Json,
 }
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The message; `-` reads it from standard input.
+    /// The message; `-` reads it from standard input. Piped input given
+    /// together with a message is sent after it.
     #[arg(value_name = "MESSAGE")]
-    pub message: String,
+    pub message: Option<String>,
     /// Profile for a new session (or switch the continued one).
-    #[arg(long, value_name = "ID")]
+    #[arg(short = 'p', long, value_name = "ID")]
     pub profile: Option<String>,
     /// Continue this session (id, id prefix, or list number).
-    #[arg(long, value_name = "ID", conflicts_with = "continue_last")]
+    #[arg(short = 's', long, value_name = "ID", conflicts_with = "continue_last")]
     pub session: Option<String>,
     /// Continue the most recent session.
-    #[arg(long = "continue")]
+    #[arg(short = 'c', long = "continue")]
     pub continue_last: bool,
+    /// Attach a file (repeatable): text inline, images as image input,
+    /// other files stored as session files.
+    #[arg(short = 'f', long = "file", value_name = "PATH")]
+    pub files: Vec<PathBuf>,
+    /// Extra system text for this run (added to the profile's prompt).
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Sampling temperature for this run (overrides the profile).
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temperature: Option<f64>,
+    /// Cap on the tokens the model may generate per call.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+    /// Skip the planning phases.
+    #[arg(long)]
+    pub no_plan: bool,
+    /// Offer the model no tools.
+    #[arg(long)]
+    pub no_tools: bool,
+    /// Ephemeral run: nothing is written to the session database.
+    #[arg(long, conflicts_with_all = ["session", "continue_last"])]
+    pub no_save: bool,
     /// Print the event stream as JSON lines on stdout.
     #[arg(long)]
     pub json: bool,
@@ -126,32 +195,65 @@ pub struct RunArgs {
 pub enum SessionsCommand {
     /// List sessions (pinned first, then most recent).
     List {
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// Show a session's messages.
     Show {
+        /// Session id, id prefix, or list number.
         id: String,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Delete a session.
-    Delete { id: String },
+    Delete {
+        /// Session id, id prefix, or list number.
+        id: String,
+    },
     /// Pin a session to the top of the list.
-    Pin { id: String },
+    Pin {
+        /// Session id, id prefix, or list number.
+        id: String,
+    },
     /// Unpin a session.
-    Unpin { id: String },
+    Unpin {
+        /// Session id, id prefix, or list number.
+        id: String,
+    },
     /// Rename a session.
-    Rename { id: String, title: String },
+    Rename {
+        /// Session id, id prefix, or list number.
+        id: String,
+        /// The new title.
+        title: String,
+    },
+    /// Export a session's conversation (Markdown or JSON) on stdout.
+    Export {
+        /// Session id, id prefix, or list number.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 pub enum ProfilesCommand {
     /// List the loaded profiles (and any that failed to load).
     List {
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
+}
+
+fn parse_temperature(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if (0.0..=2.0).contains(&t) => Ok(t),
+        _ => Err(format!("expected a number from 0 to 2, got '{s}'")),
+    }
 }
 
 /// An error with its exit code.
@@ -171,6 +273,13 @@ impl Failure {
         Failure {
             code: 1,
             message: m.to_string(),
+        }
+    }
+    /// Ends the command with exit 0 and no message (stdout was closed).
+    pub fn quiet() -> Self {
+        Failure {
+            code: 0,
+            message: String::new(),
         }
     }
 }
@@ -227,6 +336,7 @@ pub fn build_app(
 }
 
 pub fn main() -> ExitCode {
+    out::quiet_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -257,7 +367,9 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("navi: {}", f.message);
+            if !f.message.is_empty() {
+                eprintln!("navi: {}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }
@@ -273,11 +385,19 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         }) => admin::profiles(&cli.global, json),
         Some(Command::Memory { command }) => memory::run(&cli.global, command).await,
         Some(Command::Context { profile, json }) => context::context(&cli.global, profile, json),
+        Some(Command::Completions { shell }) => extra::completions(shell),
+        Some(Command::Man) => extra::man(),
+        Some(Command::Config { command }) => extra::config(&cli.global, command),
+        Some(Command::Last { id }) => extra::last(&cli.global, id.as_deref()),
         None => {
-            let choice = match (&cli.session, cli.new) {
-                (Some(id), _) => SessionChoice::Id(id.clone()),
-                (None, true) => SessionChoice::New,
-                (None, false) => SessionChoice::Latest,
+            // Piped input is a script: it starts afresh unless told otherwise.
+            let piped = cli.plain && !std::io::IsTerminal::is_terminal(&std::io::stdin());
+            let choice = match (&cli.session, cli.new, cli.continue_last) {
+                (Some(id), _, _) => SessionChoice::Id(id.clone()),
+                (None, true, _) => SessionChoice::New,
+                (None, false, true) => SessionChoice::Latest,
+                (None, false, false) if piped => SessionChoice::New,
+                (None, false, false) => SessionChoice::Latest,
             };
             crate::ui::interactive(&cli.global, cli.plain, choice, cli.profile).await
         }

@@ -193,6 +193,9 @@ pub struct SessionFilesConfig {
     pub dir: String,
     pub max_size_mb: u64,
     pub ttl_hours: u64,
+    /// Text attachments and piped stdin up to this size go into the message;
+    /// larger ones are stored as session files with a preview.
+    pub inline_max_kb: u64,
 }
 
 impl Default for SessionFilesConfig {
@@ -201,6 +204,7 @@ impl Default for SessionFilesConfig {
             dir: "session_files".into(),
             max_size_mb: 200,
             ttl_hours: 24,
+            inline_max_kb: 64,
         }
     }
 }

@@ -61,16 +61,37 @@ pub enum LlmError {
         "{backend} stalled: nothing received for {secs}s mid-stream (LLM_STREAM_CHUNK_TIMEOUT)"
     )]
     ChunkTimeout { backend: String, secs: u64 },
-    #[error("none of the models {wanted:?} is available on {backend}; it has: {}", if available.is_empty() { "no models".to_string() } else { available.join(", ") })]
+    #[error("none of the models {wanted:?} is available on {backend}; it has: {}; pick one with --model NAME, /model NAME in a session, or [llm].default_model in the config", if available.is_empty() { "no models".to_string() } else { available.join(", ") })]
     NoModelAvailable {
         backend: String,
         wanted: Vec<String>,
         available: Vec<String>,
     },
+    /// The server answered, but not as the API would (an HTML page, a proxy
+    /// or another web server on that port). Never retried.
+    #[error(
+        "got HTTP {status} {content_type} from {url} — is this {}? Check the address: {hint}",
+        expected_server(backend)
+    )]
+    NotAnApi {
+        backend: String,
+        url: String,
+        status: u16,
+        content_type: String,
+        hint: String,
+    },
     #[error("operation cancelled by user")]
     Cancelled,
     #[error("invalid backend URL {url}: {reason}")]
     BadUrl { url: String, reason: String },
+}
+
+fn expected_server(backend: &str) -> &'static str {
+    if backend.starts_with("Ollama") || backend == "ollama" {
+        "an Ollama server"
+    } else {
+        "an OpenAI-compatible server"
+    }
 }
 
 /// What to do about a 401/403: Ollama itself has no API key (a proxy in front

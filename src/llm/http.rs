@@ -382,18 +382,40 @@ pub struct HttpFailure {
     pub status: u16,
     pub message: String,
     pub retry_after: Option<Duration>,
+    /// The response's media type (`text/html`), empty when not given.
+    pub content_type: String,
 }
 
 impl HttpFailure {
     pub async fn read(resp: reqwest::Response) -> HttpFailure {
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
-        let message = error_message(&read_capped(resp).await);
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let body = read_capped(resp).await;
+        let html = content_type == "text/html" || body.trim_start().starts_with('<');
+        let message = error_message(&body);
         HttpFailure {
             status,
             message,
             retry_after,
+            content_type: if html && content_type.is_empty() {
+                "text/html".into()
+            } else {
+                content_type
+            },
         }
+    }
+
+    /// A web page, not an API answer: the address points at the wrong server.
+    fn is_web_page(&self) -> bool {
+        self.content_type == "text/html"
     }
 
     fn mentions_missing_model(&self) -> bool {
@@ -406,6 +428,23 @@ impl HttpFailure {
     /// about, if any (turns a "model not found" 404 into `ModelNotFound`).
     pub fn into_error(self, t: &Target, model: Option<&str>) -> LlmError {
         let backend = t.name();
+        if self.is_web_page() && self.status != 429 {
+            return LlmError::NotAnApi {
+                backend,
+                url: t.base.clone(),
+                status: self.status,
+                content_type: self.content_type,
+                hint: match t.kind {
+                    BackendKind::Ollama => {
+                        "set OLLAMA_HOST or [llm].ollama_host to the Ollama server"
+                    }
+                    BackendKind::Openai => {
+                        "set OPENAI_BASE_URL or [llm].openai_base_url to the API's base URL"
+                    }
+                }
+                .into(),
+            };
+        }
         match self.status {
             401 | 403 => LlmError::Unauthorized {
                 backend,
@@ -510,10 +549,22 @@ mod tests {
             base: "http://h:1".into(),
         };
         let f = |status: u16, message: &str| HttpFailure {
+            content_type: String::new(),
             status,
             message: message.into(),
             retry_after: None,
         };
+        let mut page = f(501, "<html><body>Not Implemented</body></html>");
+        page.content_type = "text/html".into();
+        let e = page.into_error(&t, None);
+        assert!(matches!(e, LlmError::NotAnApi { .. }), "{e}");
+        assert!(!e.is_retryable());
+        let text = e.to_string();
+        assert!(
+            text.starts_with("got HTTP 501 text/html from http://h:1 — is this an Ollama server?"),
+            "{text}"
+        );
+        assert!(!text.contains("<html>"), "{text}");
         let e = f(404, "model \"m\" not found, try pulling it first").into_error(&t, Some("m"));
         assert!(e.to_string().contains("ollama pull m"), "{e}");
         assert!(matches!(

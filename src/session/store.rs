@@ -136,7 +136,7 @@ impl SessionStore {
         Ok(store)
     }
 
-    /// A private in-memory database, for unit tests.
+    /// A private in-memory database (unit tests, `navi run --no-save`).
     pub fn open_in_memory() -> Result<Self, StoreError> {
         let conn = Connection::open_in_memory()?;
         Self::init(conn, Path::new(":memory:"))

@@ -1,36 +1,78 @@
-//! `navi run`: one message, no interaction. Final text on stdout (streamed
-//! live when stdout is a terminal), progress on stderr; `--json` prints every
-//! event as one JSON line. SIGINT stops the turn cooperatively (exit 130, the
-//! session is saved); a second SIGINT exits at once. SIGTERM and SIGHUP stop
-//! it the same way, then exit 143 / 129. The session is opened as its one
-//! writer: busy in another navi → exit 1 naming its pid, or wait (`--wait`).
+//! `navi run`: one message, no interaction. Answer text on stdout, written
+//! as it arrives (Markdown-rendered only on a terminal), progress on stderr;
+//! `--json` prints every event as one JSON line. SIGINT stops the turn
+//! cooperatively (exit 130, the session is saved); a second SIGINT exits at
+//! once; SIGTERM and SIGHUP stop it the same way, then exit 143 / 129. The
+//! session is opened as its one writer: busy in another navi → exit 1 naming
+//! its pid, or wait (`--wait`). When the reader of stdout goes away the turn is stopped and navi
+//! exits 0 quietly.
+//!
+//! The message is the argument, stdin (`-` or no argument), or both: piped
+//! text after a message is attached to it (inline when small, a session file
+//! with a preview when large). `-f` files go through [`crate::attach`].
 use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_style_for, style};
 use super::signals::StopSignals;
 use crate::agent::events::AgentEvent;
-use crate::app::{AppError, AppOptions, SessionChoice};
+use crate::agent::tweaks::TurnTweaks;
+use crate::app::{App, AppError, AppOptions, SessionChoice};
+use crate::attach::{self, Attachment, FilesPolicy};
+use crate::cli::out::is_broken_pipe;
 use crate::cli::{Failure, GlobalArgs, RunArgs, build_app};
 use crate::session::{LockError, StoreError};
 use crate::tools::Decision;
 use std::io::{IsTerminal, Read, Write};
 
-async fn read_message(arg: &str) -> Result<String, Failure> {
-    let text = if arg == "-" {
-        tokio::task::spawn_blocking(|| {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map(|_| s)
-        })
-        .await
-        .map_err(Failure::runtime)?
-        .map_err(|e| Failure::usage(format!("cannot read the message from stdin: {e}")))?
-    } else {
-        arg.to_string()
+async fn read_stdin() -> Result<Vec<u8>, Failure> {
+    tokio::task::spawn_blocking(|| {
+        let mut b = Vec::new();
+        std::io::stdin().read_to_end(&mut b).map(|_| b)
+    })
+    .await
+    .map_err(Failure::runtime)?
+    .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))
+}
+
+/// What the user gave: the message text and piped bytes to attach.
+struct Input {
+    text: String,
+    piped: Option<Vec<u8>>,
+}
+
+async fn read_input(arg: Option<&str>) -> Result<Input, Failure> {
+    let stdin_tty = std::io::stdin().is_terminal();
+    let input = match arg {
+        Some("-") | None if !stdin_tty || arg.is_some() => {
+            let bytes = read_stdin().await?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Failure::usage(
+                    "standard input is not UTF-8 text; give a message and pipe the file, or use -f PATH",
+                )
+            })?;
+            Input { text, piped: None }
+        }
+        None => {
+            return Err(Failure::usage(
+                "no message; pass text, `-` to read it from stdin, or pipe text in",
+            ));
+        }
+        Some(m) => {
+            let piped = if stdin_tty {
+                None
+            } else {
+                Some(read_stdin().await?).filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+            };
+            Input {
+                text: m.to_string(),
+                piped,
+            }
+        }
     };
-    if text.trim().is_empty() {
+    if input.text.trim().is_empty() && input.piped.is_none() {
         return Err(Failure::usage(
             "the message is empty; pass text or `-` with text on stdin",
         ));
     }
-    Ok(text)
+    Ok(input)
 }
 
 /// Asks on the controlling terminal: `allow terminal: rm -rf build? [y]es/[s]ession/[N]o`.
@@ -100,19 +142,84 @@ async fn open_locked(
             other => return Ok(Ok(other?)),
         }
     }
+
+/// `--approve` names must be tools that exist (a typo is a usage error).
+fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
+    let mut known = app
+        .agent
+        .tools
+        .read()
+        .map(|r| r.names())
+        .unwrap_or_default();
+    known.sort();
+    for n in names {
+        if !known.contains(n) {
+            return Err(Failure::usage(format!(
+                "--approve {n}: no such tool{}; known tools: {}",
+                crate::cli::suggest_name(n, &known),
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The user message: text, piped input, then `-f` files.
+fn build_message(
+    app: &App,
+    session_id: &str,
+    input: Input,
+    files: &[std::path::PathBuf],
+) -> Result<crate::llm::ChatMessage, Failure> {
+    let policy = FilesPolicy::from_config(&app.config, &app.paths);
+    let mut items: Vec<Attachment> = Vec::new();
+    if let Some(bytes) = &input.piped {
+        let name = if std::str::from_utf8(bytes).is_ok() {
+            "stdin.txt"
+        } else {
+            "stdin"
+        };
+        let a = match attach::attach_bytes(&policy, session_id, name, bytes, None) {
+            Ok(Attachment::Text { text, .. }) => Attachment::Text {
+                name: "stdin".into(),
+                text,
+            },
+            Ok(a) => {
+                eprintln!("attached piped input as {}", a.describe());
+                a
+            }
+            Err(e) => return Err(Failure::usage(format!("piped input: {e}"))),
+        };
+        items.push(a);
+    }
+    for f in files {
+        let a = attach::attach_path(&policy, session_id, f).map_err(Failure::usage)?;
+        eprintln!("attached {}", a.describe());
+        items.push(a);
+    }
+    Ok(attach::compose(&input.text, &items))
 }
 
 pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
-    let message = read_message(&args.message).await?;
+    let input = read_input(args.message.as_deref()).await?;
     let interactive =
         std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !args.json;
     let opts = AppOptions {
         interactive,
         approve: args.approve.clone(),
         approve_all: args.approve_all,
+        ephemeral: args.no_save,
         ..Default::default()
     };
     let (app, _log) = build_app(g, opts)?;
+    check_approvals(&app, &args.approve)?;
+    app.agent.set_turn_tweaks(TurnTweaks {
+        system: args.system.clone(),
+        temperature: args.temperature,
+        no_plan: args.no_plan,
+        no_tools: args.no_tools,
+        max_tokens: args.max_tokens,
+    });
     let choice = match (&args.session, args.continue_last) {
         (Some(id), _) => SessionChoice::Id(id.clone()),
         (None, true) => SessionChoice::Latest,
@@ -123,13 +230,15 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         Ok(meta) => meta,
         Err(code) => return Ok(code),
     };
-    let mut handle = app.start_turn(&meta.id, &message);
+    let message = build_message(&app, &meta.id, input, &args.files)?;
+    let mut handle = app.start_turn_message(&meta.id, message);
     let stdout_tty = std::io::stdout().is_terminal();
     let color = style::color_wanted(std::io::stderr().is_terminal());
     let mut renderer = LineRenderer::new(LineOptions {
         color,
         thinking: ThinkingView::Summary,
-        live_answer: stdout_tty,
+        // Into a pipe too: scripts see the answer as it arrives.
+        live_answer: true,
         markdown: stdout_tty,
         code: code_style_for(&app.config.ui.theme, &app.paths.config_dir).unwrap_or_default(),
     });
@@ -137,19 +246,27 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     let mut interrupts = 0u32;
     // SIGTERM / SIGHUP: the exit code once the turn has stopped.
     let mut fatal: Option<u8> = None;
+    let mut reader_gone = false;
     loop {
         tokio::select! {
             ev = handle.events.recv() => {
                 let Some(ev) = ev else { break };
-                if args.json {
-                    let _ = writeln!(out, "{}", ev.to_json_line());
-                    let _ = out.flush();
+                let written = if reader_gone {
+                    Ok(())
+                } else if args.json {
+                    writeln!(out, "{}", ev.to_json_line()).and_then(|_| out.flush())
                 } else if !matches!(ev, AgentEvent::Error { .. }) {
                     // The error itself is what `navi run` exits with.
-                    write_pieces(renderer.event(&ev), &mut out);
+                    write_pieces(renderer.event(&ev), &mut out)
+                } else {
+                    Ok(())
+                };
+                if written.as_ref().is_err_and(is_broken_pipe) {
+                    reader_gone = true;
+                    handle.cancel.cancel();
                 }
                 if let AgentEvent::ApprovalRequest { id, tool, summary, .. } = ev {
-                    let d = if interactive && !handle.cancel.is_cancelled() {
+                    let d = if interactive && !reader_gone && !handle.cancel.is_cancelled() {
                         let ask = tokio::task::spawn_blocking(move || ask_tty(&tool, &summary));
                         tokio::select! {
                             d = ask => Some(d.unwrap_or(Decision::Deny)),
@@ -177,7 +294,7 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
             stop = signals.recv() => {
                 if stop.is_fatal() {
                     fatal = Some(stop.exit_code());
-                    write_pieces(renderer.close(), &mut out);
+                    let _ = write_pieces(renderer.close(), &mut out);
                     handle.cancel.cancel();
                     continue;
                 }
@@ -186,17 +303,22 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                     eprintln!("\nnavi: interrupted");
                     return Ok(130);
                 }
-                write_pieces(renderer.close(), &mut out);
+                let _ = write_pieces(renderer.close(), &mut out);
                 eprintln!("stopping… (Ctrl-C again to quit at once)");
                 handle.cancel.cancel();
             }
         }
     }
-    write_pieces(renderer.close(), &mut out);
+    if !reader_gone {
+        let _ = write_pieces(renderer.close(), &mut out);
+    }
     let outcome = handle.task.await.map_err(Failure::runtime)?;
     app.end_session(&meta.id).await;
     if let Some(code) = fatal {
         return Ok(code);
+    }
+    if reader_gone {
+        return Ok(0);
     }
     match outcome {
         Ok(o) if o.stopped => Ok(130),
@@ -206,13 +328,13 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     }
 }
 
-/// Answer text to stdout, progress to stderr.
-fn write_pieces(pieces: Vec<Piece>, out: &mut impl Write) {
+/// Answer text to stdout (flushed per piece), progress to stderr.
+fn write_pieces(pieces: Vec<Piece>, out: &mut impl Write) -> std::io::Result<()> {
     for p in pieces {
         match p.stream {
             Stream::Answer => {
-                let _ = out.write_all(p.text.as_bytes());
-                let _ = out.flush();
+                out.write_all(p.text.as_bytes())?;
+                out.flush()?;
             }
             Stream::Info => {
                 let mut err = std::io::stderr().lock();
@@ -221,4 +343,5 @@ fn write_pieces(pieces: Vec<Piece>, out: &mut impl Write) {
             }
         }
     }
+    Ok(())
 }

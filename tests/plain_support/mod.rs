@@ -74,6 +74,12 @@ impl Home {
         self.setup(c, term, &[])
     }
 
+    /// A caller-built command (e.g. through `sh` with redirections) with
+    /// the test environment.
+    pub fn setup_for_test(&self, c: Command, term: &str) -> Command {
+        self.setup(c, term, &[])
+    }
+
     fn setup(&self, mut c: Command, term: &str, extra: &[(&str, &str)]) -> Command {
         c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -190,6 +196,20 @@ impl Pty {
     /// The pid of navi on the pty.
     pub fn pid(&self) -> i32 {
         self.s.get_process().pid().as_raw()
+    }
+
+    /// Turns the pty's echo on, as in a real terminal (the pty library
+    /// starts with it off).
+    pub fn echo_on(&mut self) {
+        self.s.get_process_mut().set_echo(true, None).unwrap();
+    }
+
+    /// Kills navi with SIGKILL (like a dropped SSH connection: no clean-up).
+    pub fn kill9(&mut self) {
+        self.s
+            .get_process_mut()
+            .kill(expectrl::process::unix::Signal::SIGKILL)
+            .unwrap();
     }
 
     pub fn text(&self) -> String {

@@ -59,6 +59,17 @@ pub struct EditorConfig {
     pub color: bool,
     pub profiles: Vec<String>,
     pub themes: Vec<String>,
+    /// Session ids and model names for `/session resume` and `/model`.
+    pub source: Option<Arc<dyn CompletionSource>>,
+}
+
+/// Arguments that change while navi runs, looked up when Tab is pressed.
+pub trait CompletionSource: Send + Sync {
+    /// `(id prefix, title)` of the saved sessions, most recent first.
+    fn sessions(&self) -> Vec<(String, String)>;
+    /// The server's models; may be empty until a first lookup finished
+    /// (asking starts it, off the editor thread).
+    fn models(&self) -> Vec<String>;
 }
 
 pub struct Editor {
@@ -116,11 +127,24 @@ impl Validator for Continuation {
 pub struct SlashCompleter {
     pub profiles: Vec<String>,
     pub themes: Vec<String>,
+    pub source: Option<Arc<dyn CompletionSource>>,
 }
 
 impl SlashCompleter {
     pub fn suggestions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let upto = line.get(..pos).unwrap_or(line);
+        let start = upto.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
+        let word = &upto[start..];
+        // `@path` anywhere, or the paths after `/attach`.
+        if let Some(partial) = word.strip_prefix('@') {
+            return path_suggestions(partial, start + 1, upto.len());
+        }
+        if upto.starts_with("/attach ") {
+            return path_suggestions(word, start, upto.len());
+        }
+        if let Some(s) = self.dynamic(upto) {
+            return s;
+        }
         if !upto.starts_with('/') || upto.contains('\n') {
             return Vec::new();
         }
@@ -142,6 +166,91 @@ impl SlashCompleter {
                 }
             })
             .collect()
+    }
+}
+
+/// Files and directories whose path starts with `partial` (directories
+/// end in `/`), replacing `from..to` of the line.
+fn path_suggestions(partial: &str, from: usize, to: usize) -> Vec<Suggestion> {
+    let (dir, prefix) = match partial.rfind('/') {
+        Some(i) => (&partial[..=i], &partial[i + 1..]),
+        None => ("", partial),
+    };
+    let base = if dir.is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        super::attach::expand(dir)
+    };
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                return None;
+            }
+            let slash = if e.path().is_dir() { "/" } else { "" };
+            Some(format!("{dir}{name}{slash}"))
+        })
+        .collect();
+    names.sort();
+    names.truncate(100);
+    names
+        .into_iter()
+        .map(|value| Suggestion {
+            value,
+            span: Span::new(from, to),
+            append_whitespace: false,
+            ..Suggestion::default()
+        })
+        .collect()
+}
+
+impl SlashCompleter {
+    /// `/session resume|delete|pin|unpin|rename ID` and `/model NAME`.
+    fn dynamic(&self, upto: &str) -> Option<Vec<Suggestion>> {
+        let source = self.source.as_ref()?;
+        let words: Vec<&str> = upto.split_whitespace().collect();
+        let trailing = upto.ends_with(' ');
+        let (head, partial, options): (String, &str, Vec<(String, Option<String>)>) =
+            match (words.as_slice(), trailing) {
+                (["/session", sub], true) | (["/session", sub, _], false)
+                    if ["resume", "delete", "pin", "unpin", "rename"].contains(sub) =>
+                {
+                    let p = if trailing { "" } else { words[2] };
+                    let opts = source
+                        .sessions()
+                        .into_iter()
+                        .map(|(id, title)| (id, (!title.is_empty()).then_some(title)))
+                        .collect();
+                    (format!("/session {sub} "), p, opts)
+                }
+                (["/model"], true) | (["/model", _], false) => {
+                    let p = if trailing { "" } else { words[1] };
+                    let mut opts: Vec<(String, Option<String>)> =
+                        source.models().into_iter().map(|m| (m, None)).collect();
+                    opts.push((
+                        "default".into(),
+                        Some("back to the profile's model list".into()),
+                    ));
+                    ("/model ".to_string(), p, opts)
+                }
+                _ => return None,
+            };
+        Some(
+            options
+                .into_iter()
+                .filter(|(o, _)| o.starts_with(partial) && o != partial)
+                .map(|(o, description)| Suggestion {
+                    value: format!("{head}{o}"),
+                    description,
+                    span: Span::new(0, upto.len()),
+                    ..Suggestion::default()
+                })
+                .collect(),
+        )
     }
 }
 
@@ -177,6 +286,7 @@ fn main_editor(cfg: &EditorConfig, brk: Arc<AtomicBool>) -> (Reedline, Option<St
         .with_completer(Box::new(SlashCompleter {
             profiles: cfg.profiles.clone(),
             themes: cfg.themes.clone(),
+            source: cfg.source.clone(),
         }))
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_quick_completions(true)
@@ -230,6 +340,11 @@ impl Editor {
                         Ok(_) => Reply::Interrupted,
                         Err(_) => Reply::Eof,
                     };
+                    // Write the history now: a dropped SSH connection
+                    // never reaches `shutdown`.
+                    if matches!(req.which, Which::Main) && matches!(reply, Reply::Line(_)) {
+                        let _ = main.sync_history();
+                    }
                     let _ = req.reply.send(reply);
                 }
             })
@@ -287,11 +402,25 @@ impl Drop for Editor {
 mod tests {
     use super::*;
 
+    struct Fixed;
+    impl CompletionSource for Fixed {
+        fn sessions(&self) -> Vec<(String, String)> {
+            vec![
+                ("3fa1b2c4".into(), "logs".into()),
+                ("77aa0011".into(), String::new()),
+            ]
+        }
+        fn models(&self) -> Vec<String> {
+            vec!["qwen3:8b".into(), "llama3".into()]
+        }
+    }
+
     #[test]
     fn completes_commands_and_arguments() {
         let c = SlashCompleter {
             profiles: vec!["developer".into(), "discuss".into()],
             themes: vec!["dark".into(), "light".into()],
+            source: Some(Arc::new(Fixed)),
         };
         let values = |line: &str| -> Vec<String> {
             c.suggestions(line, line.len())
@@ -306,6 +435,13 @@ mod tests {
             vec!["/profile switch developer", "/profile switch discuss"]
         );
         assert_eq!(values("/theme l"), vec!["/theme light"]);
+        assert_eq!(
+            values("/session resume 3f"),
+            vec!["/session resume 3fa1b2c4"]
+        );
+        assert_eq!(values("/session resume ").len(), 2);
+        assert_eq!(values("/model q"), vec!["/model qwen3:8b"]);
+        assert!(values("/model ").contains(&"/model default".to_string()));
         assert!(values("hello").is_empty());
         let s = c.suggestions("/he", 3);
         assert_eq!(s[0].span, Span::new(0, 3));

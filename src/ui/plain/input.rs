@@ -25,6 +25,8 @@ pub struct LineSource {
     held: std::collections::VecDeque<String>,
     /// A person types (stdin is a terminal): print prompts, ask questions.
     tty: bool,
+    /// Prompts go to stderr unless only stdout is the terminal.
+    prompt_on_stderr: bool,
 }
 
 impl LineSource {
@@ -52,17 +54,28 @@ impl LineSource {
                     }
                 }
             });
+        use std::io::IsTerminal;
+        let prompt_on_stderr = std::io::stderr().is_terminal() || !std::io::stdout().is_terminal();
         LineSource {
             rx,
             held: Default::default(),
             tty,
+            prompt_on_stderr,
         }
     }
 
+    /// Prompts and questions go to the terminal, never into a redirected
+    /// stream (`navi --plain > answers.txt`, `2> log`).
     fn show(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        if self.prompt_on_stderr {
+            let mut out = std::io::stderr().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
     }
 
     /// Moves lines already read (typed before now) aside for the main prompt
@@ -88,9 +101,6 @@ impl LineSource {
                     None if text.is_empty() => return Reply::Eof,
                     None => return Reply::Line(text),
                     Some(l) => {
-                        if !self.tty {
-                            self.show(&format!("{prompt}{l}\n"));
-                        }
                         if let Some(head) = l.strip_suffix('\\') {
                             text.push_str(head);
                             text.push('\n');

@@ -10,14 +10,18 @@
 //!   with TERM=dumb) reedline is never started.
 //! - Start-up does no network I/O and loads no syntax definitions.
 //! - Exit code 0 on /quit or end of input; 130 when Ctrl-C ends a piped run.
+mod attach;
 mod editor;
+mod hold;
 mod input;
+mod lookup;
 mod slash;
 mod turn;
 
 use super::commands::UiState;
 use super::lines::{
-    CodeStyle, LineOptions, LineRenderer, Palette, Piece, ThinkingView, code_style_for, style,
+    CodeStyle, LineOptions, LineRenderer, Palette, Piece, Stream, ThinkingView, code_style_for,
+    style,
 };
 use crate::app::{App, AppOptions, SessionChoice};
 use crate::cli::{Failure, GlobalArgs, build_app};
@@ -66,6 +70,10 @@ struct Plain {
     /// A SIGTERM / SIGHUP arrived: exit with this code once the current turn
     /// or command has finished what it owes.
     exit_after: Option<u8>,
+    /// A turn ended in an error (piped input then exits 1).
+    failed: bool,
+    /// Files queued with `/attach` for the next message.
+    pending: Vec<crate::attach::Attachment>,
 }
 
 pub async fn run(
@@ -93,6 +101,11 @@ pub async fn run(
             color: term.color,
             profiles: app.profiles.ids(),
             themes,
+            source: Some(std::sync::Arc::new(lookup::Lookup::new(
+                app.store.clone(),
+                app.agent.clone(),
+                meta.profile_id.clone(),
+            ))),
         });
         if let Some(w) = &ed.history_warning {
             eprintln!("warning: {w}");
@@ -127,6 +140,8 @@ pub async fn run(
         sig,
         term,
         exit_after: None,
+        failed: false,
+        pending: Vec::new(),
     };
     plain.greet();
     let code = plain.repl().await;
@@ -153,19 +168,38 @@ impl Plain {
         self.r.palette()
     }
 
+    /// Answers (and command output) to stdout; progress, status and errors
+    /// too when stdout is the terminal, else to stderr, so a redirected or
+    /// piped stdout holds only what was asked for.
     fn emit(&self, pieces: Vec<Piece>) {
         let mut out = std::io::stdout().lock();
+        let mut err = std::io::stderr().lock();
         for p in pieces {
-            let _ = out.write_all(p.text.as_bytes());
+            if p.stream == Stream::Info && !self.term.stdout_tty {
+                let _ = out.flush();
+                let _ = err.write_all(p.text.as_bytes());
+                let _ = err.flush();
+            } else {
+                let _ = out.write_all(p.text.as_bytes());
+            }
         }
         let _ = out.flush();
     }
 
-    /// Prints a line (closing any open one first).
+    /// Prints a line of command output (closing any open line first).
     fn say(&mut self, line: &str) {
+        self.line(Stream::Answer, line);
+    }
+
+    /// Prints a progress, status or error line.
+    fn note(&mut self, line: &str) {
+        self.line(Stream::Info, line);
+    }
+
+    fn line(&mut self, stream: Stream, line: &str) {
         let mut pieces = self.r.close();
         pieces.push(Piece {
-            stream: super::lines::Stream::Info,
+            stream,
             text: format!("{line}\n"),
         });
         self.emit(pieces);
@@ -215,7 +249,7 @@ impl Plain {
             self.st.session.profile_id
         );
         let line = self.pal().dim(&line);
-        self.say(&line);
+        self.note(&line);
     }
 
     async fn repl(&mut self) -> u8 {
@@ -225,8 +259,9 @@ impl Plain {
                 Reply::Eof => {
                     if self.input.interactive() {
                         self.say("");
+                        return 0;
                     }
-                    return 0;
+                    return u8::from(self.failed);
                 }
                 Reply::Signal(code) => return code,
                 Reply::Interrupted if !self.input.interactive() => return 130,
@@ -242,6 +277,11 @@ impl Plain {
                         if let Some(code) = self.turn(&msg).await {
                             return code;
                         }
+                    } else if let Some(rest) = t
+                        .strip_prefix("/attach")
+                        .filter(|r| r.is_empty() || r.starts_with(' '))
+                    {
+                        self.attach_cmd(rest);
                     } else if t.starts_with('/') {
                         if self.slash(t).await {
                             return self.exit_after.unwrap_or(0);

@@ -38,7 +38,15 @@ impl Plain {
         self.r.begin_turn();
         self.st.running = true;
         let started = Instant::now();
-        let mut h = self.app.start_turn(&self.st.session.id, text);
+        let Some(message) = self.compose_message(text) else {
+            self.st.running = false;
+            return None;
+        };
+        let mut h = self.app.start_turn_message(&self.st.session.id, message);
+        // Typed-ahead text is held (not echoed into the answer) while the
+        // editor owns the terminal between turns.
+        let _echo =
+            matches!(self.input, super::input::Input::Editor(_)).then(super::hold::EchoOff::start);
         let mut presses = 0u32;
         let mut quit = None;
         loop {
@@ -68,7 +76,7 @@ impl Plain {
                         }
                         2 => {
                             let t = self.pal().yellow("still stopping… Ctrl-C once more leaves navi");
-                            self.say(&t);
+                            self.note(&t);
                         }
                         _ => {
                             quit = Some(130);
@@ -80,28 +88,32 @@ impl Plain {
         }
         self.st.running = false;
         if quit.is_some() {
-            self.say("navi: interrupted");
+            self.note("navi: interrupted");
             return quit;
         }
         let result = h.task.await;
         let p = self.pal();
         match result {
-            Ok(Ok(o)) if o.stopped && !self.r.saw_stop() => self.say(&p.yellow("stopped")),
+            Ok(Ok(o)) if o.stopped && !self.r.saw_stop() => self.note(&p.yellow("stopped")),
             Ok(Ok(_)) => {}
             Ok(Err(e)) if is_cancel(&e) => {
                 if !self.r.saw_stop() {
-                    self.say(&p.yellow("stopped"));
+                    self.note(&p.yellow("stopped"));
                 }
             }
             Ok(Err(e)) => {
+                self.failed = true;
                 if !self.r.saw_error() {
-                    self.say(&p.red(&format!("error: {e}")));
+                    self.note(&p.red(&format!("error: {e}")));
                 }
             }
-            Err(e) => self.say(&p.red(&format!("error: the turn failed: {e}"))),
+            Err(e) => {
+                self.failed = true;
+                self.note(&p.red(&format!("error: the turn failed: {e}")));
+            }
         }
         let status = self.r.status_line(started.elapsed());
-        self.say(&status);
+        self.note(&status);
         if let Ok(meta) = self.app.store.resolve(&self.st.session.id) {
             self.st.session = meta;
         }

@@ -1,0 +1,395 @@
+//! Attachments: files a user hands to a session (`navi run -f`, piped stdin,
+//! plain mode's `/attach` and `@path`, the TUI's `/attach`). Front-end
+//! neutral: callers resolve paths, this module decides what each file is and
+//! builds the user message.
+//!
+//! - Text (valid UTF-8, no NUL byte) up to `inline_max` bytes goes into the
+//!   message as a fenced block headed by its name.
+//! - Images (PNG, JPEG, GIF, WebP, recognised by magic bytes) travel as
+//!   multimodal input on the user message.
+//! - Anything else, and text over `inline_max`, is copied into the session's
+//!   files dir (`<session_files>/<session id>/`) and named in an
+//!   "[Uploaded files on disk: …]" note so the agent can open it with tools.
+//!
+//! Invariants: a stored file is a copy (the original is never moved);
+//! executables are refused before anything is copied; a name already taken
+//! gets a numeric suffix (`notes-1.txt`), never overwriting; nothing over
+//! `max_size` is read whole into memory.
+use crate::config::{Config, Paths};
+use crate::llm::{ChatMessage, ImageData};
+use crate::tools::image_probe;
+use base64::Engine;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Extensions of programs and scripts that are never stored.
+const EXECUTABLE_EXT: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "py", "pyw", "pl", "rb", "php", "exe", "com", "bat", "cmd", "ps1",
+    "msi", "dll", "so", "dylib", "app", "jar", "elf", "vbs", "scr",
+];
+
+/// Where session files live and the limits that apply to them.
+#[derive(Clone, Debug)]
+pub struct FilesPolicy {
+    /// The session files root; each session has a subdirectory.
+    pub root: PathBuf,
+    /// Largest file accepted, in bytes.
+    pub max_size: u64,
+    /// Largest text put into the message itself, in bytes.
+    pub inline_max: u64,
+    /// Session directories untouched for longer than this are removed.
+    pub ttl: Duration,
+}
+
+impl FilesPolicy {
+    /// `[session_files]`: a relative `dir` is under the data dir.
+    pub fn from_config(config: &Config, paths: &Paths) -> Self {
+        let dir = PathBuf::from(&config.session_files.dir);
+        FilesPolicy {
+            root: if dir.is_absolute() {
+                dir
+            } else {
+                paths.data_dir.join(dir)
+            },
+            max_size: config.session_files.max_size_mb.saturating_mul(1024 * 1024),
+            inline_max: config.session_files.inline_max_kb.saturating_mul(1024),
+            ttl: Duration::from_secs(config.session_files.ttl_hours.saturating_mul(3600)),
+        }
+    }
+
+    /// The directory of one session's files.
+    pub fn session_dir(&self, session_id: &str) -> PathBuf {
+        let safe: String = session_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        self.root.join(safe)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is a directory; attach the files in it one by one")]
+    Directory { path: PathBuf },
+    #[error(
+        "{path} is {size} bytes, over the {max} byte limit; raise [session_files].max_size_mb or attach a smaller file"
+    )]
+    TooLarge { path: PathBuf, size: u64, max: u64 },
+    #[error("{path} looks like a program or script; executables are not stored as session files")]
+    Executable { path: PathBuf },
+    #[error("cannot store {name} in {dir}: {source}")]
+    Store {
+        name: String,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// One attached file, as it will reach the model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attachment {
+    /// Inlined as a fenced block.
+    Text { name: String, text: String },
+    /// Sent as multimodal input.
+    Image { name: String, image: ImageData },
+    /// Copied into the session's files dir; `preview` is shown inline
+    /// (large text), empty for binary files.
+    Stored {
+        name: String,
+        path: PathBuf,
+        preview: String,
+    },
+}
+
+impl Attachment {
+    pub fn name(&self) -> &str {
+        match self {
+            Attachment::Text { name, .. }
+            | Attachment::Image { name, .. }
+            | Attachment::Stored { name, .. } => name,
+        }
+    }
+
+    /// A short description for the user: `notes.txt (inline text)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Attachment::Text { name, .. } => format!("{name} (inline text)"),
+            Attachment::Image { name, .. } => format!("{name} (image)"),
+            Attachment::Stored { name, path, .. } => {
+                format!("{name} (session file {})", path.display())
+            }
+        }
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into())
+}
+
+fn looks_executable(path: &Path, head: &[u8]) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if EXECUTABLE_EXT.contains(&ext.as_str()) {
+        return true;
+    }
+    // ELF, PE, Mach-O (both byte orders, fat), or a `#!` script.
+    let magic: &[&[u8]] = &[
+        b"\x7fELF",
+        b"MZ",
+        b"\xfe\xed\xfa\xce",
+        b"\xfe\xed\xfa\xcf",
+        b"\xce\xfa\xed\xfe",
+        b"\xcf\xfa\xed\xfe",
+        b"\xca\xfe\xba\xbe",
+        b"#!",
+    ];
+    magic.iter().any(|m| head.starts_with(m))
+}
+
+/// Text when it is UTF-8 without NUL bytes.
+fn as_text(bytes: &[u8]) -> Option<&str> {
+    if bytes.contains(&0) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
+/// The first lines of a text, at most `max` bytes (cut on a char boundary).
+pub fn preview(text: &str, lines: usize, max: usize) -> String {
+    let mut out: String = text.lines().take(lines).collect::<Vec<_>>().join("\n");
+    if out.len() > max {
+        let mut cut = max;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+    }
+    out
+}
+
+/// Reads a file the user named and decides how it travels. `session_id` is
+/// where files that are not inlined are copied.
+pub fn attach_path(
+    policy: &FilesPolicy,
+    session_id: &str,
+    path: &Path,
+) -> Result<Attachment, AttachError> {
+    let read_err = |source| AttachError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(read_err)?;
+    if meta.is_dir() {
+        return Err(AttachError::Directory {
+            path: path.to_path_buf(),
+        });
+    }
+    if meta.len() > policy.max_size {
+        return Err(AttachError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            max: policy.max_size,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(read_err)?;
+    attach_bytes(policy, session_id, &file_name(path), &bytes, Some(path))
+}
+
+/// Like [`attach_path`] for bytes that did not come from a file (piped
+/// stdin): `name` is what the model is told.
+pub fn attach_bytes(
+    policy: &FilesPolicy,
+    session_id: &str,
+    name: &str,
+    bytes: &[u8],
+    origin: Option<&Path>,
+) -> Result<Attachment, AttachError> {
+    let shown = origin.map(Path::to_path_buf).unwrap_or_else(|| name.into());
+    if bytes.len() as u64 > policy.max_size {
+        return Err(AttachError::TooLarge {
+            path: shown,
+            size: bytes.len() as u64,
+            max: policy.max_size,
+        });
+    }
+    if let Some(kind) = image_probe::sniff(bytes) {
+        return Ok(Attachment::Image {
+            name: name.to_string(),
+            image: ImageData {
+                mime: kind.mime().to_string(),
+                base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+            },
+        });
+    }
+    let text = as_text(bytes);
+    if let Some(t) = text
+        && bytes.len() as u64 <= policy.inline_max
+    {
+        return Ok(Attachment::Text {
+            name: name.to_string(),
+            text: t.to_string(),
+        });
+    }
+    if looks_executable(Path::new(name), &bytes[..bytes.len().min(8)]) {
+        return Err(AttachError::Executable { path: shown });
+    }
+    let path = store(policy, session_id, name, bytes)?;
+    Ok(Attachment::Stored {
+        name: name.to_string(),
+        path,
+        preview: text.map(|t| preview(t, 20, 2000)).unwrap_or_default(),
+    })
+}
+
+/// Copies bytes into the session's files dir under a free name, after
+/// removing session dirs older than the TTL.
+pub fn store(
+    policy: &FilesPolicy,
+    session_id: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Result<PathBuf, AttachError> {
+    // Cleanup rides on use: no timer, nothing at start-up.
+    cleanup_stale(policy);
+    let dir = policy.session_dir(session_id);
+    let err = |source| AttachError::Store {
+        name: name.to_string(),
+        dir: dir.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&dir).map_err(err)?;
+    let clean = sanitize(name);
+    let (stem, ext) = match clean.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
+        _ => (clean.clone(), String::new()),
+    };
+    for n in 0..10_000u32 {
+        let candidate = if n == 0 {
+            clean.clone()
+        } else {
+            format!("{stem}-{n}{ext}")
+        };
+        let path = dir.join(&candidate);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                use std::io::Write;
+                f.write_all(bytes).map_err(err)?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(err(e)),
+        }
+    }
+    Err(err(std::io::Error::other("no free file name")))
+}
+
+/// A file name without path separators or leading dots.
+fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() { "file".into() } else { s }
+}
+
+/// The user message: the text, then each inline file as a fenced block,
+/// then the upload note; images ride along on the message.
+pub fn compose(text: &str, items: &[Attachment]) -> ChatMessage {
+    let mut body = text.trim_end().to_string();
+    let mut stored = Vec::new();
+    let mut images = Vec::new();
+    for a in items {
+        match a {
+            Attachment::Text { name, text } => {
+                body.push_str(&format!("\n\n{name}:\n{}", fenced(text)));
+            }
+            Attachment::Image { image, .. } => images.push(image.clone()),
+            Attachment::Stored {
+                name,
+                path,
+                preview,
+            } => {
+                if !preview.is_empty() {
+                    body.push_str(&format!(
+                        "\n\n{name} (first lines; the whole file is on disk):\n{}",
+                        fenced(preview)
+                    ));
+                }
+                stored.push(format!("- {name} → {}", path.display()));
+            }
+        }
+    }
+    if !stored.is_empty() {
+        body.push_str(&format!(
+            "\n\n[Uploaded files on disk:\n{}]",
+            stored.join("\n")
+        ));
+    }
+    let mut msg = ChatMessage::user(body.trim_start().to_string());
+    msg.images = images;
+    msg
+}
+
+/// A fence longer than any backtick run inside the text.
+fn fenced(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}\n{}\n{fence}", text.trim_end_matches('\n'))
+}
+
+/// Removes session directories not modified within the TTL; returns how
+/// many were removed. Errors on single entries are skipped.
+pub fn cleanup_stale(policy: &FilesPolicy) -> usize {
+    let Ok(entries) = std::fs::read_dir(&policy.root) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > policy.ttl);
+        if old && e.path().is_dir() && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+#[path = "attach_tests.rs"]
+mod tests;

@@ -1,0 +1,402 @@
+//! Small commands for scripts and set-up: `navi completions`, `navi man`,
+//! `navi config path|check`, `navi last`, `navi sessions export`.
+//! Everything they print goes through `out` (a closed pipe is a quiet exit 0).
+use super::{Cli, ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
+use crate::config::{Config, Paths};
+use crate::llm::Role;
+use crate::session::{MessageKind, SessionStore, StoredMessage};
+use clap::CommandFactory;
+use std::path::{Path, PathBuf};
+
+/// `navi completions SHELL`.
+pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "navi", &mut buf);
+    out::text(&String::from_utf8_lossy(&buf))?;
+    Ok(0)
+}
+
+/// `navi man`: the roff man page.
+pub fn man() -> Result<u8, Failure> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut buf)
+        .map_err(Failure::runtime)?;
+    out::text(&String::from_utf8_lossy(&buf))?;
+    Ok(0)
+}
+
+pub fn config(g: &GlobalArgs, cmd: ConfigCommand) -> Result<u8, Failure> {
+    match cmd {
+        ConfigCommand::Path { json } => path(g, json),
+        ConfigCommand::Check => check(g),
+    }
+}
+
+fn under(base: &Path, dir: &str) -> PathBuf {
+    let d = PathBuf::from(dir);
+    if d.is_absolute() { d } else { base.join(d) }
+}
+
+/// Every file and directory navi reads or writes, by name.
+fn locations(config: &Config, paths: &Paths) -> Vec<(&'static str, PathBuf)> {
+    vec![
+        (
+            "config_file",
+            paths
+                .config_file
+                .clone()
+                .unwrap_or_else(|| paths.config_dir.join("config.toml")),
+        ),
+        ("config_dir", paths.config_dir.clone()),
+        ("profiles_dir", paths.config_dir.join("profiles")),
+        ("tools_dir", under(&paths.config_dir, &config.tools.dir)),
+        ("themes_dir", paths.config_dir.join("themes")),
+        ("data_dir", paths.data_dir.clone()),
+        ("database", paths.db_path.clone()),
+        (
+            "session_files_dir",
+            under(&paths.data_dir, &config.session_files.dir),
+        ),
+        ("history_file", paths.data_dir.join("history.txt")),
+        ("log_dir", paths.log_dir.clone()),
+    ]
+}
+
+fn path(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
+    let (config, paths, _) = load_config(g)?;
+    let locs = locations(&config, &paths);
+    if json {
+        let map: serde_json::Map<String, serde_json::Value> = locs
+            .iter()
+            .map(|(k, p)| (k.to_string(), p.display().to_string().into()))
+            .collect();
+        let s = serde_json::to_string_pretty(&map).map_err(Failure::runtime)?;
+        out::line(&s)?;
+        return Ok(0);
+    }
+    for (k, p) in &locs {
+        let note = if paths.config_file.is_none() && *k == "config_file" {
+            "  (not present; built-in defaults and environment in use)"
+        } else if !p.exists() {
+            "  (not created yet)"
+        } else {
+            ""
+        };
+        crate::outln!("{k:<18} {}{note}", p.display())?;
+    }
+    Ok(0)
+}
+
+/// What one check found.
+pub struct Finding {
+    pub level: Level,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Ok,
+    /// Works, but probably not as meant (does not fail the check).
+    Warning,
+    Error,
+}
+
+impl Finding {
+    fn error(text: impl Into<String>) -> Self {
+        Finding {
+            level: Level::Error,
+            text: text.into(),
+        }
+    }
+    fn warning(text: impl Into<String>) -> Self {
+        Finding {
+            level: Level::Warning,
+            text: text.into(),
+        }
+    }
+    fn ok(text: impl Into<String>) -> Self {
+        Finding {
+            level: Level::Ok,
+            text: text.into(),
+        }
+    }
+}
+
+/// What checks look at: the loaded config and the tools that loaded.
+pub struct CheckInput<'a> {
+    pub config: &'a Config,
+    pub paths: &'a Paths,
+    pub tool_names: Vec<String>,
+    pub tool_errors: Vec<String>,
+}
+
+type Check = fn(&CheckInput) -> Vec<Finding>;
+
+/// The checks `navi config check` runs, in order. Add one line per area
+/// (e.g. MCP servers).
+const CHECKS: &[(&str, Check)] = &[
+    ("config", check_config),
+    ("user tools", check_tools),
+    ("profiles", check_profiles),
+];
+
+fn check(g: &GlobalArgs) -> Result<u8, Failure> {
+    let (config, paths, _) = match load_config(g) {
+        Ok(v) => v,
+        Err(f) => {
+            crate::outln!("config: error: {}", f.message)?;
+            return Ok(2);
+        }
+    };
+    let work_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let env =
+        crate::tools::ToolEnv::new(std::sync::Arc::new(config.clone()), paths.clone(), work_dir);
+    let mut reg = crate::tools::ToolRegistry::new();
+    crate::tools::builtin::register_all(&mut reg);
+    let tool_errors =
+        crate::tools::user::reload_into(&mut reg, &crate::tools::user::tools_dir(&env));
+    let reg = std::sync::Arc::new(std::sync::RwLock::new(reg));
+    crate::tools::builtin::register_self_extension(&reg);
+    let mut names = reg.read().map(|r| r.names()).unwrap_or_default();
+    // Registered by the agent once it exists (see agent::delegate).
+    names.extend(["spawn_agent", "switch_profile"].map(String::from));
+    let input = CheckInput {
+        config: &config,
+        paths: &paths,
+        tool_names: names,
+        tool_errors,
+    };
+    let mut errors = 0;
+    for (area, run) in CHECKS {
+        for f in run(&input) {
+            let word = match f.level {
+                Level::Ok => "ok",
+                Level::Warning => "warning",
+                Level::Error => {
+                    errors += 1;
+                    "error"
+                }
+            };
+            crate::outln!("{area}: {word}: {}", f.text)?;
+        }
+    }
+    if errors > 0 {
+        eprintln!("navi: {errors} problem(s) found");
+        return Ok(2);
+    }
+    Ok(0)
+}
+
+fn check_config(i: &CheckInput) -> Vec<Finding> {
+    let mut v = vec![Finding::ok(match &i.paths.config_file {
+        Some(p) => format!("{} parsed", p.display()),
+        None => "no config file; defaults and environment in use".into(),
+    })];
+    for name in i.config.security.approval_tools.keys() {
+        if !i.tool_names.contains(name) {
+            v.push(Finding::error(format!(
+                "[security].approval_tools names unknown tool '{name}'{}",
+                suggest(name, &i.tool_names)
+            )));
+        }
+    }
+    v
+}
+
+fn check_tools(i: &CheckInput) -> Vec<Finding> {
+    let mut v: Vec<Finding> = i.tool_errors.iter().map(Finding::error).collect();
+    if v.is_empty() {
+        v.push(Finding::ok(format!(
+            "{} tools available",
+            i.tool_names.len()
+        )));
+    }
+    v
+}
+
+fn check_profiles(i: &CheckInput) -> Vec<Finding> {
+    let reg = crate::profile::ProfileRegistry::load(Some(&i.paths.config_dir.join("profiles")));
+    let mut v: Vec<Finding> = reg
+        .errors
+        .iter()
+        .map(|e| Finding::error(e.to_string()))
+        .collect();
+    for p in reg.all() {
+        let mut seen = std::collections::BTreeSet::new();
+        for t in p.enabled_tools.iter().chain(&p.subagent_tools) {
+            if !i.tool_names.contains(t) && seen.insert(t) {
+                // Skipped at run time, so a warning: the profile still works.
+                v.push(Finding::warning(format!(
+                    "profile {}: tool '{t}' does not exist and is skipped{}",
+                    p.id,
+                    suggest(t, &i.tool_names)
+                )));
+            }
+        }
+    }
+    if !v.iter().any(|f| f.level == Level::Error) {
+        v.push(Finding::ok(format!("{} profiles loaded", reg.ids().len())));
+    }
+    v
+}
+
+/// `; did you mean 'x'?` for a near miss, else an empty string.
+pub fn suggest(name: &str, known: &[String]) -> String {
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| format!("; did you mean '{k}'?"))
+        .unwrap_or_default()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn open_store(g: &GlobalArgs) -> Result<SessionStore, Failure> {
+    let (_, paths, _) = load_config(g)?;
+    SessionStore::open(&paths.db_path).map_err(Failure::runtime)
+}
+
+fn store_err(e: crate::session::StoreError) -> Failure {
+    match e {
+        crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_) => {
+            Failure::usage(e)
+        }
+        other => Failure::runtime(other),
+    }
+}
+
+fn is_answer(m: &StoredMessage) -> bool {
+    m.msg.role == Role::Assistant
+        && m.kind == MessageKind::Message
+        && !m.msg.content.trim().is_empty()
+}
+
+/// `navi last [ID]`: the last answer, exactly as stored.
+pub fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
+    let store = open_store(g)?;
+    let meta = match id {
+        Some(id) => store.resolve(id).map_err(store_err)?,
+        None => store
+            .latest()
+            .map_err(store_err)?
+            .ok_or_else(|| Failure::runtime("no sessions yet; start one with `navi run \"…\"`"))?,
+    };
+    let session = store
+        .load(&meta.id)
+        .map_err(store_err)?
+        .ok_or_else(|| Failure::usage(format!("no session {}", meta.id)))?;
+    let Some(m) = session.display.iter().rev().find(|m| is_answer(m)) else {
+        return Err(Failure::runtime(format!(
+            "session {} has no answer yet",
+            meta.id
+        )));
+    };
+    out::line(m.msg.content.trim_end())?;
+    Ok(0)
+}
+
+/// `navi sessions export ID --format md|json`.
+pub fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8, Failure> {
+    let meta = store.resolve(id).map_err(store_err)?;
+    let session = store
+        .load(&meta.id)
+        .map_err(store_err)?
+        .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
+    if format == ExportFormat::Json {
+        let v = serde_json::json!({ "session": session.meta, "messages": session.display });
+        let s = serde_json::to_string_pretty(&v).map_err(Failure::runtime)?;
+        out::line(&s)?;
+        return Ok(0);
+    }
+    let title = if meta.title.is_empty() {
+        "(untitled)"
+    } else {
+        &meta.title
+    };
+    let mut md = format!(
+        "# {title}\n\nSession `{}` · profile `{}`\n",
+        meta.id, meta.profile_id
+    );
+    for m in &session.display {
+        let heading = match (m.msg.role, m.kind) {
+            (_, MessageKind::Plan) => "Plan".to_string(),
+            (_, MessageKind::Notice) => "Notice".to_string(),
+            (Role::Tool, _) => format!(
+                "Tool result: {}",
+                m.msg.tool_name.as_deref().unwrap_or("tool")
+            ),
+            (Role::User, _) => "User".into(),
+            (Role::Assistant, _) => "Assistant".into(),
+            (Role::System, _) => "System".into(),
+        };
+        md.push_str(&format!("\n## {heading}\n\n"));
+        if !m.msg.content.is_empty() {
+            if m.msg.role == Role::Tool {
+                md.push_str(&format!("```\n{}\n```\n", m.msg.content.trim_end()));
+            } else {
+                md.push_str(&format!("{}\n", m.msg.content.trim_end()));
+            }
+        }
+        for c in &m.msg.tool_calls {
+            md.push_str(&format!("\n→ `{}({})`\n", c.name, c.arguments));
+        }
+        if !m.msg.images.is_empty() {
+            md.push_str(&format!("\n({} image(s) attached)\n", m.msg.images.len()));
+        }
+    }
+    out::text(&md)?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every argument and subcommand in `--help` says what it does.
+    #[test]
+    fn every_argument_has_a_description() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let p = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() && sub.get_name() != "help" {
+                    missing.push(p.clone());
+                }
+                walk(sub, &p, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "navi", &mut missing);
+        assert!(missing.is_empty(), "no description: {missing:?}");
+    }
+
+    #[test]
+    fn near_misses_are_suggested() {
+        let known = vec!["terminal".to_string(), "todo".to_string()];
+        assert_eq!(suggest("termnal", &known), "; did you mean 'terminal'?");
+        assert_eq!(suggest("zzzzzz", &known), "");
+    }
+}

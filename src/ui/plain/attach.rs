@@ -1,0 +1,94 @@
+//! Attachments in plain mode: `/attach PATH…` queues files for the next
+//! message; `@path` in a message attaches that file. Both go through
+//! [`crate::attach`] (the same rules as `navi run -f` and the TUI).
+//!
+//! Invariant: a queued attachment is sent exactly once, with the next
+//! message; a file that cannot be attached is reported and never sent.
+use super::Plain;
+use crate::attach::{self, Attachment, FilesPolicy};
+use crate::llm::ChatMessage;
+use std::path::PathBuf;
+
+/// `~/x` → `$HOME/x`.
+pub fn expand(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The `@path` words of a message that name existing files.
+pub fn at_paths(text: &str) -> Vec<PathBuf> {
+    text.split_whitespace()
+        .filter_map(|w| w.strip_prefix('@'))
+        .map(|w| w.trim_end_matches([',', ';', ':', ')', '?', '!']))
+        .filter(|w| !w.is_empty())
+        .map(expand)
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+impl Plain {
+    fn policy(&self) -> FilesPolicy {
+        FilesPolicy::from_config(&self.app.config, &self.app.paths)
+    }
+
+    /// `/attach PATH…`.
+    pub(super) fn attach_cmd(&mut self, args: &str) {
+        if args.trim().is_empty() {
+            let t = self.pal().dim(
+                "usage: /attach PATH… (sent with your next message; or write @path in a message)",
+            );
+            self.say(&t);
+            return;
+        }
+        let policy = self.policy();
+        for w in args.split_whitespace() {
+            match attach::attach_path(&policy, &self.st.session.id, &expand(w)) {
+                Ok(a) => {
+                    let t = format!("attached {}; it goes with your next message", a.describe());
+                    self.say(&self.pal().dim(&t));
+                    self.pending.push(a);
+                }
+                Err(e) => {
+                    let t = self.pal().red(&format!("error: {e}"));
+                    self.note(&t);
+                }
+            }
+        }
+    }
+
+    /// The user message for `text`: queued attachments and `@path` files.
+    /// `None` when an `@path` could not be attached (reported; nothing sent).
+    pub(super) fn compose_message(&mut self, text: &str) -> Option<ChatMessage> {
+        let policy = self.policy();
+        let mut items: Vec<Attachment> = std::mem::take(&mut self.pending);
+        for p in at_paths(text) {
+            match attach::attach_path(&policy, &self.st.session.id, &p) {
+                Ok(a) => items.push(a),
+                Err(e) => {
+                    let t = self.pal().red(&format!("error: {e}; message not sent"));
+                    self.note(&t);
+                    self.pending = items;
+                    return None;
+                }
+            }
+        }
+        Some(attach::compose(text, &items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn at_words_that_name_files_are_found() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.txt");
+        std::fs::write(&f, "x").unwrap();
+        let text = format!("read @{}, and ask @alice", f.display());
+        assert_eq!(at_paths(&text), vec![f]);
+    }
+}
