@@ -142,6 +142,7 @@ async fn open_locked(
             other => return Ok(Ok(other?)),
         }
     }
+}
 
 /// `--approve` names must be tools that exist (a typo is a usage error).
 fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
