@@ -219,3 +219,100 @@ fn history_renders_with_the_same_cells() {
     assert_eq!(st.last_answer, "Two tests fail.");
     assert_snapshot!(screen(&mut st, 90, 26));
 }
+
+const WIDE_TABLE: &str = "| Crate | What it does in Navi | Why this one and not another | Status |\n|---|---|---|---|\n| ratatui | draws the full-screen chat, the panes, the popups and the status bar | immediate mode, no retained widget tree to keep in sync | in use |\n| pulldown-cmark | parses the Markdown the model writes into events | CommonMark and GFM tables, fast, no allocations per event | in use |\n";
+
+fn answer(st: &mut navi::ui::tui::state::TuiState, question: &str, text: &str) {
+    user_turn(st, question);
+    feed(
+        st,
+        vec![
+            json!({"type": "stream_delta", "delta": text}),
+            json!({"type": "stream_end", "content": text, "context_tokens": 1000, "max_context_tokens": 65536}),
+        ],
+    );
+    st.turn_finished();
+}
+
+/// Every screen row is legible: nothing of the table runs past the edge and
+/// every column separator of a row sits where the header's does.
+fn assert_table_aligned(screen: &str) {
+    // Cut off the side pane (at 100+ columns) at its border.
+    let pane = screen
+        .lines()
+        .find_map(|l| l.find("│ Todo").map(|b| l[..b].chars().count()));
+    let cut: Vec<String> = screen
+        .lines()
+        .map(|l| l.chars().take(pane.unwrap_or(usize::MAX)).collect())
+        .collect();
+    let rows: Vec<&str> = cut
+        .iter()
+        .map(String::as_str)
+        .filter(|l| l.contains('│'))
+        .collect();
+    assert!(rows.len() >= 4, "{screen}");
+    let col = |l: &str| -> Vec<usize> {
+        l.chars()
+            .enumerate()
+            .filter(|(_, c)| *c == '│' || *c == '┼')
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let head = col(rows[0]);
+    assert_eq!(head.len(), 3, "{screen}");
+    for r in &rows {
+        assert_eq!(col(r), head, "misaligned row {r:?} in\n{screen}");
+    }
+}
+
+#[test]
+fn wide_table_wraps_cells_at_80_and_120_columns() {
+    for (w, name) in [(80u16, "wide_table_80"), (120, "wide_table_120")] {
+        let mut st = state();
+        answer(&mut st, "which crates?", WIDE_TABLE);
+        let s = screen(&mut st, w, 24);
+        assert_table_aligned(&s);
+        for word in ["immediate", "allocations", "retained", "Status", "GFM"] {
+            assert!(s.contains(word), "{word} lost at {w} columns:\n{s}");
+        }
+        assert_snapshot!(name, s);
+    }
+}
+
+#[test]
+fn user_message_is_shown_as_typed() {
+    let mut st = state();
+    user_turn(
+        &mut st,
+        "check these:\n2*3*4 = 24\n  - not a list\n\n# not a heading\n**not bold**",
+    );
+    let s = screen(&mut st, 60, 10);
+    assert!(s.contains("2*3*4 = 24"), "{s}");
+    assert!(s.contains("# not a heading"), "{s}");
+    assert!(s.contains("**not bold**"), "{s}");
+    assert_snapshot!(s);
+}
+
+#[test]
+fn soft_breaks_in_answers_are_line_breaks() {
+    let mut st = state();
+    answer(
+        &mut st,
+        "steps?",
+        "First line of the answer\nSecond line\nThird line with **bold**\n\nNew paragraph",
+    );
+    let s = screen(&mut st, 60, 10);
+    let lines: Vec<&str> = s.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains("First line of the answer"))
+        .unwrap();
+    assert!(lines[i + 1].trim_start().starts_with("Second line"), "{s}");
+    assert!(
+        lines[i + 2]
+            .trim_start()
+            .starts_with("Third line with bold"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}

@@ -35,6 +35,7 @@ pub mod side_pane;
 pub mod state;
 pub mod status;
 pub mod stream_doc;
+pub mod table;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
