@@ -155,6 +155,15 @@ async fn navi_tui_end_to_end() {
     );
     let t = Tmux::start(&command);
     t.wait_text("new session with profile tester").await;
+    // The model is resolved in the background and shown before anything is typed.
+    t.wait("the model on the status line before typing", |s| {
+        status_line(s).contains("test-model")
+    })
+    .await;
+    assert!(
+        fake.requests().iter().all(|r| !r.is_chat()),
+        "no chat request before the first message"
+    );
 
     // A streamed answer, rendered as Markdown (the ** markers are gone).
     t.type_line("hi");

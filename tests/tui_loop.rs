@@ -73,7 +73,7 @@ impl Host for FakeHost {
     }
     fn check_backend(&mut self, _profile_id: &str) -> Option<Check> {
         Some(Box::pin(async {
-            Some("cannot reach the fake backend".to_string())
+            Err("cannot reach the fake backend".to_string())
         }))
     }
     fn load_history(&mut self, _session_id: &str) -> Option<Load> {
@@ -380,4 +380,20 @@ async fn history_loads_after_the_first_frame_and_queues_early_messages() {
     let pos = |p: &str| cells.iter().position(|c| c.starts_with(p)).unwrap();
     assert!(pos("user:old question") < pos("assistant:old answer"));
     assert!(pos("assistant:old answer") < pos("user:new"), "{cells:?}");
+}
+
+#[tokio::test]
+async fn a_backend_that_is_down_shows_on_the_status_line_before_typing() {
+    let (screen, log) = run(|h| async move {
+        h.until("backend check shown", |_, c| {
+            c.iter().any(|x| x.starts_with("error:cannot reach"))
+        })
+        .await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    assert!(log.lock().unwrap().turns.is_empty());
+    let status = screen.lines().last().unwrap_or("");
+    assert!(status.contains("⚠ server down"), "{screen}");
 }

@@ -187,7 +187,10 @@ impl TuiState {
                 self.status.profile = profile_id.clone();
                 self.notice(format!("profile switched to {profile_name} ({profile_id})"));
             }
-            ModelSelected { model, .. } => self.status.model = model.clone(),
+            ModelSelected { model, .. } => {
+                self.status.model = model.clone();
+                self.status.model_note.clear();
+            }
             Warning { message } => {
                 self.push(CellKind::Warning(message.clone()));
             }

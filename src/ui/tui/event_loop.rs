@@ -68,7 +68,7 @@ async fn load_opt(load: &mut Option<Load>) -> Result<Vec<StoredMessage>, String>
     }
 }
 
-async fn check_opt(check: &mut Option<Check>) -> Option<String> {
+async fn check_opt(check: &mut Option<Check>) -> Result<(String, u64), String> {
     match check {
         Some(c) => c.await,
         None => std::future::pending().await,
@@ -258,6 +258,9 @@ impl<'h, H: Host> EventLoop<'h, H> {
                         if opts.check_backend {
                             let profile = self.state.status.profile.clone();
                             check = self.host.check_backend(&profile);
+                            if check.is_some() && self.state.status.model.is_empty() {
+                                self.state.status.model_note = "model: checking…".into();
+                            }
                         }
                     }
                 }
@@ -286,10 +289,8 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
                 r = check_opt(&mut check) => {
                     check = None;
-                    tracing::debug!(elapsed = ?started.elapsed(), ok = r.is_none(), "tui: backend check");
-                    if let Some(e) = r {
-                        self.state.push(CellKind::Error(e));
-                    }
+                    tracing::debug!(elapsed = ?started.elapsed(), ok = r.is_ok(), "tui: backend check");
+                    self.state.backend_checked(r);
                     sched.request();
                 }
                 r = load_opt(&mut load) => {

@@ -76,6 +76,9 @@ pub struct StatusInfo {
     pub title: String,
     pub ctx_used: u64,
     pub ctx_max: u64,
+    /// Shown instead of the model while it is not known yet ("checking…",
+    /// "server down").
+    pub model_note: String,
 }
 
 pub struct TuiState {
@@ -196,6 +199,27 @@ impl TuiState {
 
     pub fn push(&mut self, kind: CellKind) -> usize {
         self.transcript.push(Cell::new(kind))
+    }
+
+    /// The background backend check ended: the model (and its window) go
+    /// on the status line before anything is typed; a backend that cannot
+    /// serve shows there too, with the reason in the transcript.
+    pub fn backend_checked(&mut self, r: Result<(String, u64), String>) {
+        match r {
+            Ok((model, window)) => {
+                if self.status.model.is_empty() {
+                    self.status.model = model;
+                }
+                if self.status.ctx_max == 0 && window > 0 {
+                    self.status.ctx_max = window;
+                }
+                self.status.model_note.clear();
+            }
+            Err(e) => {
+                self.status.model_note = "⚠ server down".into();
+                self.push(CellKind::Error(e));
+            }
+        }
     }
 
     pub fn info(&mut self, lines: Vec<String>) {

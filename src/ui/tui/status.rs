@@ -45,10 +45,10 @@ pub fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
         Span::styled(format!(" {spin}{} ", st.run.label()), state_style),
     ];
     let right_w: usize = right.iter().map(|s| wrap::width(&s.content)).sum();
-    let model = if s.model.is_empty() {
-        "model: on first message"
-    } else {
-        &s.model
+    let model = match (s.model.is_empty(), s.model_note.is_empty()) {
+        (false, _) => &s.model,
+        (true, false) => &s.model_note,
+        (true, true) => "model: on first message",
     };
     let mut left = vec![
         Span::styled(" navi ", th.status_key),
