@@ -144,6 +144,12 @@ async fn navi_tui_end_to_end() {
         .map(|i| Part::Text(format!("Once upon a time number {i}. ")))
         .collect();
     fake.push(Reply::parts(story).with_delay(100));
+    // Steer: the tool call arrives late, so the steer is typed mid-turn.
+    fake.push(
+        Reply::tool_call("todo", json!({"action": "set", "items": ["steer me"]}))
+            .with_prefill(1500),
+    );
+    fake.push(Reply::text("Steered as asked."));
 
     let command = format!(
         "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
@@ -192,6 +198,37 @@ async fn navi_tui_end_to_end() {
         .await;
     let chats = fake.requests().into_iter().filter(|r| r.is_chat()).count();
     assert_eq!(chats, 4, "one request per answer, none after the stop");
+
+    // Interrupt-and-steer: Ctrl-S during the turn; the steer goes in after
+    // the tool batch and the next request carries it.
+    t.type_line("update the todo list");
+    t.wait("the turn running", |s| !status_line(s).ends_with("idle"))
+        .await;
+    assert!(
+        t.cmd(&["send-keys", "-t", SESSION, "-l", "also say STEER-OK"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    t.keys(&["C-s"]);
+    t.wait_text("steer (after the current tool batch)").await;
+    let s = t.wait_text("Steered as asked.").await;
+    assert!(s.contains("steer: taken in after the tool batch"), "{s}");
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 6, "no extra turn for the steer");
+    let msgs = reqs[5]["messages"].as_array().unwrap();
+    let last = &msgs[msgs.len() - 1];
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"], "also say STEER-OK");
+    assert_eq!(msgs[msgs.len() - 2]["role"], "tool");
+    assert!(
+        reqs[4].to_string().find("STEER-OK").is_none(),
+        "the steer waited for the safe point"
+    );
+    t.wait("idle after the steered turn", |s| {
+        status_line(s).ends_with("idle")
+    })
+    .await;
 
     // /session list shows this session, titled by its first message.
     t.type_line("/session list");

@@ -13,6 +13,7 @@ pub mod delegate;
 pub mod events;
 pub mod mechanics;
 pub mod planning;
+pub mod steer;
 mod stream;
 pub mod tokens;
 mod turn;
@@ -87,6 +88,8 @@ pub struct Agent {
     selections: Mutex<HashMap<String, Selection>>,
     windows: Mutex<HashMap<String, u64>>,
     guard: GuardConfig,
+    /// Messages sent to steer a running turn (see `steer.rs`).
+    pub steers: steer::SteerInbox,
 }
 
 impl Agent {
@@ -97,6 +100,7 @@ impl Agent {
         }
         Agent {
             guard: GuardConfig::from_config(&parts.config.llm),
+            steers: steer::SteerInbox::default(),
             config: parts.config,
             store: parts.store,
             profiles: parts.profiles,

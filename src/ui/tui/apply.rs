@@ -198,6 +198,10 @@ impl TuiState {
                 self.close_open();
                 self.push(CellKind::Error(message.clone()));
             }
+            UserSteer { message } => {
+                self.close_open();
+                self.steer_applied(message);
+            }
         }
     }
 

@@ -125,6 +125,16 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 None => self.done = true,
             },
             Action::Answer(id, d) => self.host.answer(&id, d),
+            Action::Steer(text) => {
+                if self.run.is_some() {
+                    let sid = self.session_id();
+                    self.host.steer(&sid, &text);
+                } else {
+                    self.state.steers.retain(|s| *s != text);
+                    self.state.begin_turn(&text);
+                    self.perform(Action::Send(text));
+                }
+            }
             Action::Compact => {
                 if self.run.is_some() {
                     self.state.hint("a turn is running; /stop it first");
@@ -178,13 +188,22 @@ impl<'h, H: Host> EventLoop<'h, H> {
     /// The running turn's channel closed.
     fn finished(&mut self) {
         self.run = None;
-        self.state.turn_finished();
+        let stopped = self.state.turn_finished();
         let sid = self.session_id();
         if let Some(meta) = self.host.refresh(&sid) {
             self.state.set_session_meta(&meta);
         }
+        let left = self.host.take_steers(&sid);
         if self.quit_at.is_some() {
             self.done = true;
+            return;
+        }
+        if let Some(m) = self.state.steers_left(left, stopped) {
+            self.run = Some(self.host.start_turn(&sid, &m));
+            return;
+        }
+        if stopped {
+            self.state.queue_held();
             return;
         }
         if let Some(m) = self.state.next_queued() {

@@ -40,6 +40,13 @@ pub trait Host {
     /// A check of the backend, run after the first frame: the model it
     /// resolves for the profile, or an error when it cannot be reached.
     fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+    /// Hands a steer to the turn running on `session_id` (taken in at its
+    /// next safe point).
+    fn steer(&mut self, _session_id: &str, _text: &str) {}
+    /// Takes back the steers the ended turn never took in.
+    fn take_steers(&mut self, _session_id: &str) -> Vec<String> {
+        Vec::new()
+    }
     /// Loads a session's history in the background (`None`: nothing to load).
     fn load_history(&mut self, _session_id: &str) -> Option<Load> {
         None
@@ -109,6 +116,14 @@ impl Host for AppHost<'_> {
                 Err(e) => Err(format!("cannot load the session: {e}")),
             }
         }))
+    }
+
+    fn steer(&mut self, session_id: &str, text: &str) {
+        self.app.agent.steers.push(session_id, text);
+    }
+
+    fn take_steers(&mut self, session_id: &str) -> Vec<String> {
+        self.app.agent.steers.take(session_id)
     }
 
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta> {

@@ -141,15 +141,20 @@ impl TuiState {
         self.refresh_popup();
     }
 
-    /// Enter in the composer.
-    fn submit(&mut self) -> Vec<Action> {
-        let text = self.composer.take();
+    /// Enter in the composer. `//text` or a leading space sends text that
+    /// starts with `/` as a message instead of running it as a command.
+    pub(super) fn submit(&mut self) -> Vec<Action> {
+        let mut text = self.composer.take();
         self.popup = None;
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Vec::new();
         }
-        if trimmed.starts_with('/') {
+        if let Some(literal) = trimmed.strip_prefix("//") {
+            text = format!("/{literal}");
+        } else if trimmed.starts_with('/') && text.starts_with(char::is_whitespace) {
+            text = trimmed.to_string();
+        } else if trimmed.starts_with('/') {
             return vec![Action::Command(trimmed.to_string())];
         }
         if self.running || self.loading {
@@ -221,6 +226,7 @@ impl TuiState {
                 self.invalidate();
                 return Vec::new();
             }
+            KeyCode::Char('s') if ctrl => return self.steer(),
             KeyCode::Char('o') if ctrl => {
                 self.toggle_selected();
                 return Vec::new();
@@ -273,6 +279,19 @@ impl TuiState {
         {
             self.toggle_selected();
             return Vec::new();
+        }
+        if key.modifiers.is_empty() && self.composer.is_empty() && self.popup.is_none() {
+            // Messages kept queued after a stop: Enter sends the next.
+            if key.code == KeyCode::Enter
+                && !self.running
+                && !self.loading
+                && let Some(m) = self.next_queued()
+            {
+                return vec![Action::Send(m)];
+            }
+            if key.code == KeyCode::Up && self.edit_queued() {
+                return Vec::new();
+            }
         }
         match self.composer.handle_key(&key) {
             super::composer::ComposerAction::Submit => self.submit(),

@@ -34,6 +34,7 @@ pub mod scheduler;
 pub mod side_pane;
 pub mod state;
 pub mod status;
+pub mod steer;
 pub mod stream_doc;
 pub mod table;
 pub mod terminal;

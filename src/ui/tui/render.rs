@@ -28,7 +28,17 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
     let text_rows = st.composer.rows(area.width.saturating_sub(2));
     let comp_h = (text_rows + 1).min(area.height.saturating_sub(3));
     let comp_area = Rect::new(area.x, status_area.y - comp_h, area.width, comp_h);
-    let queued_h = (st.queue.len() as u16).min(MAX_QUEUED_ROWS);
+    let pending: Vec<String> = st
+        .steers
+        .iter()
+        .map(|s| format!("  steer (after the current tool batch): {}", first_line(s)))
+        .chain(
+            st.queue
+                .iter()
+                .map(|q| format!("  queued: {}", first_line(q))),
+        )
+        .collect();
+    let queued_h = (pending.len() as u16).min(MAX_QUEUED_ROWS);
     let queued_h = queued_h.min(comp_area.y.saturating_sub(area.y + 2));
     let queue_area = Rect::new(area.x, comp_area.y - queued_h, area.width, queued_h);
     let main = Rect::new(area.x, area.y, area.width, queue_area.y - area.y);
@@ -66,10 +76,9 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         SidePane::render(&st.side, sa, buf, &st.theme);
     }
 
-    for (i, q) in st.queue.iter().take(usize::from(queued_h)).enumerate() {
-        let text = format!("  queued: {}", q.lines().next().unwrap_or("").trim());
+    for (i, text) in pending.iter().take(usize::from(queued_h)).enumerate() {
         let line = Line::from(Span::styled(
-            truncate(&text, usize::from(area.width)),
+            truncate(text, usize::from(area.width)),
             th.queued,
         ));
         buf.set_line(
@@ -82,7 +91,7 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
 
     // Composer: a rule with a hint, then the text.
     let hint = if st.running {
-        " Navi is working · Enter queues a message · Esc stops "
+        " Navi is working · Enter queues · Ctrl-S steers · Esc stops "
     } else {
         " Enter sends · Shift+Enter/Ctrl+J newline · / commands "
     };
@@ -145,5 +154,16 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
     }
     if !overlay && let Some(Position { x, y }) = cursor {
         frame.set_cursor_position(Position { x, y });
+    }
+}
+
+/// The first line of a message, with a mark when more lines follow.
+fn first_line(s: &str) -> String {
+    let t = s.trim();
+    let first = t.lines().next().unwrap_or("").trim();
+    if t.lines().count() > 1 {
+        format!("{first} …")
+    } else {
+        first.to_string()
     }
 }

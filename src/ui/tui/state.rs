@@ -66,6 +66,8 @@ pub enum Action {
     Answer(String, Decision),
     /// Run `/compact` on the current session.
     Compact,
+    /// Steer the running turn with this message (Ctrl-S).
+    Steer(String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,6 +105,8 @@ pub struct TuiState {
     /// The session's history is still loading (messages wait in `queue`).
     pub loading: bool,
     pub queue: VecDeque<String>,
+    /// Steers sent to the running turn and not yet taken in.
+    pub steers: Vec<String>,
     pub show_thinking: bool,
     pub thinking_expanded: bool,
     pub generation: u64,
@@ -148,6 +152,7 @@ impl TuiState {
             running: false,
             loading: false,
             queue: VecDeque::new(),
+            steers: Vec::new(),
             show_thinking: true,
             thinking_expanded: false,
             generation: 0,
@@ -263,8 +268,8 @@ impl TuiState {
         Some(Action::Stop)
     }
 
-    /// The turn's event channel closed.
-    pub fn turn_finished(&mut self) {
+    /// The turn's event channel closed. Returns whether it was stopped.
+    pub fn turn_finished(&mut self) -> bool {
         self.close_open();
         let interrupted: Vec<Vec<usize>> = self.tools.values().cloned().collect();
         for path in interrupted {
@@ -285,6 +290,7 @@ impl TuiState {
                 self.transcript.touch(&path);
             }
         }
+        let stopped = self.run == RunState::Stopping || self.stop_shown;
         if self.run == RunState::Stopping && !self.stop_shown {
             self.notice("stopped by user");
         }
@@ -295,6 +301,7 @@ impl TuiState {
         self.approvals.clear();
         self.running = false;
         self.run = RunState::Idle;
+        stopped
     }
 
     /// Closes the open assistant and thinking cells (finished rendering).
