@@ -316,3 +316,41 @@ fn soft_breaks_in_answers_are_line_breaks() {
     );
     assert_snapshot!(s);
 }
+
+#[test]
+fn farewell_leaves_the_last_answer_or_the_transcript_and_the_resume_hint() {
+    use navi::config::Scrollback;
+    use navi::ui::tui::farewell::farewell;
+    let mut st = state();
+    let mut empty = meta("0123456789abcdef", "");
+    empty.message_count = 0;
+    st.set_session_meta(&empty);
+    // Nothing sent: nothing to keep, no resume hint.
+    assert_eq!(farewell(&st, Scrollback::Full), "");
+    answer(&mut st, "first question", "first answer");
+    answer(&mut st, "second question", "second answer\nline two");
+    let last = farewell(&st, Scrollback::Last);
+    assert_eq!(
+        last,
+        "second answer\nline two\n\nresume with: navi --session 0123456789abcdef\n"
+    );
+    let full = farewell(&st, Scrollback::Full);
+    let order: Vec<usize> = [
+        "› first question",
+        "• first answer",
+        "› second question",
+        "• second answer",
+        "resume with:",
+    ]
+    .iter()
+    .map(|p| {
+        full.find(p)
+            .unwrap_or_else(|| panic!("{p} missing in {full}"))
+    })
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{full}");
+    assert_eq!(
+        farewell(&st, Scrollback::None),
+        "resume with: navi --session 0123456789abcdef\n"
+    );
+}

@@ -261,4 +261,31 @@ async fn navi_tui_end_to_end() {
         !s.contains("Ask Navi anything"),
         "alternate screen left: {s}"
     );
+    // The last answer and the way back stay in the scrollback.
+    let resume = s
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("resume with: navi --session "))
+        .unwrap_or_else(|| panic!("no resume hint: {s}"))
+        .trim()
+        .to_string();
+    let answer = s
+        .find("Steered as asked.")
+        .expect("last answer in the scrollback");
+    assert!(answer < s.find("resume with:").unwrap(), "{s}");
+    // The empty session of `/session new` was not kept; the resume id works.
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .args(["sessions", "list"])
+        .env("HOME", dir.path())
+        .env("NAVI_DATA_DIR", dir.path().join("data"))
+        .env("NAVI_CONFIG_DIR", &cfg)
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{list}");
+    let rows = list.lines().filter(|l| l.contains("tester")).count();
+    assert_eq!(rows, 1, "only the session with messages is kept:\n{list}");
+    assert!(
+        list.contains(&resume[..8.min(resume.len())]),
+        "{resume} not in {list}"
+    );
 }

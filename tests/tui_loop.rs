@@ -535,3 +535,39 @@ async fn a_steer_the_user_stopped_goes_back_to_the_composer() {
     assert_eq!(log.lock().unwrap().turns, vec!["long job"]);
     assert!(screen.contains("before your steer went in"), "{screen}");
 }
+
+#[tokio::test]
+async fn session_delete_asks_for_confirmation() {
+    let (_screen, log) = run(|h| async move {
+        h.typed("/session delete");
+        h.enter();
+        h.until("the question", |_, c| {
+            c.iter()
+                .any(|x| x.contains("y deletes, any other key keeps it"))
+        })
+        .await;
+        h.typed("n");
+        h.until("kept", |_, c| c.iter().any(|x| x.contains("not deleted")))
+            .await;
+        h.typed("/session delete 2");
+        h.enter();
+        h.until("asked again", |_, c| {
+            c.iter()
+                .any(|x| x.contains("delete session 2 and all its messages?"))
+        })
+        .await;
+        h.typed("y");
+        h.until_log("deleted", |l| !l.commands.is_empty()).await;
+        h.typed("/quit");
+        h.enter();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(
+        l.commands,
+        vec![
+            SlashCommand::SessionDelete(Some("2".into())),
+            SlashCommand::Quit
+        ]
+    );
+}

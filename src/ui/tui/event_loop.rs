@@ -109,6 +109,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
             }
             Action::Command(line) => self.command(&line),
+            Action::Confirmed(cmd) => self.run_command(cmd),
             Action::Stop => {
                 if let Some(r) = &self.run {
                     r.cancel.cancel();
@@ -152,6 +153,29 @@ impl<'h, H: Host> EventLoop<'h, H> {
             Ok(c) => c,
             Err(e) => return self.state.hint(e),
         };
+        if let commands::SlashCommand::SessionDelete(key) = &cmd {
+            let what = match key {
+                Some(k) => format!("session {k}"),
+                None => format!(
+                    "this session ({})",
+                    if self.state.status.title.is_empty() {
+                        "untitled"
+                    } else {
+                        &self.state.status.title
+                    }
+                ),
+            };
+            let q =
+                format!("delete {what} and all its messages? y deletes, any other key keeps it");
+            self.state.info(vec![q.clone()]);
+            self.state.flash = Some(q.clone());
+            self.state.confirm = Some((q, cmd));
+            return;
+        }
+        self.run_command(cmd);
+    }
+
+    fn run_command(&mut self, cmd: commands::SlashCommand) {
         let Some(mut ui) = self.state.ui_state() else {
             return self.state.hint("no session is open");
         };

@@ -202,6 +202,14 @@ impl TuiState {
             }
             return Vec::new();
         }
+        if let Some((_, cmd)) = self.confirm.take() {
+            self.flash = None;
+            if !ctrl && !alt && matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                return vec![Action::Confirmed(cmd)];
+            }
+            self.hint("not deleted");
+            return Vec::new();
+        }
         if is_ctrl_c {
             return self.ctrl_c(now);
         }

@@ -21,6 +21,7 @@ pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod event_loop;
+pub mod farewell;
 pub mod highlight;
 pub mod history;
 pub mod host;
@@ -145,14 +146,25 @@ pub async fn run(
                 |_| {},
             )
             .await;
-        r.map(|()| lp.state.visited.clone())
+        let bye = farewell::farewell(&lp.state, app.config.tui.scrollback);
+        r.map(|()| (lp.state.visited.clone(), bye))
     }
     .await;
     drop(guard);
-    // Shared connections (SSH) of every session opened in this run.
-    if let Ok(visited) = &result {
+    if let Ok((visited, bye)) = &result {
+        // The alternate screen is gone: leave the answer and the way back.
+        if !bye.is_empty() {
+            let mut out = std::io::stdout();
+            let _ = out.write_all(bye.as_bytes());
+            let _ = out.flush();
+        }
         for id in visited {
+            // Shared connections (SSH) of every session opened in this run.
             app.end_session(id).await;
+            // A session nothing was sent in is not kept.
+            if app.store.resolve(id).is_ok_and(|m| m.message_count == 0) {
+                let _ = app.store.delete(id);
+            }
         }
     }
     result

@@ -68,6 +68,8 @@ pub enum Action {
     Compact,
     /// Steer the running turn with this message (Ctrl-S).
     Steer(String),
+    /// A command the user confirmed (`y` after `/session delete`).
+    Confirmed(crate::ui::commands::SlashCommand),
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -107,6 +109,8 @@ pub struct TuiState {
     pub queue: VecDeque<String>,
     /// Steers sent to the running turn and not yet taken in.
     pub steers: Vec<String>,
+    /// A destructive command waiting for `y` (the question shown).
+    pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
     pub show_thinking: bool,
     pub thinking_expanded: bool,
     pub generation: u64,
@@ -153,6 +157,7 @@ impl TuiState {
             loading: false,
             queue: VecDeque::new(),
             steers: Vec::new(),
+            confirm: None,
             show_thinking: true,
             thinking_expanded: false,
             generation: 0,
