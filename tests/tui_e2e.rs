@@ -230,6 +230,12 @@ async fn navi_tui_end_to_end() {
     })
     .await;
 
+    // /copy inside tmux goes through tmux's own buffer, and says so.
+    t.type_line("/copy");
+    t.wait_text("tmux's paste buffer").await;
+    let buf = t.cmd(&["show-buffer"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&buf.stdout), "Steered as asked.");
+
     // /session list shows this session, titled by its first message.
     t.type_line("/session list");
     t.wait("the session list", |s| {

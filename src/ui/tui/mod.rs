@@ -19,6 +19,7 @@
 pub mod apply;
 pub mod approval;
 pub mod cells;
+pub mod clipboard;
 pub mod composer;
 pub mod event_loop;
 pub mod farewell;
