@@ -134,6 +134,10 @@ async fn navi_tui_end_to_end() {
     let cfg = dir.path().join("cfg");
     write_profile(&cfg);
     let fake = FakeLlm::start().await;
+    fake.set_models(vec![
+        ("test-model".into(), Some(32768)),
+        ("other-model:7b".into(), Some(8192)),
+    ]);
     fake.push(Reply::text("Hello from the **fake** model.").with_delay(20));
     fake.push(Reply::tool_call(
         "todo",
@@ -258,6 +262,26 @@ async fn navi_tui_end_to_end() {
     assert!(s.contains("Todo list ready."), "history after resume: {s}");
     assert!(s.contains("✓ todo"), "tool card from history: {s}");
 
+    // The model picker: what the server serves, with its context length and
+    // capabilities; an unknown name is refused with the list.
+    t.type_line("/model nope");
+    t.wait_text("unknown model 'nope'").await;
+    let s = t.wait_text("other-model:7b").await;
+    assert!(status_line(&s).contains("test-model"), "{s}");
+    t.type_line("/model");
+    let s = t.wait_text("Choose a model").await;
+    assert!(
+        s.contains("test-model · 32k context · tools, thinking"),
+        "{s}"
+    );
+    assert!(s.contains("other-model:7b · 8k context"), "{s}");
+    t.keys(&["Down"]);
+    t.keys(&["Enter"]);
+    t.wait("the status line on the new model", |s| {
+        status_line(s).contains("other-model:7b")
+    })
+    .await;
+
     // Idle: Ctrl-C twice quits, and the shell gets its terminal back.
     t.keys(&["C-c"]);
     t.wait_text("press Ctrl-C again to quit").await;
@@ -294,4 +318,58 @@ async fn navi_tui_end_to_end() {
         list.contains(&resume[..8.min(resume.len())]),
         "{resume} not in {list}"
     );
+}
+
+/// The `/model` list from both wire protocols: Ollama's `/api/tags` plus
+/// `/api/show` per model, and an OpenAI-compatible `/v1/models`.
+#[tokio::test]
+async fn model_list_from_api_tags_and_v1_models() {
+    use navi::llm::LlmBackend;
+    use navi::ui::tui::model_picker::{describe, fetch_models};
+    use std::sync::Arc;
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![
+        ("llama3.2:3b".into(), Some(131072)),
+        ("qwen3:8b".into(), None),
+    ]);
+    let ollama: Arc<dyn LlmBackend> =
+        Arc::new(navi::llm::ollama::OllamaBackend::new(&fake.ollama_url()).unwrap());
+    let got: Vec<String> = fetch_models(ollama)
+        .await
+        .unwrap()
+        .iter()
+        .map(describe)
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            "llama3.2:3b · 128k context · tools, thinking",
+            "qwen3:8b · tools, thinking"
+        ]
+    );
+    let paths: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.contains(&"/api/tags".to_string()), "{paths:?}");
+    assert_eq!(paths.iter().filter(|p| *p == "/api/show").count(), 2);
+
+    let openai: Arc<dyn LlmBackend> =
+        Arc::new(navi::llm::openai::OpenAiBackend::new(&fake.openai_url(), "").unwrap());
+    let got: Vec<String> = fetch_models(openai)
+        .await
+        .unwrap()
+        .iter()
+        .map(describe)
+        .collect();
+    assert_eq!(got, vec!["llama3.2:3b · 128k context", "qwen3:8b"]);
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.path.ends_with("/v1/models"))
+    );
+
+    // A server that is down: an error naming it, no panic.
+    drop(fake);
+    let gone: Arc<dyn LlmBackend> =
+        Arc::new(navi::llm::ollama::OllamaBackend::new("http://127.0.0.1:9").unwrap());
+    let e = fetch_models(gone).await.unwrap_err();
+    assert!(e.contains("127.0.0.1:9"), "{e}");
 }

@@ -27,6 +27,9 @@ pub struct Turn {
 /// use and its context window (0: unknown), or why the backend cannot serve.
 pub type Check = Pin<Box<dyn Future<Output = Result<(String, u64), String>> + Send>>;
 
+/// The server's models (for `/model`), fetched off the UI thread.
+pub type Models = Pin<Box<dyn Future<Output = Result<Vec<crate::llm::ModelInfo>, String>> + Send>>;
+
 /// A session's display history, loaded off the UI thread.
 pub type Load = Pin<Box<dyn Future<Output = Result<Vec<StoredMessage>, String>> + Send>>;
 
@@ -40,6 +43,11 @@ pub trait Host {
     /// A check of the backend, run after the first frame: the model it
     /// resolves for the profile, or an error when it cannot be reached.
     fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+    /// Lists what the profile's backend serves (`None`: cannot tell; `/model`
+    /// then switches without checking).
+    fn list_models(&mut self, _profile_id: &str) -> Option<Models> {
+        None
+    }
     /// Hands a steer to the turn running on `session_id` (taken in at its
     /// next safe point).
     fn steer(&mut self, _session_id: &str, _text: &str) {}
@@ -115,6 +123,20 @@ impl Host for AppHost<'_> {
                 Ok(s) => Ok(s.map(|s| s.display).unwrap_or_default()),
                 Err(e) => Err(format!("cannot load the session: {e}")),
             }
+        }))
+    }
+
+    fn list_models(&mut self, profile_id: &str) -> Option<Models> {
+        let agent = self.app.agent.clone();
+        let profile = agent.profile(profile_id).ok()?.clone();
+        let task = tokio::task::spawn_blocking(move || agent.backend_for(&profile));
+        Some(Box::pin(async move {
+            let backend = match task.await {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(e) => return Err(format!("cannot list the models: {e}")),
+            };
+            super::model_picker::fetch_models(backend).await
         }))
     }
 

@@ -202,6 +202,22 @@ impl TuiState {
             }
             return Vec::new();
         }
+        if let Some(p) = &mut self.model_picker {
+            use super::model_picker::ModelPickerAction as A;
+            match if is_ctrl_c {
+                A::Close
+            } else {
+                p.handle_key(&key)
+            } {
+                A::None => {}
+                A::Close => self.model_picker = None,
+                A::Choose(m) => {
+                    self.model_picker = None;
+                    return vec![Action::SwitchModel(m)];
+                }
+            }
+            return Vec::new();
+        }
         if let Some((_, cmd)) = self.confirm.take() {
             self.flash = None;
             if !ctrl && !alt && matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {

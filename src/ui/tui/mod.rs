@@ -28,6 +28,7 @@ pub mod history;
 pub mod host;
 pub mod keys;
 pub mod markdown;
+pub mod model_picker;
 pub mod outcome;
 pub mod picker;
 pub mod popup;

@@ -148,6 +148,10 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         p.render(main, buf, &st.theme);
         overlay = true;
     }
+    if let Some(p) = &st.model_picker {
+        p.render(main, buf, &st.theme);
+        overlay = true;
+    }
     if let Some(a) = st.approvals.front() {
         a.render(main, buf, &st.theme, st.approvals.len());
         overlay = true;

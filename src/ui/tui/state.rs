@@ -68,6 +68,8 @@ pub enum Action {
     Compact,
     /// Steer the running turn with this message (Ctrl-S).
     Steer(String),
+    /// Switch to this model (chosen in the `/model` picker).
+    SwitchModel(crate::llm::ModelInfo),
     /// A command the user confirmed (`y` after `/session delete`).
     Confirmed(crate::ui::commands::SlashCommand),
 }
@@ -109,6 +111,8 @@ pub struct TuiState {
     pub queue: VecDeque<String>,
     /// Steers sent to the running turn and not yet taken in.
     pub steers: Vec<String>,
+    /// `/model`'s picker, once the server listed its models.
+    pub model_picker: Option<super::model_picker::ModelPicker>,
     /// A destructive command waiting for `y` (the question shown).
     pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
     pub show_thinking: bool,
@@ -158,6 +162,7 @@ impl TuiState {
             queue: VecDeque::new(),
             steers: Vec::new(),
             confirm: None,
+            model_picker: None,
             show_thinking: true,
             thinking_expanded: false,
             generation: 0,
