@@ -354,3 +354,34 @@ fn farewell_leaves_the_last_answer_or_the_transcript_and_the_resume_hint() {
         "resume with: navi --session 0123456789abcdef\n"
     );
 }
+
+#[test]
+fn tool_summary_todo_toggle_and_cwd() {
+    let mut st = state();
+    st.cwd = "~/src/navi".into();
+    st.status.model = "m1".into();
+    user_turn(&mut st, "build it");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_started", "id": "c1", "tool": "terminal", "args": {"command": "make"}, "is_subagent": false}),
+            json!({"type": "tool_call", "id": "c1", "tool": "terminal", "args": {"command": "make"},
+                   "result": "exit code: 2\n--- stdout ---\n(empty)\n--- stderr ---\nmake: *** No targets.  Stop.\n",
+                   "success": false, "is_subagent": false}),
+        ],
+    );
+    let s = screen(&mut st, 80, 12);
+    assert!(s.contains("└ exit 2 · make: *** No targets.  Stop."), "{s}");
+    assert!(s.contains("· ~/src/navi"), "{s}");
+    assert!(!s.contains("Todo"), "no side pane under 100 columns: {s}");
+    // Alt-T shows the todo pane below 100 columns, and hides it again.
+    let alt_t = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('t'),
+        crossterm::event::KeyModifiers::ALT,
+    );
+    st.handle_key(alt_t, std::time::Instant::now());
+    let s = screen(&mut st, 80, 12);
+    assert!(s.contains("│ Todo"), "{s}");
+    st.handle_key(alt_t, std::time::Instant::now());
+    assert!(!screen(&mut st, 80, 12).contains("Todo"));
+}

@@ -199,7 +199,16 @@ impl<'h, H: Host> EventLoop<'h, H> {
             }
         }
         let default = matches!(&cmd, commands::SlashCommand::Model(Some(d)) if d == "default");
+        let help = cmd == commands::SlashCommand::Help;
         self.run_command(cmd);
+        if help {
+            self.state.info(
+                super::keys::KEY_HELP
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect(),
+            );
+        }
         if default {
             // The profile's list decides again at the next message.
             self.state.status.model.clear();

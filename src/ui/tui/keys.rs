@@ -17,6 +17,23 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use std::time::{Duration, Instant};
 
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+/// The key bindings, as `/help` lists them after the commands.
+pub const KEY_HELP: &[&str] = &[
+    "keys:",
+    "  Enter                 send (queue while a turn runs); on an empty composer: send a kept queued message",
+    "  Ctrl-S                while a turn runs: steer it (taken in after the current tool batch)",
+    "  Shift/Alt-Enter, Ctrl-J  new line",
+    "  Up / Down             lines, then input history; Up on an empty composer edits the last queued message",
+    "  Tab                   complete a /command",
+    "  PgUp / PgDn, wheel    scroll; Shift-Up/Down one line; Ctrl-Home / Ctrl-End top / bottom",
+    "  Ctrl-T                expand / collapse all thinking",
+    "  Alt-Up/Down, Ctrl-P/N select a thinking, plan or tool cell; Ctrl-O or Enter expands it",
+    "  Alt-T                 show / hide the todo pane",
+    "  Esc                   close a popup, clear the selection, or stop the turn",
+    "  Ctrl-C                close popup → clear composer → stop the turn → twice to quit",
+    "  //text or ' /text'    send text starting with / as a message",
+];
 const WHEEL_LINES: usize = 3;
 
 impl TuiState {
@@ -251,6 +268,12 @@ impl TuiState {
                 return Vec::new();
             }
             KeyCode::Char('s') if ctrl => return self.steer(),
+            KeyCode::Char('t') | KeyCode::Char('T') if alt => {
+                let wide = self.viewport_total >= super::side_pane::MIN_TOTAL_WIDTH;
+                let shown = self.side_shown.unwrap_or(wide);
+                self.side_shown = Some(!shown);
+                return Vec::new();
+            }
             KeyCode::Char('o') if ctrl => {
                 self.toggle_selected();
                 return Vec::new();

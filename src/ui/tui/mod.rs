@@ -77,6 +77,7 @@ pub fn initial_state(
     st.no_color = no_color;
     st.profile_ids = app.profiles.ids();
     st.show_thinking = app.config.ui.show_thinking;
+    st.cwd = status::short_cwd();
     st.switch_session(&meta, &[]);
     st.loading = true;
     if let Some(e) = theme_error {

@@ -43,7 +43,11 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
     let queue_area = Rect::new(area.x, comp_area.y - queued_h, area.width, queued_h);
     let main = Rect::new(area.x, area.y, area.width, queue_area.y - area.y);
 
-    let show_side = area.width >= side_pane::MIN_TOTAL_WIDTH;
+    st.viewport_total = area.width;
+    let show_side = st
+        .side_shown
+        .unwrap_or(area.width >= side_pane::MIN_TOTAL_WIDTH)
+        && area.width >= side_pane::WIDTH + 30;
     let (tr_area, side_area) = if show_side {
         let sw = side_pane::WIDTH;
         (
@@ -138,6 +142,10 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
             th.composer_placeholder,
         ),
     );
+    let label = st.run.label();
+    if st.phase.as_ref().is_none_or(|(l, _)| *l != label) {
+        st.phase = Some((label, std::time::Instant::now()));
+    }
     status::render(st, status_area, buf);
 
     let mut overlay = false;

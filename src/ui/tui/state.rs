@@ -113,6 +113,14 @@ pub struct TuiState {
     pub steers: Vec<String>,
     /// `/model`'s picker, once the server listed its models.
     pub model_picker: Option<super::model_picker::ModelPicker>,
+    /// The todo pane toggled with Alt-T (`None`: shown from 100 columns).
+    pub side_shown: Option<bool>,
+    /// Terminal width at the last frame.
+    pub viewport_total: u16,
+    /// The working directory as shown on the status line (empty: hidden).
+    pub cwd: String,
+    /// The run state shown and since when (the status line counts seconds).
+    pub phase: Option<(String, Instant)>,
     /// A destructive command waiting for `y` (the question shown).
     pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
     pub show_thinking: bool,
@@ -162,6 +170,10 @@ impl TuiState {
             queue: VecDeque::new(),
             steers: Vec::new(),
             confirm: None,
+            phase: None,
+            side_shown: None,
+            viewport_total: 0,
+            cwd: String::new(),
             model_picker: None,
             show_thinking: true,
             thinking_expanded: false,

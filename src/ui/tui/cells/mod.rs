@@ -9,6 +9,7 @@
 //! - Subagent activity lives in the `children` of its `spawn_agent` card.
 mod plan;
 mod tool;
+mod tool_summary;
 
 pub use tool::{ToolCard, ToolStatus};
 
