@@ -392,3 +392,70 @@ async fn model_priority_list_picks_first_available() {
     );
     assert_eq!(h.backend.requests()[0].model, "test-model");
 }
+
+#[tokio::test]
+async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
+    let h = harness(json!({}));
+    h.backend.push_tool_calls(&[
+        ("echo", json!({"text": "one"})),
+        ("echo", json!({"text": "two"})),
+    ]);
+    h.backend.push_text("steered answer");
+    let s = h.store.create("p").unwrap();
+    // Sent while the turn runs; the inbox is only read at the safe point.
+    h.agent.steers.push(&s.id, "use the second file instead");
+    let (out, ev) = turn(&h, &s.id, "do it").await;
+    assert_eq!(out.unwrap().text, "steered answer");
+    let reqs = h.backend.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[0]
+            .messages
+            .iter()
+            .all(|m| !m.content.contains("second file")),
+        "the steer must wait for the safe point"
+    );
+    // The second call: both tool results, then the steer as a user message.
+    let roles: Vec<(Role, String)> = reqs[1]
+        .messages
+        .iter()
+        .map(|m| (m.role, m.content.clone()))
+        .collect();
+    let n = roles.len();
+    assert_eq!(
+        roles[n - 1],
+        (Role::User, "use the second file instead".into())
+    );
+    assert_eq!(roles[n - 2].0, Role::Tool);
+    assert_eq!(roles[n - 3].0, Role::Tool);
+    let k = kinds(&ev);
+    let steer = k.iter().position(|x| *x == "user_steer").unwrap();
+    let last_tool = k.iter().rposition(|x| *x == "tool_call").unwrap();
+    assert!(last_tool < steer, "{k:?}");
+    assert!(h.agent.steers.take(&s.id).is_empty(), "taken exactly once");
+    // Persisted where it went in.
+    let loaded = h.store.load(&s.id).unwrap().unwrap();
+    let shown: Vec<(Role, String)> = loaded
+        .display
+        .iter()
+        .map(|m| (m.msg.role, m.msg.content.clone()))
+        .collect();
+    let at = shown
+        .iter()
+        .position(|(_, c)| c == "use the second file instead")
+        .unwrap();
+    assert_eq!(shown[at - 1].0, Role::Tool);
+    assert_eq!(shown[at + 1], (Role::Assistant, "steered answer".into()));
+}
+
+#[tokio::test]
+async fn a_steer_without_a_safe_point_stays_in_the_inbox() {
+    let h = harness(json!({}));
+    h.backend.push_text("plain answer");
+    let s = h.store.create("p").unwrap();
+    h.agent.steers.push(&s.id, "too late");
+    let (out, ev) = turn(&h, &s.id, "hi").await;
+    assert_eq!(out.unwrap().text, "plain answer");
+    assert!(!kinds(&ev).contains(&"user_steer"));
+    assert_eq!(h.agent.steers.take(&s.id), vec!["too late"]);
+}

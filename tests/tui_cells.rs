@@ -219,3 +219,169 @@ fn history_renders_with_the_same_cells() {
     assert_eq!(st.last_answer, "Two tests fail.");
     assert_snapshot!(screen(&mut st, 90, 26));
 }
+
+const WIDE_TABLE: &str = "| Crate | What it does in Navi | Why this one and not another | Status |\n|---|---|---|---|\n| ratatui | draws the full-screen chat, the panes, the popups and the status bar | immediate mode, no retained widget tree to keep in sync | in use |\n| pulldown-cmark | parses the Markdown the model writes into events | CommonMark and GFM tables, fast, no allocations per event | in use |\n";
+
+fn answer(st: &mut navi::ui::tui::state::TuiState, question: &str, text: &str) {
+    user_turn(st, question);
+    feed(
+        st,
+        vec![
+            json!({"type": "stream_delta", "delta": text}),
+            json!({"type": "stream_end", "content": text, "context_tokens": 1000, "max_context_tokens": 65536}),
+        ],
+    );
+    st.turn_finished();
+}
+
+/// Every screen row is legible: nothing of the table runs past the edge and
+/// every column separator of a row sits where the header's does.
+fn assert_table_aligned(screen: &str) {
+    // Cut off the side pane (at 100+ columns) at its border.
+    let pane = screen
+        .lines()
+        .find_map(|l| l.find("│ Todo").map(|b| l[..b].chars().count()));
+    let cut: Vec<String> = screen
+        .lines()
+        .map(|l| l.chars().take(pane.unwrap_or(usize::MAX)).collect())
+        .collect();
+    let rows: Vec<&str> = cut
+        .iter()
+        .map(String::as_str)
+        .filter(|l| l.contains('│'))
+        .collect();
+    assert!(rows.len() >= 4, "{screen}");
+    let col = |l: &str| -> Vec<usize> {
+        l.chars()
+            .enumerate()
+            .filter(|(_, c)| *c == '│' || *c == '┼')
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let head = col(rows[0]);
+    assert_eq!(head.len(), 3, "{screen}");
+    for r in &rows {
+        assert_eq!(col(r), head, "misaligned row {r:?} in\n{screen}");
+    }
+}
+
+#[test]
+fn wide_table_wraps_cells_at_80_and_120_columns() {
+    for (w, name) in [(80u16, "wide_table_80"), (120, "wide_table_120")] {
+        let mut st = state();
+        answer(&mut st, "which crates?", WIDE_TABLE);
+        let s = screen(&mut st, w, 24);
+        assert_table_aligned(&s);
+        for word in ["immediate", "allocations", "retained", "Status", "GFM"] {
+            assert!(s.contains(word), "{word} lost at {w} columns:\n{s}");
+        }
+        assert_snapshot!(name, s);
+    }
+}
+
+#[test]
+fn user_message_is_shown_as_typed() {
+    let mut st = state();
+    user_turn(
+        &mut st,
+        "check these:\n2*3*4 = 24\n  - not a list\n\n# not a heading\n**not bold**",
+    );
+    let s = screen(&mut st, 60, 10);
+    assert!(s.contains("2*3*4 = 24"), "{s}");
+    assert!(s.contains("# not a heading"), "{s}");
+    assert!(s.contains("**not bold**"), "{s}");
+    assert_snapshot!(s);
+}
+
+#[test]
+fn soft_breaks_in_answers_are_line_breaks() {
+    let mut st = state();
+    answer(
+        &mut st,
+        "steps?",
+        "First line of the answer\nSecond line\nThird line with **bold**\n\nNew paragraph",
+    );
+    let s = screen(&mut st, 60, 10);
+    let lines: Vec<&str> = s.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.contains("First line of the answer"))
+        .unwrap();
+    assert!(lines[i + 1].trim_start().starts_with("Second line"), "{s}");
+    assert!(
+        lines[i + 2]
+            .trim_start()
+            .starts_with("Third line with bold"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}
+
+#[test]
+fn farewell_leaves_the_last_answer_or_the_transcript_and_the_resume_hint() {
+    use navi::config::Scrollback;
+    use navi::ui::tui::farewell::farewell;
+    let mut st = state();
+    let mut empty = meta("0123456789abcdef", "");
+    empty.message_count = 0;
+    st.set_session_meta(&empty);
+    // Nothing sent: nothing to keep, no resume hint.
+    assert_eq!(farewell(&st, Scrollback::Full), "");
+    answer(&mut st, "first question", "first answer");
+    answer(&mut st, "second question", "second answer\nline two");
+    let last = farewell(&st, Scrollback::Last);
+    assert_eq!(
+        last,
+        "second answer\nline two\n\nresume with: navi --session 0123456789abcdef\n"
+    );
+    let full = farewell(&st, Scrollback::Full);
+    let order: Vec<usize> = [
+        "› first question",
+        "• first answer",
+        "› second question",
+        "• second answer",
+        "resume with:",
+    ]
+    .iter()
+    .map(|p| {
+        full.find(p)
+            .unwrap_or_else(|| panic!("{p} missing in {full}"))
+    })
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{full}");
+    assert_eq!(
+        farewell(&st, Scrollback::None),
+        "resume with: navi --session 0123456789abcdef\n"
+    );
+}
+
+#[test]
+fn tool_summary_todo_toggle_and_cwd() {
+    let mut st = state();
+    st.cwd = "~/src/navi".into();
+    st.status.model = "m1".into();
+    user_turn(&mut st, "build it");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_started", "id": "c1", "tool": "terminal", "args": {"command": "make"}, "is_subagent": false}),
+            json!({"type": "tool_call", "id": "c1", "tool": "terminal", "args": {"command": "make"},
+                   "result": "exit code: 2\n--- stdout ---\n(empty)\n--- stderr ---\nmake: *** No targets.  Stop.\n",
+                   "success": false, "is_subagent": false}),
+        ],
+    );
+    let s = screen(&mut st, 80, 12);
+    assert!(s.contains("└ exit 2 · make: *** No targets.  Stop."), "{s}");
+    assert!(s.contains("· ~/src/navi"), "{s}");
+    assert!(!s.contains("Todo"), "no side pane under 100 columns: {s}");
+    // Alt-T shows the todo pane below 100 columns, and hides it again.
+    let alt_t = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('t'),
+        crossterm::event::KeyModifiers::ALT,
+    );
+    st.handle_key(alt_t, std::time::Instant::now());
+    let s = screen(&mut st, 80, 12);
+    assert!(s.contains("│ Todo"), "{s}");
+    st.handle_key(alt_t, std::time::Instant::now());
+    assert!(!screen(&mut st, 80, 12).contains("Todo"));
+}

@@ -141,6 +141,10 @@ async fn navi_tui_end_to_end() {
     let cfg = dir.path().join("cfg");
     write_profile(&cfg);
     let fake = FakeLlm::start().await;
+    fake.set_models(vec![
+        ("test-model".into(), Some(32768)),
+        ("other-model:7b".into(), Some(8192)),
+    ]);
     fake.push(Reply::text("Hello from the **fake** model.").with_delay(20));
     fake.push(Reply::tool_call(
         "todo",
@@ -151,6 +155,12 @@ async fn navi_tui_end_to_end() {
         .map(|i| Part::Text(format!("Once upon a time number {i}. ")))
         .collect();
     fake.push(Reply::parts(story).with_delay(100));
+    // Steer: the tool call arrives late, so the steer is typed mid-turn.
+    fake.push(
+        Reply::tool_call("todo", json!({"action": "set", "items": ["steer me"]}))
+            .with_prefill(1500),
+    );
+    fake.push(Reply::text("Steered as asked."));
 
     let command = format!(
         "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
@@ -162,6 +172,15 @@ async fn navi_tui_end_to_end() {
     );
     let t = Tmux::start(&command);
     t.wait_text("new session with profile tester").await;
+    // The model is resolved in the background and shown before anything is typed.
+    t.wait("the model on the status line before typing", |s| {
+        status_line(s).contains("test-model")
+    })
+    .await;
+    assert!(
+        fake.requests().iter().all(|r| !r.is_chat()),
+        "no chat request before the first message"
+    );
 
     // A streamed answer, rendered as Markdown (the ** markers are gone).
     t.type_line("hi");
@@ -191,6 +210,43 @@ async fn navi_tui_end_to_end() {
     let chats = fake.requests().into_iter().filter(|r| r.is_chat()).count();
     assert_eq!(chats, 4, "one request per answer, none after the stop");
 
+    // Interrupt-and-steer: Ctrl-S during the turn; the steer goes in after
+    // the tool batch and the next request carries it.
+    t.type_line("update the todo list");
+    t.wait("the turn running", |s| !status_line(s).ends_with("idle"))
+        .await;
+    assert!(
+        t.cmd(&["send-keys", "-t", SESSION, "-l", "also say STEER-OK"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    t.keys(&["C-s"]);
+    t.wait_text("steer (after the current tool batch)").await;
+    let s = t.wait_text("Steered as asked.").await;
+    assert!(s.contains("steer: taken in after the tool batch"), "{s}");
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 6, "no extra turn for the steer");
+    let msgs = reqs[5]["messages"].as_array().unwrap();
+    let last = &msgs[msgs.len() - 1];
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"], "also say STEER-OK");
+    assert_eq!(msgs[msgs.len() - 2]["role"], "tool");
+    assert!(
+        reqs[4].to_string().find("STEER-OK").is_none(),
+        "the steer waited for the safe point"
+    );
+    t.wait("idle after the steered turn", |s| {
+        status_line(s).ends_with("idle")
+    })
+    .await;
+
+    // /copy inside tmux goes through tmux's own buffer, and says so.
+    t.type_line("/copy");
+    t.wait_text("tmux's paste buffer").await;
+    let buf = t.cmd(&["show-buffer"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&buf.stdout), "Steered as asked.");
+
     // /session list shows this session, titled by its first message.
     t.type_line("/session list");
     t.wait("the session list", |s| {
@@ -213,6 +269,26 @@ async fn navi_tui_end_to_end() {
     assert!(s.contains("Todo list ready."), "history after resume: {s}");
     assert!(s.contains("✓ todo"), "tool card from history: {s}");
 
+    // The model picker: what the server serves, with its context length and
+    // capabilities; an unknown name is refused with the list.
+    t.type_line("/model nope");
+    t.wait_text("unknown model 'nope'").await;
+    let s = t.wait_text("other-model:7b").await;
+    assert!(status_line(&s).contains("test-model"), "{s}");
+    t.type_line("/model");
+    let s = t.wait_text("Choose a model").await;
+    assert!(
+        s.contains("test-model · 32k context · tools, thinking"),
+        "{s}"
+    );
+    assert!(s.contains("other-model:7b · 8k context"), "{s}");
+    t.keys(&["Down"]);
+    t.keys(&["Enter"]);
+    t.wait("the status line on the new model", |s| {
+        status_line(s).contains("other-model:7b")
+    })
+    .await;
+
     // Idle: Ctrl-C twice quits, and the shell gets its terminal back.
     t.keys(&["C-c"]);
     t.wait_text("press Ctrl-C again to quit").await;
@@ -222,6 +298,87 @@ async fn navi_tui_end_to_end() {
         !s.contains("Ask Navi anything"),
         "alternate screen left: {s}"
     );
+    // The last answer and the way back stay in the scrollback.
+    let resume = s
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("resume with: navi --session "))
+        .unwrap_or_else(|| panic!("no resume hint: {s}"))
+        .trim()
+        .to_string();
+    let answer = s
+        .find("Steered as asked.")
+        .expect("last answer in the scrollback");
+    assert!(answer < s.find("resume with:").unwrap(), "{s}");
+    // The empty session of `/session new` was not kept; the resume id works.
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .args(["sessions", "list"])
+        .env("HOME", dir.path())
+        .env("NAVI_DATA_DIR", dir.path().join("data"))
+        .env("NAVI_CONFIG_DIR", &cfg)
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{list}");
+    let rows = list.lines().filter(|l| l.contains("tester")).count();
+    assert_eq!(rows, 1, "only the session with messages is kept:\n{list}");
+    assert!(
+        list.contains(&resume[..8.min(resume.len())]),
+        "{resume} not in {list}"
+    );
+}
+
+/// The `/model` list from both wire protocols: Ollama's `/api/tags` plus
+/// `/api/show` per model, and an OpenAI-compatible `/v1/models`.
+#[tokio::test]
+async fn model_list_from_api_tags_and_v1_models() {
+    use navi::llm::LlmBackend;
+    use navi::ui::tui::model_picker::{describe, fetch_models};
+    use std::sync::Arc;
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![
+        ("llama3.2:3b".into(), Some(131072)),
+        ("qwen3:8b".into(), None),
+    ]);
+    let ollama: Arc<dyn LlmBackend> =
+        Arc::new(navi::llm::ollama::OllamaBackend::new(&fake.ollama_url()).unwrap());
+    let got: Vec<String> = fetch_models(ollama)
+        .await
+        .unwrap()
+        .iter()
+        .map(describe)
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            "llama3.2:3b · 128k context · tools, thinking",
+            "qwen3:8b · tools, thinking"
+        ]
+    );
+    let paths: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.contains(&"/api/tags".to_string()), "{paths:?}");
+    assert_eq!(paths.iter().filter(|p| *p == "/api/show").count(), 2);
+
+    let openai: Arc<dyn LlmBackend> =
+        Arc::new(navi::llm::openai::OpenAiBackend::new(&fake.openai_url(), "").unwrap());
+    let got: Vec<String> = fetch_models(openai)
+        .await
+        .unwrap()
+        .iter()
+        .map(describe)
+        .collect();
+    assert_eq!(got, vec!["llama3.2:3b · 128k context", "qwen3:8b"]);
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.path.ends_with("/v1/models"))
+    );
+
+    // A server that is down: an error naming it, no panic.
+    drop(fake);
+    let gone: Arc<dyn LlmBackend> =
+        Arc::new(navi::llm::ollama::OllamaBackend::new("http://127.0.0.1:9").unwrap());
+    let e = fetch_models(gone).await.unwrap_err();
+    assert!(e.contains("127.0.0.1:9"), "{e}");
 }
 
 fn ppid_of(pid: u32) -> u32 {

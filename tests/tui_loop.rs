@@ -32,6 +32,8 @@ struct Log {
     cancels: Vec<CancellationToken>,
     answers: Vec<(String, Decision)>,
     commands: Vec<SlashCommand>,
+    /// Steers handed to the host and not yet taken in.
+    steers: Vec<String>,
     /// (run state label, cell summaries) after each frame.
     frames: Vec<(String, Vec<String>)>,
 }
@@ -71,9 +73,15 @@ impl Host for FakeHost {
     fn refresh(&mut self, _session_id: &str) -> Option<SessionMeta> {
         None
     }
+    fn steer(&mut self, _session_id: &str, text: &str) {
+        self.0.lock().unwrap().steers.push(text.to_string());
+    }
+    fn take_steers(&mut self, _session_id: &str) -> Vec<String> {
+        std::mem::take(&mut self.0.lock().unwrap().steers)
+    }
     fn check_backend(&mut self, _profile_id: &str) -> Option<Check> {
         Some(Box::pin(async {
-            Some("cannot reach the fake backend".to_string())
+            Err("cannot reach the fake backend".to_string())
         }))
     }
     fn load_history(&mut self, _session_id: &str) -> Option<Load> {
@@ -129,6 +137,17 @@ impl Harness {
         let mut l = self.log.lock().unwrap();
         let (tx, _) = mpsc::channel(1);
         l.senders[turn] = tx;
+    }
+    /// Waits until the host's log satisfies `f`.
+    async fn until_log(&self, what: &str, f: impl Fn(&Log) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !f(&self.log.lock().unwrap()) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for: {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
     /// Waits until a frame satisfies `f`.
     async fn until(&self, what: &str, f: impl Fn(&str, &[String]) -> bool) {
@@ -265,7 +284,7 @@ async fn ctrl_c_ladder_stops_cooperatively_then_quits() {
 }
 
 #[tokio::test]
-async fn esc_stops_and_queued_message_follows() {
+async fn esc_stops_and_queued_message_waits_for_the_user() {
     let (_screen, log) = run(|h| async move {
         h.typed("first");
         h.enter();
@@ -275,7 +294,15 @@ async fn esc_stops_and_queued_message_follows() {
         h.key(KeyCode::Esc, KeyModifiers::NONE);
         h.until("stopping", |s, _| s == "stopping…").await;
         h.end_turn(0);
-        // The queued message starts the next turn by itself.
+        // After a stop the queued message is kept, shown, and not sent.
+        h.until("idle with the message held", |s, c| {
+            s == "idle" && c.iter().any(|x| x.contains("1 queued message is kept"))
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(h.log.lock().unwrap().turns.len(), 1);
+        // Enter on the empty composer sends it.
+        h.enter();
         h.until("second turn", |_, c| c.iter().any(|x| x == "user:second"))
             .await;
         h.end_turn(1);
@@ -490,4 +517,167 @@ async fn resumed_session_shows_its_saved_todo_list_at_once() {
         &lp.state.theme,
     );
     insta::assert_snapshot!(text_of(&buf));
+}
+
+#[tokio::test]
+async fn a_backend_that_is_down_shows_on_the_status_line_before_typing() {
+    let (screen, log) = run(|h| async move {
+        h.until("backend check shown", |_, c| {
+            c.iter().any(|x| x.starts_with("error:cannot reach"))
+        })
+        .await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    assert!(log.lock().unwrap().turns.is_empty());
+    let status = screen.lines().last().unwrap_or("");
+    assert!(status.contains("⚠ server down"), "{screen}");
+}
+
+#[tokio::test]
+async fn queued_messages_can_be_edited_and_removed() {
+    let (screen, log) = run(|h| async move {
+        h.typed("first");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        h.typed("second");
+        h.enter();
+        h.typed("third");
+        h.enter();
+        // ↑ on the empty composer takes the last queued message back.
+        h.key(KeyCode::Up, KeyModifiers::NONE);
+        h.typed(" edited");
+        h.enter();
+        // ↑ again, then Ctrl-C clears it: removed from the queue.
+        h.key(KeyCode::Up, KeyModifiers::NONE);
+        h.ctrl_c();
+        h.end_turn(0);
+        h.until("second turn", |_, c| c.iter().any(|x| x == "user:second"))
+            .await;
+        h.end_turn(1);
+        h.until("idle", |s, _| s == "idle").await;
+        h.typed("/quit");
+        h.enter();
+    })
+    .await;
+    assert_eq!(log.lock().unwrap().turns, vec!["first", "second"]);
+    assert!(!screen.contains("third"), "{screen}");
+}
+
+#[tokio::test]
+async fn steer_is_shown_where_it_went_in_and_leftovers_are_not_lost() {
+    let (screen, log) = run(|h| async move {
+        h.typed("fix the build");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        h.send(0, json!({"type": "stream_start", "session_id": "s"})).await;
+        h.send(0, json!({"type": "tool_started", "id": "c1", "tool": "terminal", "args": {"command": "make"}, "is_subagent": false})).await;
+        h.typed("use cargo, not make");
+        h.key(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        h.until_log("steer handed over", |l| !l.steers.is_empty()).await;
+        {
+            let l = h.log.lock().unwrap();
+            assert_eq!(l.steers, vec!["use cargo, not make"]);
+        }
+        // The agent takes it in after the tool batch.
+        h.send(0, json!({"type": "tool_call", "id": "c1", "tool": "terminal", "args": {"command": "make"}, "result": "exit code: 2", "success": false, "is_subagent": false})).await;
+        h.log.lock().unwrap().steers.clear();
+        h.send(0, json!({"type": "user_steer", "message": "use cargo, not make"})).await;
+        h.send(0, json!({"type": "stream_delta", "delta": "Switching to cargo."})).await;
+        h.until("steer in the transcript", |_, c| {
+            c.iter().any(|x| x == "user:use cargo, not make")
+        })
+        .await;
+        // A second steer the turn never reaches a safe point for…
+        h.typed("and run the tests");
+        h.key(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        h.until_log("second steer handed over", |l| !l.steers.is_empty()).await;
+        h.end_turn(0);
+        // …becomes the next turn instead of being lost.
+        h.until("leftover steer sent", |_, c| {
+            c.iter().any(|x| x == "user:and run the tests")
+        })
+        .await;
+        h.end_turn(1);
+        h.until("idle", |s, _| s == "idle").await;
+        h.typed("/quit");
+        h.enter();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(l.turns, vec!["fix the build", "and run the tests"]);
+    let cells = &l.frames.last().unwrap().1;
+    let pos = |p: &str| cells.iter().position(|c| c.starts_with(p)).unwrap();
+    assert!(pos("tool:terminal") < pos("user:use cargo"), "{cells:?}");
+    assert!(
+        pos("user:use cargo") < pos("assistant:Switching"),
+        "{cells:?}"
+    );
+    assert!(
+        screen.contains("steer: taken in after the tool batch"),
+        "{screen}"
+    );
+}
+
+#[tokio::test]
+async fn a_steer_the_user_stopped_goes_back_to_the_composer() {
+    let (screen, log) = run(|h| async move {
+        h.typed("long job");
+        h.enter();
+        h.until("running", |s, _| s != "idle").await;
+        h.typed("actually, stop and summarise");
+        h.key(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        h.until_log("steer handed over", |l| !l.steers.is_empty())
+            .await;
+        h.key(KeyCode::Esc, KeyModifiers::NONE);
+        h.until("stopping", |s, _| s == "stopping…").await;
+        h.end_turn(0);
+        h.until("idle", |s, c| {
+            s == "idle" && c.iter().any(|x| x.contains("back in the composer"))
+        })
+        .await;
+        h.ctrl_c(); // clears the composer
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    assert_eq!(log.lock().unwrap().turns, vec!["long job"]);
+    assert!(screen.contains("before your steer went in"), "{screen}");
+}
+
+#[tokio::test]
+async fn session_delete_asks_for_confirmation() {
+    let (_screen, log) = run(|h| async move {
+        h.typed("/session delete");
+        h.enter();
+        h.until("the question", |_, c| {
+            c.iter()
+                .any(|x| x.contains("y deletes, any other key keeps it"))
+        })
+        .await;
+        h.typed("n");
+        h.until("kept", |_, c| c.iter().any(|x| x.contains("not deleted")))
+            .await;
+        h.typed("/session delete 2");
+        h.enter();
+        h.until("asked again", |_, c| {
+            c.iter()
+                .any(|x| x.contains("delete session 2 and all its messages?"))
+        })
+        .await;
+        h.typed("y");
+        h.until_log("deleted", |l| !l.commands.is_empty()).await;
+        h.typed("/quit");
+        h.enter();
+    })
+    .await;
+    let l = log.lock().unwrap();
+    assert_eq!(
+        l.commands,
+        vec![
+            SlashCommand::SessionDelete(Some("2".into())),
+            SlashCommand::Quit
+        ]
+    );
 }

@@ -133,6 +133,11 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
+    /// A message the user sent while the turn ran, added to the context at
+    /// the turn's next safe point (after a tool batch).
+    UserSteer {
+        message: String,
+    },
 }
 
 impl AgentEvent {
@@ -157,6 +162,7 @@ impl AgentEvent {
             AgentEvent::ModelSelected { .. } => "model_selected",
             AgentEvent::Warning { .. } => "warning",
             AgentEvent::Error { .. } => "error",
+            AgentEvent::UserSteer { .. } => "user_steer",
         }
     }
 

@@ -16,6 +16,7 @@ pub mod mechanics;
 pub mod planning;
 pub mod repetition;
 mod request;
+pub mod steer;
 mod stream;
 pub mod tokens;
 mod turn;
@@ -110,6 +111,8 @@ pub struct Agent {
     /// Long-term memory, when enabled (set once by the composition root).
     memory: std::sync::OnceLock<Arc<crate::memory::MemoryStore>>,
     tweaks: RwLock<tweaks::TurnTweaks>,
+    /// Messages sent to steer a running turn (see `steer.rs`).
+    pub steers: steer::SteerInbox,
 }
 
 impl Agent {
@@ -120,6 +123,7 @@ impl Agent {
         }
         Agent {
             guard: GuardConfig::from_config(&parts.config.llm),
+            steers: steer::SteerInbox::default(),
             config: parts.config,
             store: parts.store,
             profiles: parts.profiles,

@@ -299,6 +299,8 @@ impl<'a> Run<'a> {
             }
             mech.after_tools(&self.agent.env.todos.get(&self.state_session()));
             self.check_profile_switch().await?;
+            // The safe point for steering: after the tool batch, before the next call.
+            self.apply_steers().await?;
         }
         self.iteration_cap(max).await
     }

@@ -333,6 +333,26 @@ impl Default for MemoryConfig {
     }
 }
 
+/// What the full-screen UI leaves in the terminal's scrollback on quit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Scrollback {
+    /// The last answer.
+    #[default]
+    Last,
+    /// The whole transcript of the open session.
+    Full,
+    /// Nothing but the resume hint.
+    None,
+}
+
+/// `[tui]`: the full-screen UI only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct TuiConfig {
+    pub scrollback: Scrollback,
+}
+
 /// The whole configuration, one section per concern.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -348,6 +368,7 @@ pub struct Config {
     pub logging: LoggingConfig,
     pub memory: MemoryConfig,
     pub planning: PlanningConfig,
+    pub tui: TuiConfig,
 }
 
 /// When the planner is worth a call.

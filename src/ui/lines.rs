@@ -467,6 +467,10 @@ impl LineRenderer {
                     self.line(&mut out, Stream::Info, p.dim(&t));
                 }
             }
+            AgentEvent::UserSteer { message } => {
+                let t = format!("steer (after the tool batch): {message}");
+                self.line(&mut out, Stream::Info, p.dim(&t));
+            }
             AgentEvent::Warning { message } => {
                 self.line(
                     &mut out,

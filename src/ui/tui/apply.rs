@@ -190,13 +190,20 @@ impl TuiState {
                 self.status.profile = profile_id.clone();
                 self.notice(format!("profile switched to {profile_name} ({profile_id})"));
             }
-            ModelSelected { model, .. } => self.status.model = model.clone(),
+            ModelSelected { model, .. } => {
+                self.status.model = model.clone();
+                self.status.model_note.clear();
+            }
             Warning { message } => {
                 self.push(CellKind::Warning(message.clone()));
             }
             Error { message } => {
                 self.close_open();
                 self.push(CellKind::Error(message.clone()));
+            }
+            UserSteer { message } => {
+                self.close_open();
+                self.steer_applied(message);
             }
         }
     }

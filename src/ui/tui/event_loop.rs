@@ -14,7 +14,8 @@
 //!   starts after it; a resumed session's history loads on a blocking thread
 //!   meanwhile (messages typed before it arrives are queued).
 use super::cells::CellKind;
-use super::host::{Check, Host, Load, Turn};
+use super::host::{Check, Host, Load, Models, Turn};
+use super::model_picker::{self, ModelPicker};
 use super::render::render;
 use super::scheduler::{ANIMATION, FrameScheduler};
 use super::state::{Action, RunState, TuiState};
@@ -68,7 +69,14 @@ async fn load_opt(load: &mut Option<Load>) -> Result<Vec<StoredMessage>, String>
     }
 }
 
-async fn check_opt(check: &mut Option<Check>) -> Option<String> {
+async fn models_opt(models: &mut Option<Models>) -> Result<Vec<crate::llm::ModelInfo>, String> {
+    match models {
+        Some(m) => m.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn check_opt(check: &mut Option<Check>) -> Result<(String, u64), String> {
     match check {
         Some(c) => c.await,
         None => std::future::pending().await,
@@ -81,6 +89,9 @@ pub struct EventLoop<'h, H: Host> {
     run: Option<Turn>,
     quit_at: Option<Instant>,
     done: bool,
+    /// `/model`'s request for the server's list, and the name to check.
+    models: Option<Models>,
+    model_wanted: Option<String>,
 }
 
 impl<'h, H: Host> EventLoop<'h, H> {
@@ -91,6 +102,8 @@ impl<'h, H: Host> EventLoop<'h, H> {
             run: None,
             quit_at: None,
             done: false,
+            models: None,
+            model_wanted: None,
         }
     }
 
@@ -109,6 +122,8 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
             }
             Action::Command(line) => self.command(&line),
+            Action::Confirmed(cmd) => self.run_command(cmd),
+            Action::SwitchModel(m) => self.switch_model(m),
             Action::Stop => {
                 if let Some(r) = &self.run {
                     r.cancel.cancel();
@@ -125,6 +140,16 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 None => self.done = true,
             },
             Action::Answer(id, d) => self.host.answer(&id, d),
+            Action::Steer(text) => {
+                if self.run.is_some() {
+                    let sid = self.session_id();
+                    self.host.steer(&sid, &text);
+                } else {
+                    self.state.steers.retain(|s| *s != text);
+                    self.state.begin_turn(&text);
+                    self.perform(Action::Send(text));
+                }
+            }
             Action::Compact => {
                 if self.run.is_some() {
                     self.state.hint("a turn is running; /stop it first");
@@ -142,6 +167,90 @@ impl<'h, H: Host> EventLoop<'h, H> {
             Ok(c) => c,
             Err(e) => return self.state.hint(e),
         };
+        if let commands::SlashCommand::SessionDelete(key) = &cmd {
+            let what = match key {
+                Some(k) => format!("session {k}"),
+                None => format!(
+                    "this session ({})",
+                    if self.state.status.title.is_empty() {
+                        "untitled"
+                    } else {
+                        &self.state.status.title
+                    }
+                ),
+            };
+            let q =
+                format!("delete {what} and all its messages? y deletes, any other key keeps it");
+            self.state.info(vec![q.clone()]);
+            self.state.flash = Some(q.clone());
+            self.state.confirm = Some((q, cmd));
+            return;
+        }
+        if let commands::SlashCommand::Model(arg) = &cmd
+            && arg.as_deref() != Some("default")
+            && self.models.is_none()
+        {
+            let profile = self.state.status.profile.clone();
+            if let Some(f) = self.host.list_models(&profile) {
+                self.models = Some(f);
+                self.model_wanted = arg.clone();
+                self.state.flash = Some("asking the server for its models…".into());
+                return;
+            }
+        }
+        let default = matches!(&cmd, commands::SlashCommand::Model(Some(d)) if d == "default");
+        let help = cmd == commands::SlashCommand::Help;
+        self.run_command(cmd);
+        if help {
+            self.state.info(
+                super::keys::KEY_HELP
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect(),
+            );
+        }
+        if default {
+            // The profile's list decides again at the next message.
+            self.state.status.model.clear();
+            self.state.status.model_note = "model: profile's list".into();
+        }
+    }
+
+    /// The server listed its models for `/model`.
+    fn models_listed(&mut self, r: Result<Vec<crate::llm::ModelInfo>, String>) {
+        self.state.flash = None;
+        let wanted = self.model_wanted.take();
+        let list = match r {
+            Ok(l) => l,
+            Err(e) => {
+                return self
+                    .state
+                    .hint(format!("cannot list the server's models: {e}"));
+            }
+        };
+        match wanted {
+            None => {
+                let current = self.state.status.model.clone();
+                self.state.model_picker = Some(ModelPicker::new(list, &current));
+            }
+            Some(name) => match model_picker::find(&list, &name) {
+                Some(m) => self.switch_model(m.clone()),
+                None => self.state.hint(model_picker::unknown(&name, &list)),
+            },
+        }
+    }
+
+    /// Switches through the shared `/model <name>`; the status line follows.
+    fn switch_model(&mut self, m: crate::llm::ModelInfo) {
+        self.run_command(commands::SlashCommand::Model(Some(m.name.clone())));
+        self.state.status.model = m.name.clone();
+        self.state.status.model_note.clear();
+        if let Some(n) = m.context_length {
+            self.state.status.ctx_max = n;
+        }
+    }
+
+    fn run_command(&mut self, cmd: commands::SlashCommand) {
         let Some(mut ui) = self.state.ui_state() else {
             return self.state.hint("no session is open");
         };
@@ -183,13 +292,22 @@ impl<'h, H: Host> EventLoop<'h, H> {
     /// The running turn's channel closed.
     fn finished(&mut self) {
         self.run = None;
-        self.state.turn_finished();
+        let stopped = self.state.turn_finished();
         let sid = self.session_id();
         if let Some(meta) = self.host.refresh(&sid) {
             self.state.set_session_meta(&meta);
         }
+        let left = self.host.take_steers(&sid);
         if self.quit_at.is_some() {
             self.done = true;
+            return;
+        }
+        if let Some(m) = self.state.steers_left(left, stopped) {
+            self.run = Some(self.host.start_turn(&sid, &m));
+            return;
+        }
+        if stopped {
+            self.state.queue_held();
             return;
         }
         if let Some(m) = self.state.next_queued() {
@@ -264,6 +382,9 @@ impl<'h, H: Host> EventLoop<'h, H> {
                         if opts.check_backend {
                             let profile = self.state.status.profile.clone();
                             check = self.host.check_backend(&profile);
+                            if check.is_some() && self.state.status.model.is_empty() {
+                                self.state.status.model_note = "model: checking…".into();
+                            }
                         }
                     }
                 }
@@ -292,10 +413,8 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
                 r = check_opt(&mut check) => {
                     check = None;
-                    tracing::debug!(elapsed = ?started.elapsed(), ok = r.is_none(), "tui: backend check");
-                    if let Some(e) = r {
-                        self.state.push(CellKind::Error(e));
-                    }
+                    tracing::debug!(elapsed = ?started.elapsed(), ok = r.is_ok(), "tui: backend check");
+                    self.state.backend_checked(r);
                     sched.request();
                 }
                 r = load_opt(&mut load) => {
@@ -322,6 +441,11 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     warm = None;
                     tracing::debug!(elapsed = ?started.elapsed(), "tui: highlighting ready");
                     self.state.invalidate();
+                    sched.request();
+                }
+                r = models_opt(&mut self.models) => {
+                    self.models = None;
+                    self.models_listed(r);
                     sched.request();
                 }
                 _ = sleep_opt(self.quit_at) => {

@@ -23,7 +23,12 @@ pub struct Turn {
     pub cancel: CancellationToken,
 }
 
-pub type Check = Pin<Box<dyn Future<Output = Option<String>> + Send>>;
+/// What the background backend check found: the model the open profile will
+/// use and its context window (0: unknown), or why the backend cannot serve.
+pub type Check = Pin<Box<dyn Future<Output = Result<(String, u64), String>> + Send>>;
+
+/// The server's models (for `/model`), fetched off the UI thread.
+pub type Models = Pin<Box<dyn Future<Output = Result<Vec<crate::llm::ModelInfo>, String>> + Send>>;
 
 /// A session's display history, loaded off the UI thread.
 pub type Load = Pin<Box<dyn Future<Output = Result<Vec<StoredMessage>, String>> + Send>>;
@@ -35,9 +40,21 @@ pub trait Host {
     fn compact(&mut self, session_id: &str) -> Turn;
     /// The session's current metadata (title and context use change per turn).
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta>;
-    /// A check of the backend, run after the first frame: `Some(error)` when
-    /// it cannot be reached.
+    /// A check of the backend, run after the first frame: the model it
+    /// resolves for the profile, or an error when it cannot be reached.
     fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+    /// Lists what the profile's backend serves (`None`: cannot tell; `/model`
+    /// then switches without checking).
+    fn list_models(&mut self, _profile_id: &str) -> Option<Models> {
+        None
+    }
+    /// Hands a steer to the turn running on `session_id` (taken in at its
+    /// next safe point).
+    fn steer(&mut self, _session_id: &str, _text: &str) {}
+    /// Takes back the steers the ended turn never took in.
+    fn take_steers(&mut self, _session_id: &str) -> Vec<String> {
+        Vec::new()
+    }
     /// Loads a session's history in the background (`None`: nothing to load).
     fn load_history(&mut self, _session_id: &str) -> Option<Load> {
         None
@@ -117,6 +134,28 @@ impl Host for AppHost<'_> {
         self.app.agent.env.todos.get(session_id)
     }
 
+    fn list_models(&mut self, profile_id: &str) -> Option<Models> {
+        let agent = self.app.agent.clone();
+        let profile = agent.profile(profile_id).ok()?.clone();
+        let task = tokio::task::spawn_blocking(move || agent.backend_for(&profile));
+        Some(Box::pin(async move {
+            let backend = match task.await {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(e) => return Err(format!("cannot list the models: {e}")),
+            };
+            super::model_picker::fetch_models(backend).await
+        }))
+    }
+
+    fn steer(&mut self, session_id: &str, text: &str) {
+        self.app.agent.steers.push(session_id, text);
+    }
+
+    fn take_steers(&mut self, session_id: &str) -> Vec<String> {
+        self.app.agent.steers.take(session_id)
+    }
+
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta> {
         self.app.store.resolve(session_id).ok()
     }
@@ -126,26 +165,41 @@ impl Host for AppHost<'_> {
         let profile = agent.profile(profile_id).ok()?.clone();
         // Building the HTTP client (TLS roots) costs tens of milliseconds of
         // CPU: never on the UI task.
-        let task = tokio::task::spawn_blocking(move || agent.backend_for(&profile));
+        let (a, p) = (agent.clone(), profile.clone());
+        let task = tokio::task::spawn_blocking(move || a.backend_for(&p));
         Some(Box::pin(async move {
             let backend = match task.await {
                 Ok(Ok(b)) => b,
-                Ok(Err(e)) => return Some(e.to_string()),
-                Err(e) => return Some(format!("backend check failed: {e}")),
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(e) => return Err(format!("backend check failed: {e}")),
             };
             let url = backend.base_url().to_string();
             let probe = tokio::spawn(async move {
-                tokio::time::timeout(Duration::from_secs(10), backend.list_models()).await
+                tokio::time::timeout(Duration::from_secs(10), async {
+                    backend.list_models().await?;
+                    let sel = agent
+                        .select_model(&*backend, &profile)
+                        .await
+                        .map_err(|e| e.to_string());
+                    let sel = match sel {
+                        Ok(s) => s,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    let window = agent.context_window(&*backend, &sel.model).await;
+                    Ok::<_, crate::llm::LlmError>(Ok((sel.model, window)))
+                })
+                .await
             });
             match probe.await {
-                Ok(Ok(Ok(_))) => None,
-                Ok(Ok(Err(e))) => Some(format!(
+                Ok(Ok(Ok(Ok(found)))) => Ok(found),
+                Ok(Ok(Ok(Err(e)))) => Err(e),
+                Ok(Ok(Err(e))) => Err(format!(
                     "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
                 )),
-                Ok(Err(_)) => Some(format!(
+                Ok(Err(_)) => Err(format!(
                     "the backend at {url} did not answer within 10 s; check [llm] in the config"
                 )),
-                Err(e) => Some(format!("backend check failed: {e}")),
+                Err(e) => Err(format!("backend check failed: {e}")),
             }
         }))
     }

@@ -17,6 +17,23 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use std::time::{Duration, Instant};
 
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+/// The key bindings, as `/help` lists them after the commands.
+pub const KEY_HELP: &[&str] = &[
+    "keys:",
+    "  Enter                 send (queue while a turn runs); on an empty composer: send a kept queued message",
+    "  Ctrl-S                while a turn runs: steer it (taken in after the current tool batch)",
+    "  Shift/Alt-Enter, Ctrl-J  new line",
+    "  Up / Down             lines, then input history; Up on an empty composer edits the last queued message",
+    "  Tab                   complete a /command",
+    "  PgUp / PgDn, wheel    scroll; Shift-Up/Down one line; Ctrl-Home / Ctrl-End top / bottom",
+    "  Ctrl-T                expand / collapse all thinking",
+    "  Alt-Up/Down, Ctrl-P/N select a thinking, plan or tool cell; Ctrl-O or Enter expands it",
+    "  Alt-T                 show / hide the todo pane",
+    "  Esc                   close a popup, clear the selection, or stop the turn",
+    "  Ctrl-C                close popup → clear composer → stop the turn → twice to quit",
+    "  //text or ' /text'    send text starting with / as a message",
+];
 const WHEEL_LINES: usize = 3;
 
 impl TuiState {
@@ -141,15 +158,20 @@ impl TuiState {
         self.refresh_popup();
     }
 
-    /// Enter in the composer.
-    fn submit(&mut self) -> Vec<Action> {
-        let text = self.composer.take();
+    /// Enter in the composer. `//text` or a leading space sends text that
+    /// starts with `/` as a message instead of running it as a command.
+    pub(super) fn submit(&mut self) -> Vec<Action> {
+        let mut text = self.composer.take();
         self.popup = None;
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Vec::new();
         }
-        if trimmed.starts_with('/') {
+        if let Some(literal) = trimmed.strip_prefix("//") {
+            text = format!("/{literal}");
+        } else if trimmed.starts_with('/') && text.starts_with(char::is_whitespace) {
+            text = trimmed.to_string();
+        } else if trimmed.starts_with('/') {
             return vec![Action::Command(trimmed.to_string())];
         }
         if self.running || self.loading {
@@ -206,6 +228,30 @@ impl TuiState {
             }
             return Vec::new();
         }
+        if let Some(p) = &mut self.model_picker {
+            use super::model_picker::ModelPickerAction as A;
+            match if is_ctrl_c {
+                A::Close
+            } else {
+                p.handle_key(&key)
+            } {
+                A::None => {}
+                A::Close => self.model_picker = None,
+                A::Choose(m) => {
+                    self.model_picker = None;
+                    return vec![Action::SwitchModel(m)];
+                }
+            }
+            return Vec::new();
+        }
+        if let Some((_, cmd)) = self.confirm.take() {
+            self.flash = None;
+            if !ctrl && !alt && matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                return vec![Action::Confirmed(cmd)];
+            }
+            self.hint("not deleted");
+            return Vec::new();
+        }
         if is_ctrl_c {
             return self.ctrl_c(now);
         }
@@ -228,6 +274,13 @@ impl TuiState {
                     }
                 }
                 self.invalidate();
+                return Vec::new();
+            }
+            KeyCode::Char('s') if ctrl => return self.steer(),
+            KeyCode::Char('t') | KeyCode::Char('T') if alt => {
+                let wide = self.viewport_total >= super::side_pane::MIN_TOTAL_WIDTH;
+                let shown = self.side_shown.unwrap_or(wide);
+                self.side_shown = Some(!shown);
                 return Vec::new();
             }
             KeyCode::Char('o') if ctrl => {
@@ -282,6 +335,19 @@ impl TuiState {
         {
             self.toggle_selected();
             return Vec::new();
+        }
+        if key.modifiers.is_empty() && self.composer.is_empty() && self.popup.is_none() {
+            // Messages kept queued after a stop: Enter sends the next.
+            if key.code == KeyCode::Enter
+                && !self.running
+                && !self.loading
+                && let Some(m) = self.next_queued()
+            {
+                return vec![Action::Send(m)];
+            }
+            if key.code == KeyCode::Up && self.edit_queued() {
+                return Vec::new();
+            }
         }
         match self.composer.handle_key(&key) {
             super::composer::ComposerAction::Submit => self.submit(),

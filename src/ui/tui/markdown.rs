@@ -131,29 +131,11 @@ impl<'t> Renderer<'t> {
         let Some(rows) = self.table.take() else {
             return;
         };
-        let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![0usize; cols];
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                widths[i] = widths[i].max(wrap::width(c));
-            }
-        }
-        let th = self.theme.s.clone();
-        for (ri, r) in rows.iter().enumerate() {
-            let mut spans = Vec::new();
-            for (i, c) in r.iter().enumerate() {
-                if i > 0 {
-                    spans.push(Span::styled(" │ ", th.rule));
-                }
-                let pad = widths[i].saturating_sub(wrap::width(c));
-                let st = if ri == 0 { th.strong } else { th.text };
-                spans.push(Span::styled(format!("{c}{}", " ".repeat(pad)), st));
-            }
-            self.emit(spans, &[]);
-            if ri == 0 {
-                let sep: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-                self.emit(vec![Span::styled(sep.join("─┼─"), th.rule)], &[]);
-            }
+        let (_, rest) = self.prefixes();
+        let prefix_w: usize = rest.iter().map(|s| wrap::width(&s.content)).sum();
+        let width = self.width.saturating_sub(prefix_w);
+        for line in super::table::render(&rows, width, &self.theme.s) {
+            self.emit(line.spans, &[]);
         }
     }
 
@@ -355,7 +337,8 @@ pub fn render(text: &str, theme: &Theme, width: u16, open_code: bool) -> Vec<Lin
                     r.cur.push(Span::styled(l.to_string(), s));
                 }
             }
-            Event::SoftBreak => r.text(" "),
+            // Chat output: a single newline is a line break, as typed.
+            Event::SoftBreak => r.flush(),
             Event::HardBreak => r.flush(),
             Event::Rule => {
                 r.flush();
@@ -418,7 +401,8 @@ mod tests {
                 "Some text and code.",
                 "",
                 "• one",
-                "• two wrapped",
+                "• two",
+                "  wrapped",
                 "",
                 "1. first",
                 "2. second",

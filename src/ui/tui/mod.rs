@@ -19,13 +19,16 @@
 pub mod apply;
 pub mod approval;
 pub mod cells;
+pub mod clipboard;
 pub mod composer;
 pub mod event_loop;
+pub mod farewell;
 pub mod highlight;
 pub mod history;
 pub mod host;
 pub mod keys;
 pub mod markdown;
+pub mod model_picker;
 pub mod outcome;
 pub mod picker;
 pub mod popup;
@@ -34,7 +37,9 @@ pub mod scheduler;
 pub mod side_pane;
 pub mod state;
 pub mod status;
+pub mod steer;
 pub mod stream_doc;
+pub mod table;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
@@ -74,6 +79,7 @@ pub fn initial_state(
     st.no_color = no_color;
     st.profile_ids = app.profiles.ids();
     st.show_thinking = app.config.ui.show_thinking;
+    st.cwd = status::short_cwd();
     st.switch_session(&meta, &[]);
     st.loading = true;
     if let Some(e) = theme_error {
@@ -155,14 +161,25 @@ pub async fn run(
                 |_| {},
             )
             .await;
-        r.map(|()| lp.state.visited.clone())
+        let bye = farewell::farewell(&lp.state, app.config.tui.scrollback);
+        r.map(|()| (lp.state.visited.clone(), bye))
     }
     .await;
     drop(guard);
-    // Shared connections (SSH) of every session opened in this run.
-    if let Ok(visited) = &result {
+    if let Ok((visited, bye)) = &result {
+        // The alternate screen is gone: leave the answer and the way back.
+        if !bye.is_empty() {
+            let mut out = std::io::stdout();
+            let _ = out.write_all(bye.as_bytes());
+            let _ = out.flush();
+        }
         for id in visited {
+            // Shared connections (SSH) of every session opened in this run.
             app.end_session(id).await;
+            // A session nothing was sent in is not kept.
+            if app.store.resolve(id).is_ok_and(|m| m.message_count == 0) {
+                let _ = app.store.delete(id);
+            }
         }
     }
     result

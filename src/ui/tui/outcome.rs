@@ -9,7 +9,7 @@ use super::picker::Picker;
 use super::state::{Action, TuiState};
 use super::theme::Theme;
 use crate::session::{SessionMeta, StoredMessage};
-use crate::ui::commands::{Outcome, UiState, osc52};
+use crate::ui::commands::{Outcome, UiState};
 
 impl TuiState {
     /// Shows `meta` as the open session (status bar, commands).
@@ -103,11 +103,11 @@ impl TuiState {
             },
             Outcome::Quit => return vec![Action::Quit],
             Outcome::Copy(text) => {
-                let n = text.chars().count();
-                self.outbox.push(osc52(&text));
-                self.notice(format!(
-                    "copied {n} characters to the clipboard (OSC 52; the terminal must allow it)"
-                ));
+                let done = super::clipboard::copy(&text);
+                if let Some(seq) = done.sequence {
+                    self.outbox.push(seq);
+                }
+                self.notice(done.notice);
             }
             Outcome::Theme(name) => {
                 match Theme::load(&name, self.config_dir.as_deref(), self.no_color) {

@@ -28,12 +28,26 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
     let text_rows = st.composer.rows(area.width.saturating_sub(2));
     let comp_h = (text_rows + 1).min(area.height.saturating_sub(3));
     let comp_area = Rect::new(area.x, status_area.y - comp_h, area.width, comp_h);
-    let queued_h = (st.queue.len() as u16).min(MAX_QUEUED_ROWS);
+    let pending: Vec<String> = st
+        .steers
+        .iter()
+        .map(|s| format!("  steer (after the current tool batch): {}", first_line(s)))
+        .chain(
+            st.queue
+                .iter()
+                .map(|q| format!("  queued: {}", first_line(q))),
+        )
+        .collect();
+    let queued_h = (pending.len() as u16).min(MAX_QUEUED_ROWS);
     let queued_h = queued_h.min(comp_area.y.saturating_sub(area.y + 2));
     let queue_area = Rect::new(area.x, comp_area.y - queued_h, area.width, queued_h);
     let main = Rect::new(area.x, area.y, area.width, queue_area.y - area.y);
 
-    let show_side = area.width >= side_pane::MIN_TOTAL_WIDTH;
+    st.viewport_total = area.width;
+    let show_side = st
+        .side_shown
+        .unwrap_or(area.width >= side_pane::MIN_TOTAL_WIDTH)
+        && area.width >= side_pane::WIDTH + 30;
     let (tr_area, side_area) = if show_side {
         let sw = side_pane::WIDTH;
         (
@@ -66,10 +80,9 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         SidePane::render(&st.side, sa, buf, &st.theme);
     }
 
-    for (i, q) in st.queue.iter().take(usize::from(queued_h)).enumerate() {
-        let text = format!("  queued: {}", q.lines().next().unwrap_or("").trim());
+    for (i, text) in pending.iter().take(usize::from(queued_h)).enumerate() {
         let line = Line::from(Span::styled(
-            truncate(&text, usize::from(area.width)),
+            truncate(text, usize::from(area.width)),
             th.queued,
         ));
         buf.set_line(
@@ -82,7 +95,7 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
 
     // Composer: a rule with a hint, then the text.
     let hint = if st.running {
-        " Navi is working · Enter queues a message · Esc stops "
+        " Navi is working · Enter queues · Ctrl-S steers · Esc stops "
     } else {
         " Enter sends · Shift+Enter/Ctrl+J newline · / commands "
     };
@@ -129,6 +142,10 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
             th.composer_placeholder,
         ),
     );
+    let label = st.run.label();
+    if st.phase.as_ref().is_none_or(|(l, _)| *l != label) {
+        st.phase = Some((label, std::time::Instant::now()));
+    }
     status::render(st, status_area, buf);
 
     let mut overlay = false;
@@ -139,6 +156,10 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         p.render(main, buf, &st.theme);
         overlay = true;
     }
+    if let Some(p) = &st.model_picker {
+        p.render(main, buf, &st.theme);
+        overlay = true;
+    }
     if let Some(a) = st.approvals.front() {
         a.render(main, buf, &st.theme, st.approvals.len());
         st.approval_shown = true;
@@ -146,5 +167,16 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
     }
     if !overlay && let Some(Position { x, y }) = cursor {
         frame.set_cursor_position(Position { x, y });
+    }
+}
+
+/// The first line of a message, with a mark when more lines follow.
+fn first_line(s: &str) -> String {
+    let t = s.trim();
+    let first = t.lines().next().unwrap_or("").trim();
+    if t.lines().count() > 1 {
+        format!("{first} …")
+    } else {
+        first.to_string()
     }
 }

@@ -66,6 +66,12 @@ pub enum Action {
     Answer(String, Decision),
     /// Run `/compact` on the current session.
     Compact,
+    /// Steer the running turn with this message (Ctrl-S).
+    Steer(String),
+    /// Switch to this model (chosen in the `/model` picker).
+    SwitchModel(crate::llm::ModelInfo),
+    /// A command the user confirmed (`y` after `/session delete`).
+    Confirmed(crate::ui::commands::SlashCommand),
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -76,6 +82,9 @@ pub struct StatusInfo {
     pub title: String,
     pub ctx_used: u64,
     pub ctx_max: u64,
+    /// Shown instead of the model while it is not known yet ("checking…",
+    /// "server down").
+    pub model_note: String,
 }
 
 pub struct TuiState {
@@ -100,6 +109,20 @@ pub struct TuiState {
     /// The session's history is still loading (messages wait in `queue`).
     pub loading: bool,
     pub queue: VecDeque<String>,
+    /// Steers sent to the running turn and not yet taken in.
+    pub steers: Vec<String>,
+    /// `/model`'s picker, once the server listed its models.
+    pub model_picker: Option<super::model_picker::ModelPicker>,
+    /// The todo pane toggled with Alt-T (`None`: shown from 100 columns).
+    pub side_shown: Option<bool>,
+    /// Terminal width at the last frame.
+    pub viewport_total: u16,
+    /// The working directory as shown on the status line (empty: hidden).
+    pub cwd: String,
+    /// The run state shown and since when (the status line counts seconds).
+    pub phase: Option<(String, Instant)>,
+    /// A destructive command waiting for `y` (the question shown).
+    pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
     pub show_thinking: bool,
     pub thinking_expanded: bool,
     pub generation: u64,
@@ -148,6 +171,13 @@ impl TuiState {
             running: false,
             loading: false,
             queue: VecDeque::new(),
+            steers: Vec::new(),
+            confirm: None,
+            phase: None,
+            side_shown: None,
+            viewport_total: 0,
+            cwd: String::new(),
+            model_picker: None,
             show_thinking: true,
             thinking_expanded: false,
             generation: 0,
@@ -202,6 +232,27 @@ impl TuiState {
         self.transcript.push(Cell::new(kind))
     }
 
+    /// The background backend check ended: the model (and its window) go
+    /// on the status line before anything is typed; a backend that cannot
+    /// serve shows there too, with the reason in the transcript.
+    pub fn backend_checked(&mut self, r: Result<(String, u64), String>) {
+        match r {
+            Ok((model, window)) => {
+                if self.status.model.is_empty() {
+                    self.status.model = model;
+                }
+                if self.status.ctx_max == 0 && window > 0 {
+                    self.status.ctx_max = window;
+                }
+                self.status.model_note.clear();
+            }
+            Err(e) => {
+                self.status.model_note = "⚠ server down".into();
+                self.push(CellKind::Error(e));
+            }
+        }
+    }
+
     pub fn info(&mut self, lines: Vec<String>) {
         self.push(CellKind::Info(lines));
     }
@@ -243,8 +294,8 @@ impl TuiState {
         Some(Action::Stop)
     }
 
-    /// The turn's event channel closed.
-    pub fn turn_finished(&mut self) {
+    /// The turn's event channel closed. Returns whether it was stopped.
+    pub fn turn_finished(&mut self) -> bool {
         self.close_open();
         let interrupted: Vec<Vec<usize>> = self.tools.values().cloned().collect();
         for path in interrupted {
@@ -265,6 +316,7 @@ impl TuiState {
                 self.transcript.touch(&path);
             }
         }
+        let stopped = self.run == RunState::Stopping || self.stop_shown;
         if self.run == RunState::Stopping && !self.stop_shown {
             self.notice("stopped by user");
         }
@@ -275,6 +327,7 @@ impl TuiState {
         self.approvals.clear();
         self.running = false;
         self.run = RunState::Idle;
+        stopped
     }
 
     /// Closes the open assistant and thinking cells (finished rendering).

@@ -42,18 +42,32 @@ pub fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
     let right = vec![
         Span::styled(queued, th.status_bar),
         Span::styled(ctx, th.status_bar),
-        Span::styled(format!(" {spin}{} ", st.run.label()), state_style),
+        Span::styled(
+            format!(" {spin}{}{} ", st.run.label(), elapsed(st)),
+            state_style,
+        ),
     ];
     let right_w: usize = right.iter().map(|s| wrap::width(&s.content)).sum();
-    let model = if s.model.is_empty() {
-        "model: on first message"
-    } else {
-        &s.model
+    let model = match (s.model.is_empty(), s.model_note.is_empty()) {
+        (false, _) => &s.model,
+        (true, false) => &s.model_note,
+        (true, true) => "model: on first message",
     };
     let mut left = vec![
         Span::styled(" navi ", th.status_key),
         Span::styled(format!("{} · {} ", s.profile, model), th.status_bar),
     ];
+    if !st.cwd.is_empty() {
+        // The directory before the title; the title is cut first.
+        let used: usize = left.iter().map(|s| wrap::width(&s.content)).sum();
+        let room = usize::from(area.width).saturating_sub(used + right_w + 4);
+        if room > 8 {
+            left.push(Span::styled(
+                format!("· {} ", truncate_left(&st.cwd, room.min(40))),
+                th.status_bar,
+            ));
+        }
+    }
     let used: usize = left.iter().map(|s| wrap::width(&s.content)).sum();
     let room = usize::from(area.width).saturating_sub(used + right_w + 1);
     let middle = match &st.flash {
@@ -75,4 +89,46 @@ pub fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &Line::from(left), area.width);
     let rw = right_w.min(usize::from(area.width)) as u16;
     buf.set_line(area.x + area.width - rw, area.y, &Line::from(right), rw);
+}
+
+/// ` 12s` for a running phase shown for a second or more (planning,
+/// waiting for the first token, streaming, running a tool).
+fn elapsed(st: &TuiState) -> String {
+    match &st.phase {
+        Some((_, since)) if st.running && st.run != RunState::Idle => {
+            let s = since.elapsed().as_secs();
+            match s {
+                0 => String::new(),
+                1..=59 => format!(" {s}s"),
+                _ => format!(" {}m{:02}s", s / 60, s % 60),
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// Keeps the end of a path: `…/src/navi` when it is too long.
+fn truncate_left(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n + 1 - max).collect();
+    format!("…{tail}")
+}
+
+/// The working directory with the home directory as `~`.
+pub fn short_cwd() -> String {
+    let Ok(cwd) = std::env::current_dir() else {
+        return String::new();
+    };
+    if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from)
+        && let Ok(rest) = cwd.strip_prefix(&home)
+    {
+        if rest.as_os_str().is_empty() {
+            return "~".into();
+        }
+        return format!("~/{}", rest.display());
+    }
+    cwd.display().to_string()
 }

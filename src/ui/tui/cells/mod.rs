@@ -9,10 +9,10 @@
 //! - Subagent activity lives in the `children` of its `spawn_agent` card.
 mod plan;
 mod tool;
+mod tool_summary;
 
 pub use tool::{ToolCard, ToolStatus};
 
-use super::markdown;
 use super::stream_doc::StreamDoc;
 use super::theme::Theme;
 use super::wrap::{self, wrap};
@@ -136,7 +136,7 @@ impl Cell {
         let w = ctx.width;
         match &mut self.kind {
             CellKind::User(text) => {
-                let body = markdown::render(text, ctx.theme, w.saturating_sub(2), false);
+                let body = verbatim(text, th.user_text, w.saturating_sub(2));
                 gutter(body, Span::styled("› ", th.user_label), Span::raw("  "))
             }
             CellKind::Assistant(doc) => {
@@ -185,6 +185,19 @@ pub fn gutter(
         out.push(Line::from(spans).style(l.style));
     }
     out
+}
+
+/// The user's own text exactly as typed: every newline kept (blank lines
+/// too), tabs as spaces, nothing parsed as Markdown; long lines wrap at word
+/// boundaries.
+pub fn verbatim(text: &str, style: Style, width: u16) -> Vec<Line<'static>> {
+    let text = text.trim_end_matches(['\n', '\r']);
+    text.split('\n')
+        .flat_map(|l| {
+            let l = l.trim_end_matches('\r').replace('\t', "    ");
+            wrap(&Line::from(Span::styled(l, style)), usize::from(width), &[])
+        })
+        .collect()
 }
 
 /// `mark` + text, every line wrapped and aligned under the text.

@@ -3,8 +3,13 @@
 //! result. A `spawn_agent` card holds the subagent's cells as children.
 //!
 //! Invariant: a card is paired with its events by the tool call id only.
+use super::tool_summary::{duration, summary};
 use super::{Cell, RenderCtx, SPINNER};
-use crate::ui::format::{args_preview, preview};
+use crate::ui::format::args_preview;
+use std::time::{Duration, Instant};
+
+/// Finished cards show how long they took from this long on.
+const SHOW_DURATION: Duration = Duration::from_millis(500);
 use crate::ui::tui::wrap::{self, truncate, wrap};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -30,6 +35,10 @@ pub struct ToolCard {
     pub result: String,
     /// Cells of subagents started by this call.
     pub children: Vec<Cell>,
+    /// When it started (live cards only; not known for loaded history).
+    pub started: Option<Instant>,
+    /// How long it ran, once finished.
+    pub took: Option<Duration>,
 }
 
 impl ToolCard {
@@ -41,10 +50,13 @@ impl ToolCard {
             status: ToolStatus::Pending,
             result: String::new(),
             children: Vec::new(),
+            started: Some(Instant::now()),
+            took: None,
         }
     }
 
     pub fn finish(&mut self, result: &str, success: bool) {
+        self.took = self.started.map(|s| s.elapsed());
         self.result = result.to_string();
         self.status = if success {
             ToolStatus::Done
@@ -65,11 +77,27 @@ impl ToolCard {
             ToolStatus::Failed => ("✗", th.tool_failed),
         };
         let w = usize::from(ctx.width);
-        let used = 2 + wrap::width(&self.tool) + 2;
+        // Durations under half a second are noise; a live card counts seconds.
+        let time = match (self.took, self.started) {
+            (Some(d), _) if d >= SHOW_DURATION => format!(" · {}", duration(d)),
+            (None, Some(s)) if self.status == ToolStatus::Pending => {
+                let d = s.elapsed();
+                if d >= Duration::from_secs(1) {
+                    format!(" · {}s", d.as_secs())
+                } else {
+                    String::new()
+                }
+            }
+            _ => String::new(),
+        };
+        let used = 2 + wrap::width(&self.tool) + 2 + wrap::width(&time);
         let mut spans = vec![
             Span::styled(format!("{icon} "), st),
             Span::styled(self.tool.clone(), th.tool_name),
         ];
+        if !time.is_empty() {
+            spans.push(Span::styled(time, th.dim));
+        }
         if w > used + 3 {
             let args = args_preview(&self.args, 400);
             if !args.is_empty() {
@@ -152,7 +180,7 @@ impl ToolCard {
             th.tool_result
         };
         if !expanded {
-            let p = preview(&self.result, w.saturating_sub(4).max(1));
+            let p = summary(&self.args, &self.result, self.status != ToolStatus::Failed);
             let p = if p.is_empty() {
                 "(no output)".to_string()
             } else {
