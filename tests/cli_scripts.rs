@@ -251,9 +251,12 @@ async fn per_run_flags_shape_the_request() {
     let reqs = fake.chat_requests();
     let r = &reqs[0];
     assert_eq!(r["model"], "other");
-    assert_eq!(
-        r["messages"][0]["content"],
-        "TEST-PERSONA\n\n---\n\nTESTER-PROMPT\n\nAnswer in French."
+    // The --system text follows the profile's prompt; the list of the other
+    // profiles comes after it.
+    let system = r["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.starts_with("TEST-PERSONA\n\n---\n\nTESTER-PROMPT\n\nAnswer in French.\n\n"),
+        "{system}"
     );
     assert_eq!(r["options"]["temperature"], json!(0.9));
     assert_eq!(r["options"]["num_predict"], json!(50));

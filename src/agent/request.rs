@@ -20,7 +20,12 @@ use crate::llm::{ChatMessage, ChatRequest};
 impl Run<'_> {
     /// The messages of a call: system prompt, history, then `notes` at the end.
     pub(super) fn messages(&self, notes: &[String]) -> Vec<ChatMessage> {
-        build_messages(&self.system(), self.memory.as_deref(), &self.conv.context, notes)
+        build_messages(
+            &self.system(),
+            self.memory.as_deref(),
+            &self.conv.context,
+            notes,
+        )
     }
 
     /// The request for a call of this turn.

@@ -16,12 +16,15 @@ pub enum MemoryCommand {
         /// Only the proposed facts waiting for review.
         #[arg(long)]
         proposed: bool,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// Search facts by keywords (accepted and proposed).
     Search {
+        /// Words to look for in category, key and value.
         query: Vec<String>,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -42,6 +45,7 @@ pub enum MemoryCommand {
     },
     /// Forget a fact by id (#12 or 12) or every fact with a key.
     Forget {
+        /// A fact id (#12 or 12), or a key: every fact with that key.
         what: String,
         /// With a key: only in this category.
         #[arg(long)]

@@ -5,9 +5,9 @@
 //! commands read the config and open only what they use.
 
 mod admin;
-mod memory;
 mod context;
 mod extra;
+mod memory;
 pub mod out;
 
 pub use admin::ago;
