@@ -10,6 +10,7 @@ pub mod config;
 pub mod embedded;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod profile;
 pub mod session;
 pub mod tools;

@@ -33,6 +33,9 @@ pub(super) struct Run<'a> {
     pub model: String,
     pub tracker: TokenTracker,
     pub(super) seen_ids: HashSet<String>,
+    /// MCP tools this run offers, fixed at its start (a server that becomes
+    /// ready mid-turn joins at the next user message).
+    pub(super) mcp_tools: Vec<String>,
 }
 
 /// What one streamed model call produced.
@@ -134,6 +137,18 @@ impl<'a> Run<'a> {
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = agent.context_window(&*backend, &sel.model).await;
+        let listed = if origin.is_some() && !profile.subagent_tools.is_empty() {
+            &profile.subagent_tools
+        } else {
+            &profile.enabled_tools
+        };
+        let mcp_tools =
+            crate::mcp::tool::select_for_profile(listed, &agent.env.mcp.ready_tool_names());
+        if origin.is_none() {
+            for message in agent.env.mcp.take_warnings() {
+                sink.emit(AgentEvent::Warning { message }).await;
+            }
+        }
         let run = Run {
             agent,
             profile,
@@ -146,6 +161,7 @@ impl<'a> Run<'a> {
             model: sel.model.clone(),
             tracker: TokenTracker::new(window, context_tokens),
             seen_ids: HashSet::new(),
+            mcp_tools,
         };
         if run.origin.is_none() {
             sink.emit(AgentEvent::ModelSelected {
@@ -185,6 +201,11 @@ impl<'a> Run<'a> {
                 if !names.contains(&n) {
                     names.push(n);
                 }
+            }
+        }
+        for n in &self.mcp_tools {
+            if !names.contains(n) {
+                names.push(n.clone());
             }
         }
         names

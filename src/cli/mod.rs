@@ -5,6 +5,7 @@
 //! commands read the config and open only what they use.
 
 mod admin;
+mod mcp;
 
 pub use admin::ago;
 
@@ -74,6 +75,32 @@ pub enum Command {
     Profiles {
         #[command(subcommand)]
         command: ProfilesCommand,
+    },
+    /// MCP servers: configuration, state and tools.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum McpCommand {
+    /// List the configured servers (starts nothing).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start the servers and list their tools (as the model sees them).
+    Tools {
+        /// Only this server.
+        server: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start each server and report whether it answers; exit 1 if any fails.
+    Check {
+        /// Only this server.
+        server: Option<String>,
     },
 }
 
@@ -248,6 +275,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Some(Command::Profiles {
             command: ProfilesCommand::List { json },
         }) => admin::profiles(&cli.global, json),
+        Some(Command::Mcp { command }) => mcp::run(&cli.global, command).await,
         None => {
             let choice = match (&cli.session, cli.new) {
                 (Some(id), _) => SessionChoice::Id(id.clone()),

@@ -276,5 +276,6 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
             "use error, warn, info, debug or trace",
         ));
     }
+    super::mcp::validate(&c.mcp_servers, origin)?;
     Ok(())
 }

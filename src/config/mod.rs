@@ -6,8 +6,10 @@
 
 mod env;
 mod load;
+pub mod mcp;
 
 pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
+pub use mcp::McpServerConfig;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -293,6 +295,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub storage: StorageConfig,
     pub logging: LoggingConfig,
+    /// External MCP servers, by name (`[mcp_servers.<name>]`).
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 impl Config {

@@ -22,6 +22,8 @@ pub enum SlashCommand {
     Theme(Option<String>),
     Tools,
     Context,
+    /// MCP servers: state, tools, stderr tail.
+    Mcp,
     Copy(Option<usize>),
     Export(Option<PathBuf>),
     Thinking(Option<bool>),
@@ -55,6 +57,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/theme [name]", "show or set the colour theme"),
     ("/tools", "list the tools of this profile"),
     ("/context", "show context use"),
+    ("/mcp", "MCP servers: state, tools, stderr tail"),
     (
         "/copy [n]",
         "copy the last answer (or its n-th code block) to the clipboard",
@@ -107,6 +110,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "/theme" => Theme(arg),
         "/tools" => Tools,
         "/context" => Context,
+        "/mcp" => Mcp,
         "/copy" => match arg {
             None => Copy(None),
             Some(n) => Copy(Some(n.parse().map_err(|_| {
@@ -478,6 +482,10 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                     .collect(),
             ))
         }
+        Mcp => Ok(Outcome::Show(crate::mcp::report::status_lines(
+            &app.agent.env.mcp.status(),
+            true,
+        ))),
         Context => {
             let meta = store.resolve(&st.session.id).map_err(err)?;
             Ok(Outcome::Show(vec![format!(

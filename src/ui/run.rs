@@ -73,6 +73,10 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         (None, false) => SessionChoice::New,
     };
     let meta = app.open_session(&choice, args.profile.as_deref())?;
+    // One message, so no "next message" for late MCP tools: wait for the
+    // configured servers (each bounded by its start-up timeout).
+    app.agent.env.mcp.start();
+    app.agent.env.mcp.wait_started().await;
     let mut handle = app.start_turn(&meta.id, &message);
     let stdout_tty = std::io::stdout().is_terminal();
     let color = style::color_wanted(std::io::stderr().is_terminal());

@@ -79,6 +79,8 @@ pub async fn run(
     };
     let (app, _log) = build_app(g, opts)?;
     let meta = app.open_session(&choice, profile.as_deref())?;
+    // In the background: the prompt never waits for MCP servers.
+    app.agent.env.mcp.start();
     let themes = crate::ui::tui::theme::names(Some(&app.paths.config_dir));
     let input = if term.editor() {
         let ed = Editor::start(EditorConfig {

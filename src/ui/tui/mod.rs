@@ -112,6 +112,8 @@ pub async fn run(
         },
     )?;
     let state = initial_state(&app, &choice, profile.as_deref())?;
+    // In the background: the first frame never waits for MCP servers.
+    app.agent.env.mcp.start();
     let opts = LoopOptions {
         max_fps: app.config.ui.max_fps,
         check_backend: true,
