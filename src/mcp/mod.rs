@@ -34,6 +34,8 @@ pub use tool::{McpTool, ToolInfo};
 
 /// Longest wait before a server that keeps failing is tried again.
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// How long sending `notifications/cancelled` may take.
+const CANCEL_NOTICE: Duration = Duration::from_secs(2);
 
 /// Where a server is.
 #[derive(Clone, Debug, PartialEq)]
@@ -398,15 +400,42 @@ impl McpHub {
             Ok(c) => c,
             Err(e) => return ToolResult::err(self.with_stderr(slot, e)),
         };
-        let params = rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let params =
+            rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let request = rmcp::model::ClientRequest::CallToolRequest(
+            rmcp::model::CallToolRequest::new(params),
+        );
+        let handle = match client
+            .peer()
+            .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return self.failed(slot, &client, tool, e),
+        };
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let limit = Duration::from_secs_f64(slot.cfg.tool_timeout_secs);
-        // Dropping this future (timeout or cancel) makes rmcp send
-        // `notifications/cancelled` for the request.
-        let call = tokio::time::timeout(limit, client.peer().call_tool(params));
+        let call = tokio::time::timeout(limit, handle.await_response());
         let outcome = tokio::select! {
             r = call => r,
-            _ = cancel.cancelled() => return ToolResult::err("operation cancelled by user"),
+            _ = cancel.cancelled() => {
+                // Tell the server before returning: the process may exit
+                // right after a stop.
+                let note = rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("cancelled by the user".into()),
+                );
+                let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
+                return ToolResult::err("operation cancelled by user");
+            }
         };
+        if outcome.is_err() {
+            let note = rmcp::model::CancelledNotificationParam::new(
+                Some(id),
+                Some("timed out".into()),
+            );
+            let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
+        }
         match outcome {
             Ok(Ok(res)) => {
                 lock(&slot.st).strikes = 0;
@@ -417,18 +446,7 @@ impl McpHub {
                 "MCP server '{server}' refused {tool}: {} (code {})",
                 e.message, e.code.0
             )),
-            Ok(Err(e)) => {
-                let why = if client.is_transport_closed() {
-                    "the server process exited".to_string()
-                } else {
-                    format!("{e}")
-                };
-                self.strike(slot, why.clone());
-                let msg = format!(
-                    "MCP server '{server}' failed during {tool}: {why}; it will be restarted on the next call"
-                );
-                ToolResult::err(self.with_stderr(slot, msg))
-            }
+            Ok(Err(e)) => self.failed(slot, &client, tool, e),
             Err(_) => {
                 self.strike(
                     slot,
@@ -443,6 +461,27 @@ impl McpHub {
                 ))
             }
         }
+    }
+
+    /// A transport-level failure: the server is marked down for a restart.
+    fn failed(
+        &self,
+        slot: &Slot,
+        client: &Client,
+        tool: &str,
+        e: rmcp::ServiceError,
+    ) -> ToolResult {
+        let why = if client.is_transport_closed() {
+            "the server process exited".to_string()
+        } else {
+            format!("{e}")
+        };
+        self.strike(slot, why.clone());
+        let msg = format!(
+            "MCP server '{}' failed during {tool}: {why}; it will be restarted on the next call",
+            slot.name
+        );
+        ToolResult::err(self.with_stderr(slot, msg))
     }
 
     fn with_stderr(&self, slot: &Slot, msg: String) -> String {
