@@ -172,12 +172,19 @@ async fn filesystem_server_needs_approval_and_profiles_pick_tools_by_name() {
     let file = root.join("note.txt").display().to_string();
     let fake = FakeLlm::start().await;
     // Not approved: the non-interactive gate refuses, the model is told why.
-    fake.push(Reply::tool_call("fs__read_text_file", json!({"path": file})));
+    fake.push(Reply::tool_call(
+        "fs__read_text_file",
+        json!({"path": file}),
+    ));
     fake.push(Reply::text("denied"));
     let (code, _, err) = env.run(&fake, &[]).await;
     assert_eq!(code, 0, "{err}");
     let r = tool_results(&fake, 1);
-    assert!(r[0].contains("denied") && r[0].contains("--approve fs__read_text_file"), "{}", r[0]);
+    assert!(
+        r[0].contains("denied") && r[0].contains("--approve fs__read_text_file"),
+        "{}",
+        r[0]
+    );
     assert_eq!(
         offered_tools(&fake.chat_requests()[0]),
         vec!["fs__read_text_file", "fs__list_directory"],
@@ -185,7 +192,10 @@ async fn filesystem_server_needs_approval_and_profiles_pick_tools_by_name() {
     );
     // Approved on the command line: the file's text comes back.
     let fake = FakeLlm::start().await;
-    fake.push(Reply::tool_call("fs__read_text_file", json!({"path": file})));
+    fake.push(Reply::tool_call(
+        "fs__read_text_file",
+        json!({"path": file}),
+    ));
     fake.push(Reply::text("read it"));
     let (code, _, err) = env.run(&fake, &["--approve", "fs__read_text_file"]).await;
     assert_eq!(code, 0, "{err}");
@@ -206,8 +216,16 @@ async fn a_crash_is_a_tool_error_and_the_next_call_restarts_the_server() {
     assert_eq!(code, 0, "{err}");
     let r = tool_results(&fake, 2);
     assert_eq!(r.len(), 2, "{r:?}");
-    assert!(r[0].starts_with("Error: MCP server 't' failed during crash"), "{}", r[0]);
-    assert!(r[0].contains("crashing on purpose"), "stderr tail: {}", r[0]);
+    assert!(
+        r[0].starts_with("Error: MCP server 't' failed during crash"),
+        "{}",
+        r[0]
+    );
+    assert!(
+        r[0].contains("crashing on purpose"),
+        "stderr tail: {}",
+        r[0]
+    );
     assert_eq!(r[1], "echo: back again");
     let calls: Vec<bool> = events
         .iter()
@@ -237,7 +255,11 @@ async fn a_server_failing_at_start_is_one_warning_and_the_rest_works() {
         .filter(|m| m.contains("'dead'"))
         .collect();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("'dead' failed to start"), "{}", warnings[0]);
+    assert!(
+        warnings[0].contains("'dead' failed to start"),
+        "{}",
+        warnings[0]
+    );
     assert_eq!(offered_tools(&fake.chat_requests()[0]), vec!["t__echo"]);
     assert_eq!(tool_results(&fake, 1), vec!["echo: hi".to_string()]);
 }
@@ -257,19 +279,39 @@ async fn big_image_and_non_utf8_results_are_mapped_without_breaking_the_run() {
     assert_eq!(reqs.len(), 5);
     // A profile naming no MCP tool gets them all; the broken schema is not offered.
     let tools = offered_tools(&reqs[0]);
-    assert!(tools.contains(&"t__echo".to_string()) && !tools.contains(&"t__broken".to_string()), "{tools:?}");
+    assert!(
+        tools.contains(&"t__echo".to_string()) && !tools.contains(&"t__broken".to_string()),
+        "{tools:?}"
+    );
     let r = tool_results(&fake, 4);
     assert_eq!(r.len(), 4);
-    assert!(r[0].starts_with("BBBB") && r[0].contains("output truncated"), "{}", &r[0][r[0].len() - 200..]);
-    assert!(r[0].len() < 200_000, "10 MB result capped, got {}", r[0].len());
-    assert!(r[1].contains("here it is") && r[1].contains("image/png"), "{}", r[1]);
+    assert!(
+        r[0].starts_with("BBBB") && r[0].contains("output truncated"),
+        "{}",
+        &r[0][r[0].len() - 200..]
+    );
+    assert!(
+        r[0].len() < 200_000,
+        "10 MB result capped, got {}",
+        r[0].len()
+    );
+    assert!(
+        r[1].contains("here it is") && r[1].contains("image/png"),
+        "{}",
+        r[1]
+    );
     // The image went to the model as an image (multimodal path).
     let msgs = reqs[2]["messages"].as_array().unwrap();
     assert!(
-        msgs.iter().any(|m| m["images"].as_array().is_some_and(|i| !i.is_empty())),
+        msgs.iter()
+            .any(|m| m["images"].as_array().is_some_and(|i| !i.is_empty())),
         "image attached: {msgs:?}"
     );
-    assert!(r[2].starts_with("Error:"), "non-UTF-8 answer is an error: {}", r[2]);
+    assert!(
+        r[2].starts_with("Error:"),
+        "non-UTF-8 answer is an error: {}",
+        r[2]
+    );
     assert_eq!(r[3], "echo: still alive");
 }
 
@@ -282,16 +324,31 @@ async fn a_hung_call_times_out_and_is_cancelled_on_the_server() {
     let log = env.path("server.log");
     let fake = FakeLlm::start().await;
     fake.push(Reply::tool_call("t__slow", json!({})));
-    fake.push(Reply::tool_call("t__echo", json!({"text": "after the hang"})));
+    fake.push(Reply::tool_call(
+        "t__echo",
+        json!({"text": "after the hang"}),
+    ));
     fake.push(Reply::text("done"));
     let out = env
         .cmd(Some(&fake))
         .env("MCP_TEST_LOG", &log)
-        .args(["run", "--json", "--profile", "tester", "--approve-all", "go"])
+        .args([
+            "run",
+            "--json",
+            "--profile",
+            "tester",
+            "--approve-all",
+            "go",
+        ])
         .output()
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = tool_results(&fake, 2);
     assert!(r[0].contains("did not answer slow within 1s"), "{}", r[0]);
     assert_eq!(r[1], "echo: after the hang", "restarted after the hang");
@@ -321,7 +378,14 @@ async fn ctrl_c_during_a_call_sends_notifications_cancelled() {
     let mut child = env
         .cmd(Some(&fake))
         .env("MCP_TEST_LOG", &log)
-        .args(["run", "--json", "--profile", "tester", "--approve-all", "go"])
+        .args([
+            "run",
+            "--json",
+            "--profile",
+            "tester",
+            "--approve-all",
+            "go",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -341,13 +405,22 @@ async fn ctrl_c_during_a_call_sends_notifications_cancelled() {
         libc::kill(pid, libc::SIGINT);
     }
     let out = child.wait_with_output().await.unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(
         logged.contains("\"notifications/cancelled\""),
         "server log: {logged}"
     );
-    assert_eq!(fake.chat_requests().len(), 1, "no model call after the stop");
+    assert_eq!(
+        fake.chat_requests().len(),
+        1,
+        "no model call after the stop"
+    );
 }
 
 #[tokio::test]
@@ -374,11 +447,22 @@ async fn mcp_commands_list_tools_and_check() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"t__echo") && !names.contains(&"t__broken"), "{names:?}");
-    assert!(tools[0]["skipped"][0].as_str().unwrap().contains("broken: inputSchema"));
+    assert!(
+        names.contains(&"t__echo") && !names.contains(&"t__broken"),
+        "{names:?}"
+    );
+    assert!(
+        tools[0]["skipped"][0]
+            .as_str()
+            .unwrap()
+            .contains("broken: inputSchema")
+    );
     let (code, out, err) = env.navi(None, &["mcp", "check"]).await;
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("mute: failed: no answer to initialize"), "{out}");
+    assert!(
+        out.contains("mute: failed: no answer to initialize"),
+        "{out}"
+    );
     assert!(out.contains("t: ready, 7 tools"), "{out}");
     assert!(out.contains("off: disabled"), "{out}");
     assert!(err.contains("1 MCP server(s) failed"), "{err}");
@@ -390,13 +474,41 @@ async fn mcp_commands_list_tools_and_check() {
 #[tokio::test]
 async fn bad_mcp_config_is_a_usage_error_naming_the_key() {
     for (config, key, hint) in [
-        ("[mcp_servers.x]\ntransport = \"websocket\"\ncommand = \"a\"\n", "mcp_servers.x.transport", "unknown transport"),
-        ("[mcp_servers.x]\nargs = [\"a\"]\n", "mcp_servers.x.command", "missing"),
-        ("[mcp_servers.x]\ntransport = \"http\"\n", "mcp_servers.x.url", "missing"),
-        ("[mcp_servers.x]\nurl = \"ftp://h\"\n", "mcp_servers.x.url", "http://"),
-        ("[mcp_servers.a__b]\ncommand = \"a\"\n", "mcp_servers.a__b", "server name"),
-        ("[mcp_servers.x]\ncommand = \"a\"\ntool_timeout_secs = 0\n", "mcp_servers.x.tool_timeout_secs", "positive"),
-        ("[mcp_servers.x]\ncommand = \"a\"\ncomand = \"b\"\n", "comand", "unknown field"),
+        (
+            "[mcp_servers.x]\ntransport = \"websocket\"\ncommand = \"a\"\n",
+            "mcp_servers.x.transport",
+            "unknown transport",
+        ),
+        (
+            "[mcp_servers.x]\nargs = [\"a\"]\n",
+            "mcp_servers.x.command",
+            "missing",
+        ),
+        (
+            "[mcp_servers.x]\ntransport = \"http\"\n",
+            "mcp_servers.x.url",
+            "missing",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"ftp://h\"\n",
+            "mcp_servers.x.url",
+            "http://",
+        ),
+        (
+            "[mcp_servers.a__b]\ncommand = \"a\"\n",
+            "mcp_servers.a__b",
+            "server name",
+        ),
+        (
+            "[mcp_servers.x]\ncommand = \"a\"\ntool_timeout_secs = 0\n",
+            "mcp_servers.x.tool_timeout_secs",
+            "positive",
+        ),
+        (
+            "[mcp_servers.x]\ncommand = \"a\"\ncomand = \"b\"\n",
+            "comand",
+            "unknown field",
+        ),
     ] {
         let env = Env::new(config, &[]);
         let (code, _, err) = env.navi(None, &["mcp", "list"]).await;
@@ -445,5 +557,44 @@ async fn slash_mcp_in_plain_mode_shows_state_tools_and_stderr() {
     assert!(all.contains("t: ready, 7 tools"), "{all}");
     assert!(all.contains("t__echo"), "{all}");
     assert!(all.contains("dead: failed"), "{all}");
-    assert!(all.contains("cannot start, missing API key"), "stderr tail: {all}");
+    assert!(
+        all.contains("cannot start, missing API key"),
+        "stderr tail: {all}"
+    );
+}
+
+#[tokio::test]
+async fn streamable_http_server_gets_the_configured_headers() {
+    let script = test_server().with_file_name("http_server.py");
+    let mut server = Command::new("python3")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let out = server.stdout.take().unwrap();
+        tokio::io::BufReader::new(out)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+    }
+    let port: u16 = line.trim().parse().unwrap();
+    let config = format!(
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer sekrit\" }}\n"
+    );
+    let env = Env::new(&config, &["web__*"]);
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call("web__whoami", json!({})));
+    fake.push(Reply::text("done"));
+    let (code, _, err) = env.run(&fake, &["--approve", "web__whoami"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(offered_tools(&fake.chat_requests()[0]), vec!["web__whoami"]);
+    assert_eq!(
+        tool_results(&fake, 1),
+        vec!["authorization: Bearer sekrit".to_string()]
+    );
+    let _ = server.kill().await;
 }

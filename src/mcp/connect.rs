@@ -73,6 +73,10 @@ pub async fn connect(
                 })?
             }
             McpTransport::Http => {
+                // rmcp's HTTP client is built without a crypto provider; use
+                // the ring one the rest of Navi uses. Fails harmlessly when
+                // one is installed already.
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let config = StreamableHttpClientTransportConfig::with_uri(cfg.url.as_str())
                     .custom_headers(http_headers(cfg)?)
                     .max_json_response_size(64 * 1024 * 1024);

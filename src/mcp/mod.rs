@@ -400,11 +400,9 @@ impl McpHub {
             Ok(c) => c,
             Err(e) => return ToolResult::err(self.with_stderr(slot, e)),
         };
-        let params =
-            rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        let request = rmcp::model::ClientRequest::CallToolRequest(
-            rmcp::model::CallToolRequest::new(params),
-        );
+        let params = rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
         let handle = match client
             .peer()
             .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
@@ -430,10 +428,8 @@ impl McpHub {
             }
         };
         if outcome.is_err() {
-            let note = rmcp::model::CancelledNotificationParam::new(
-                Some(id),
-                Some("timed out".into()),
-            );
+            let note =
+                rmcp::model::CancelledNotificationParam::new(Some(id), Some("timed out".into()));
             let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
         }
         match outcome {

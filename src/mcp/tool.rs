@@ -204,6 +204,34 @@ mod tests {
         }
     }
 
+    fn tool(full: &str) -> std::sync::Arc<McpTool> {
+        std::sync::Arc::new(McpTool {
+            info: ToolInfo {
+                server: "s".into(),
+                tool: "t".into(),
+                full_name: full.into(),
+                description: String::new(),
+                schema: json!({"type": "object"}),
+                read_only: false,
+            },
+            hub: Weak::new(),
+        })
+    }
+
+    #[test]
+    fn clashes_are_refused_and_mcp_tools_survive_user_reloads() {
+        let mut reg = crate::tools::ToolRegistry::new();
+        crate::tools::builtin::register_all(&mut reg);
+        let err = reg.register_mcp(tool("todo")).unwrap_err();
+        assert!(err.contains("clashes with a built-in tool"), "{err}");
+        reg.register_mcp(tool("s__t")).unwrap();
+        reg.register_mcp(tool("s__t")).unwrap(); // a restart re-registers
+        reg.clear_user_tools();
+        assert_eq!(reg.mcp_names(), vec!["s__t"]);
+        assert!(reg.get("s__t").is_some());
+        assert!(tool("s__t").approval_summary(&json!({"a": 1})).is_some());
+    }
+
     #[test]
     fn profiles_select_by_name_or_server_wildcard() {
         let avail: Vec<String> = ["fs__read", "fs__write", "time__now"]

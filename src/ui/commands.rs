@@ -464,11 +464,13 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                 .read()
                 .map(|r| r.clone())
                 .unwrap_or_default();
-            let names = app
+            let mut names = app
                 .profiles
                 .get(&st.session.profile_id)
                 .map(|p| p.enabled_tools.clone())
                 .unwrap_or_default();
+            let mcp = app.agent.env.mcp.ready_tool_names();
+            names.extend(crate::mcp::tool::select_for_profile(&names, &mcp));
             Ok(Outcome::Show(
                 reg.schemas_for(&names)
                     .into_iter()

@@ -65,7 +65,9 @@ pub fn servers() -> Result<Servers, String> {
     if !s.time_bin.is_file() {
         if !root.join("py/bin/pip").is_file() {
             run(
-                Command::new("python3").args(["-m", "venv"]).arg(root.join("py")),
+                Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(root.join("py")),
                 "python3 -m venv",
             )?;
         }
