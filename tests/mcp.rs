@@ -6,108 +6,12 @@
 mod mcp_support;
 mod support;
 
+use mcp_support::env::{Env, offered_tools, test_server_entry, tool_results};
 use mcp_support::{servers_or_skip, test_server};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::Stdio;
 use support::{FakeLlm, Reply};
 use tokio::process::Command;
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    /// A config dir with `config` as config.toml and a `tester` profile
-    /// whose tool list is `tools`.
-    fn new(config: &str, tools: &[&str]) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("cfg/profiles/tester");
-        std::fs::create_dir_all(&p).unwrap();
-        let cfg = json!({
-            "id": "tester", "name": "Tester", "description": "test profile",
-            "model": ["test-model"], "enabled_tools": tools,
-            "planning_phase1_enabled": false, "planning_phase3_enabled": false,
-            "iteration_budget_enabled": false, "goal_anchoring_enabled": false
-        });
-        std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
-        std::fs::write(p.join("system_prompt.txt"), "TESTER").unwrap();
-        std::fs::write(dir.path().join("cfg/config.toml"), config).unwrap();
-        Env { dir }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn cmd(&self, fake: Option<&FakeLlm>) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_navi"));
-        c.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("NAVI_DATA_DIR", self.path("data"))
-            .env("NAVI_CONFIG_DIR", self.path("cfg"))
-            .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        if let Some(f) = fake {
-            c.env("OLLAMA_HOST", f.ollama_url())
-                .args(["--backend", "ollama"]);
-        }
-        c
-    }
-
-    async fn navi(&self, fake: Option<&FakeLlm>, args: &[&str]) -> (i32, String, String) {
-        let out = self.cmd(fake).args(args).output().await.unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// `navi run --json` with the tester profile; returns (code, events, stderr).
-    async fn run(&self, fake: &FakeLlm, extra: &[&str]) -> (i32, Vec<Value>, String) {
-        let mut args = vec!["run", "--json", "--profile", "tester"];
-        args.extend_from_slice(extra);
-        args.push("go");
-        let (code, out, err) = self.navi(Some(fake), &args).await;
-        let events = out
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        (code, events, err)
-    }
-}
-
-fn test_server_entry(name: &str, mode: &str, extra: &str) -> String {
-    format!(
-        "[mcp_servers.{name}]\ncommand = \"python3\"\nargs = [{:?}, {mode:?}]\n{extra}\n",
-        test_server().display().to_string()
-    )
-}
-
-/// Tool results the agent sent back in chat request `i`, in order.
-fn tool_results(fake: &FakeLlm, i: usize) -> Vec<String> {
-    fake.chat_requests()[i]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-fn offered_tools(req: &Value) -> Vec<String> {
-    req["tools"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 #[tokio::test]
 async fn time_server_tool_result_is_fed_back_to_the_model() {
@@ -375,7 +279,7 @@ async fn ctrl_c_during_a_call_sends_notifications_cancelled() {
     let fake = FakeLlm::start().await;
     fake.push(Reply::tool_call("t__slow", json!({})));
     fake.push(Reply::text("never asked"));
-    let mut child = env
+    let child = env
         .cmd(Some(&fake))
         .env("MCP_TEST_LOG", &log)
         .args([
@@ -400,10 +304,12 @@ async fn ctrl_c_during_a_call_sends_notifications_cancelled() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(seen, "the server never got the call");
-    let pid = child.id().unwrap() as i32;
-    unsafe {
-        libc::kill(pid, libc::SIGINT);
-    }
+    let pid = child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
     let out = child.wait_with_output().await.unwrap();
     assert_eq!(
         out.status.code(),

@@ -2,6 +2,7 @@
 //! into `target/mcp-servers/` (npm `--prefix`, a Python venv) at the versions
 //! pinned in `servers.env`. `.ci/run` installs the same ahead of time.
 #![allow(dead_code)]
+pub mod env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
