@@ -166,7 +166,10 @@ mod tests {
                 {"type":"resource","resource":{"uri":"file:///a.txt","text":"hello"}},
                 {"type":"resource","resource":{"uri":"file:///b.bin","mimeType":"application/zip","blob":"AAAA"}}
             ]}),
-            L,
+            ResultLimits {
+                text_bytes: 10_000,
+                ..L
+            },
         );
         assert_eq!(r.metadata["is_image"], json!(true));
         assert_eq!(r.metadata["mime"], json!("image/jpeg"));
