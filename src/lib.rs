@@ -11,6 +11,7 @@ pub mod config;
 pub mod embedded;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod memory;
 pub mod private_fs;
 pub mod profile;

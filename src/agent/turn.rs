@@ -34,6 +34,9 @@ pub(super) struct Run<'a> {
     pub(super) seen_ids: HashSet<String>,
     /// The memory summary, read once per run (it changes only when memory does).
     pub memory: Option<String>,
+    /// MCP tools this run offers, fixed at its start (a server that becomes
+    /// ready mid-turn joins at the next user message).
+    pub(super) mcp_tools: Vec<String>,
 }
 
 /// What one streamed model call produced.
@@ -147,6 +150,18 @@ impl<'a> Run<'a> {
             .iter()
             .flat_map(|m| m.msg.tool_calls.iter().map(|c| c.id.clone()))
             .collect();
+        let listed = if origin.is_some() && !profile.subagent_tools.is_empty() {
+            &profile.subagent_tools
+        } else {
+            &profile.enabled_tools
+        };
+        let mcp_tools =
+            crate::mcp::tool::select_for_profile(listed, &agent.env.mcp.ready_tool_names());
+        if origin.is_none() {
+            for message in agent.env.mcp.take_warnings() {
+                sink.emit(AgentEvent::Warning { message }).await;
+            }
+        }
         let run = Run {
             agent,
             profile,
@@ -160,6 +175,7 @@ impl<'a> Run<'a> {
             tracker: TokenTracker::new(window, context_tokens),
             seen_ids,
             memory: agent.memory_summary(),
+            mcp_tools,
         };
         if run.origin.is_none() {
             sink.emit(AgentEvent::ModelSelected {
@@ -202,6 +218,11 @@ impl<'a> Run<'a> {
                 if !names.contains(&n) {
                     names.push(n);
                 }
+            }
+        }
+        for n in &self.mcp_tools {
+            if !names.contains(n) {
+                names.push(n.clone());
             }
         }
         names

@@ -128,6 +128,7 @@ impl App {
             crate::tools::user::reload_into(&mut registry, &crate::tools::user::tools_dir(&env));
         let registry = Arc::new(RwLock::new(registry));
         builtin::register_self_extension(&registry);
+        env.mcp.attach(&registry);
         let gate = Arc::new(
             ApprovalGate::new(&config.security, opts.interactive)
                 .with_preapproved(opts.approve, opts.approve_all),

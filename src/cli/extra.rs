@@ -139,6 +139,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("config", check_config),
     ("user tools", check_tools),
     ("profiles", check_profiles),
+    ("mcp servers", check_mcp),
 ];
 
 fn check(g: &GlobalArgs) -> Result<u8, Failure> {
@@ -225,6 +226,10 @@ fn check_profiles(i: &CheckInput) -> Vec<Finding> {
     for p in reg.all() {
         let mut seen = std::collections::BTreeSet::new();
         for t in p.enabled_tools.iter().chain(&p.subagent_tools) {
+            // `<server>__<tool>` names are checked by `check_mcp`.
+            if t.contains("__") {
+                continue;
+            }
             if !i.tool_names.contains(t) && seen.insert(t) {
                 // Skipped at run time, so a warning: the profile still works.
                 v.push(Finding::warning(format!(
@@ -399,4 +404,61 @@ mod tests {
         assert_eq!(suggest("termnal", &known), "; did you mean 'terminal'?");
         assert_eq!(suggest("zzzzzz", &known), "");
     }
+}
+
+/// MCP servers, offline: the config itself was validated when it loaded;
+/// here a stdio server's program must be found (on PATH or as a path), and
+/// profiles may only name MCP tools of configured servers. Starting them is
+/// `navi mcp check`.
+fn check_mcp(i: &CheckInput) -> Vec<Finding> {
+    use crate::config::mcp::McpTransport;
+    let servers = &i.config.mcp_servers;
+    let mut v = Vec::new();
+    for (name, s) in servers {
+        if !s.enabled {
+            v.push(Finding::ok(format!("{name}: disabled")));
+            continue;
+        }
+        match s.transport_kind() {
+            McpTransport::Stdio => {
+                if program_found(&s.command) {
+                    v.push(Finding::ok(format!("{name}: {} found", s.command)));
+                } else {
+                    v.push(Finding::error(format!(
+                        "{name}: [mcp_servers.{name}].command '{}' is not found on PATH; install it or give its full path",
+                        s.command
+                    )));
+                }
+            }
+            _ => v.push(Finding::ok(format!("{name}: {}", s.url))),
+        }
+    }
+    let reg = crate::profile::ProfileRegistry::load(Some(&i.paths.config_dir.join("profiles")));
+    for p in reg.all() {
+        for t in p.enabled_tools.iter().chain(&p.subagent_tools) {
+            if let Some((server, _)) = t.split_once("__") {
+                if !servers.contains_key(server) {
+                    v.push(Finding::warning(format!(
+                        "profile {}: tool '{t}' names MCP server '{server}', which is not configured",
+                        p.id
+                    )));
+                }
+            }
+        }
+    }
+    if !servers.is_empty() {
+        v.push(Finding::ok(
+            "run `navi mcp check` to start the servers and list their tools".to_string(),
+        ));
+    }
+    v
+}
+
+/// Whether `cmd` names a program that exists: a path, or a name on PATH.
+fn program_found(cmd: &str) -> bool {
+    if cmd.contains('/') {
+        return std::path::Path::new(cmd).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(cmd).is_file()))
 }

@@ -7,6 +7,7 @@
 mod admin;
 mod context;
 mod extra;
+mod mcp;
 mod memory;
 pub mod out;
 
@@ -117,6 +118,11 @@ pub enum Command {
         #[arg(value_name = "ID")]
         id: Option<String>,
     },
+    /// MCP servers: configuration, state and tools.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -136,6 +142,29 @@ pub enum ConfigCommand {
 pub enum ExportFormat {
     Md,
     Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum McpCommand {
+    /// List the configured servers (starts nothing).
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start the servers and list their tools (as the model sees them).
+    Tools {
+        /// Only this server.
+        server: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start each server and report whether it answers; exit 1 if any fails.
+    Check {
+        /// Only this server.
+        server: Option<String>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -389,6 +418,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Some(Command::Man) => extra::man(),
         Some(Command::Config { command }) => extra::config(&cli.global, command),
         Some(Command::Last { id }) => extra::last(&cli.global, id.as_deref()),
+        Some(Command::Mcp { command }) => mcp::run(&cli.global, command).await,
         None => {
             // Piped input is a script: it starts afresh unless told otherwise.
             let piped = cli.plain && !std::io::IsTerminal::is_terminal(&std::io::stdin());

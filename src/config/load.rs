@@ -294,5 +294,6 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
     if let Err(why) = crate::logging::check_level(&c.logging.level) {
         return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }
+    super::mcp::validate(&c.mcp_servers, origin)?;
     Ok(())
 }

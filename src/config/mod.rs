@@ -6,8 +6,10 @@
 
 mod env;
 mod load;
+pub mod mcp;
 
 pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
+pub use mcp::McpServerConfig;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -369,6 +371,8 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub planning: PlanningConfig,
     pub tui: TuiConfig,
+    /// External MCP servers, by name (`[mcp_servers.<name>]`).
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 /// When the planner is worth a call.

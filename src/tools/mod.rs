@@ -142,11 +142,14 @@ pub struct ToolEnv {
     net_approvals: std::sync::Mutex<std::collections::HashMap<String, net_guard::Vetted>>,
     pub todos: builtin::todo::TodoBoard,
     pub scratch: builtin::scratchpad::ScratchBoard,
+    /// MCP servers (an empty hub when none is configured; starts nothing by itself).
+    pub mcp: Arc<crate::mcp::McpHub>,
 }
 
 impl ToolEnv {
     pub fn new(config: Arc<Config>, paths: Paths, work_dir: PathBuf) -> Self {
         ToolEnv {
+            mcp: crate::mcp::McpHub::new(&config),
             config,
             paths,
             work_dir,

@@ -19,6 +19,8 @@ pub struct ToolRegistry {
     builtin: BTreeSet<String>,
     /// User tools added to every profile (`enabled.json`).
     enabled_user: Vec<String>,
+    /// Tools from MCP servers (`<server>__<tool>`), kept across user-tool reloads.
+    mcp: BTreeSet<String>,
 }
 
 impl ToolRegistry {
@@ -34,17 +36,40 @@ impl ToolRegistry {
 
     /// Registers a user tool; a built-in of the same name is never replaced.
     pub fn register_user(&mut self, tool: Arc<dyn Tool>) -> bool {
-        if self.builtin.contains(tool.name()) {
+        if self.builtin.contains(tool.name()) || self.mcp.contains(tool.name()) {
             return false;
         }
         self.tools.insert(tool.name().to_string(), tool);
         true
     }
 
+    /// Registers (or replaces) a tool from an MCP server. Refused when a
+    /// built-in or user tool already has the name.
+    pub fn register_mcp(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+        let name = tool.name().to_string();
+        if self.tools.contains_key(&name) && !self.mcp.contains(&name) {
+            let kind = if self.builtin.contains(&name) {
+                "built-in"
+            } else {
+                "user"
+            };
+            return Err(format!("its name {name} clashes with a {kind} tool"));
+        }
+        self.mcp.insert(name.clone());
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    /// Names of the registered MCP tools.
+    pub fn mcp_names(&self) -> Vec<String> {
+        self.mcp.iter().cloned().collect()
+    }
+
     /// Drops every user tool (before a reload).
     pub fn clear_user_tools(&mut self) {
-        let builtin = &self.builtin;
-        self.tools.retain(|name, _| builtin.contains(name));
+        let (builtin, mcp) = (&self.builtin, &self.mcp);
+        self.tools
+            .retain(|name, _| builtin.contains(name) || mcp.contains(name));
     }
 
     pub fn set_enabled_user(&mut self, names: Vec<String>) {

@@ -22,6 +22,8 @@ pub enum SlashCommand {
     Theme(Option<String>),
     Tools,
     Context,
+    /// MCP servers: state, tools, stderr tail.
+    Mcp,
     Copy(Option<usize>),
     Export(Option<PathBuf>),
     Thinking(Option<bool>),
@@ -57,6 +59,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/theme [name]", "show or set the colour theme"),
     ("/tools", "list the tools of this profile"),
     ("/context", "show context use"),
+    ("/mcp", "MCP servers: state, tools, stderr tail"),
     (
         "/copy [n]",
         "copy the last answer (or its n-th code block) to the clipboard",
@@ -113,6 +116,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "/theme" => Theme(arg),
         "/tools" => Tools,
         "/context" => Context,
+        "/mcp" => Mcp,
         "/copy" => match arg {
             None => Copy(None),
             Some(n) => Copy(Some(n.parse().map_err(|_| {
@@ -475,11 +479,13 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                 .read()
                 .map(|r| r.clone())
                 .unwrap_or_default();
-            let names = app
+            let mut names = app
                 .profiles
                 .get(&st.session.profile_id)
                 .map(|p| p.enabled_tools.clone())
                 .unwrap_or_default();
+            let mcp = app.agent.env.mcp.ready_tool_names();
+            names.extend(crate::mcp::tool::select_for_profile(&names, &mcp));
             Ok(Outcome::Show(
                 reg.schemas_for(&names)
                     .into_iter()
@@ -493,6 +499,10 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                     .collect(),
             ))
         }
+        Mcp => Ok(Outcome::Show(crate::mcp::report::status_lines(
+            &app.agent.env.mcp.status(),
+            true,
+        ))),
         Context => {
             let meta = store.resolve(&st.session.id).map_err(err)?;
             let mut lines = vec![format!(

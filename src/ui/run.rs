@@ -231,6 +231,10 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         Ok(meta) => meta,
         Err(code) => return Ok(code),
     };
+    // One message, so no "next message" for late MCP tools: wait for the
+    // configured servers (each bounded by its start-up timeout).
+    app.agent.env.mcp.start();
+    app.agent.env.mcp.wait_started().await;
     let message = build_message(&app, &meta.id, input, &args.files)?;
     let mut handle = app.start_turn_message(&meta.id, message);
     let stdout_tty = std::io::stdout().is_terminal();

@@ -94,6 +94,8 @@ pub async fn run(
         eprintln!("navi: {note}");
     }
     app.spawn_memory_extraction(&meta.id);
+    // In the background: the prompt never waits for MCP servers.
+    app.agent.env.mcp.start();
     let themes = crate::ui::tui::theme::names(Some(&app.paths.config_dir));
     let input = if term.editor() {
         let ed = Editor::start(EditorConfig {

@@ -128,6 +128,8 @@ pub async fn run(
     if let Some(meta) = &state.session {
         app.spawn_memory_extraction(&meta.id);
     }
+    // In the background: the first frame never waits for MCP servers.
+    app.agent.env.mcp.start();
     let opts = LoopOptions {
         max_fps: app.config.ui.max_fps,
         check_backend: true,
