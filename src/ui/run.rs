@@ -154,6 +154,13 @@ fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
         .unwrap_or_default();
     known.sort();
     for n in names {
+        // MCP tools (`<server>__<tool>`) are listed only once their server
+        // has started: a configured server's name is enough here.
+        if let Some((server, _)) = n.split_once("__") {
+            if app.config.mcp_servers.contains_key(server) {
+                continue;
+            }
+        }
         if !known.contains(n) {
             return Err(Failure::usage(format!(
                 "--approve {n}: no such tool{}; known tools: {}",
