@@ -212,6 +212,51 @@ async fn config_path_and_check() {
     );
 }
 
+#[tokio::test]
+async fn config_check_looks_at_mcp_servers_without_starting_them() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    let ok_prog = std::env::current_exe().unwrap();
+    std::fs::write(
+        env.path("cfg/config.toml"),
+        format!(
+            "[mcp_servers.good]\ncommand = \"{}\"\n\n[mcp_servers.gone]\ncommand = \"no-such-mcp-server-xyz\"\n\n[mcp_servers.off]\ncommand = \"also-missing\"\nenabled = false\n",
+            ok_prog.display()
+        ),
+    )
+    .unwrap();
+    write_profile(
+        &env,
+        "mcpuser",
+        r#"{"id": "mcpuser", "name": "M", "description": "m", "model": ["test-model"], "enabled_tools": ["good__read", "nowhere__x"]}"#,
+    );
+    std::fs::write(env.path("cfg/profiles/mcpuser/system_prompt.txt"), "M").unwrap();
+    let o = env.run(&fake, "ollama", &["config", "check"]).await;
+    assert_eq!(o.code, 2, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("mcp servers: ok: good:"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("mcp servers: error: gone: [mcp_servers.gone].command 'no-such-mcp-server-xyz' is not found"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("mcp servers: ok: off: disabled"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .contains("tool 'nowhere__x' names MCP server 'nowhere'"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("'good__read'"), "{}", o.stdout);
+    // The memory tools exist when memory is on: no false warnings.
+    assert!(!o.stdout.contains("'memory_search'"), "{}", o.stdout);
+    // Offline: no server was started, no request went out.
+    assert!(fake.requests().is_empty());
+}
+
 /// A web server that answers every request with an HTML error page.
 async fn html_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

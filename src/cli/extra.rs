@@ -162,6 +162,10 @@ fn check(g: &GlobalArgs) -> Result<u8, Failure> {
     let mut names = reg.read().map(|r| r.names()).unwrap_or_default();
     // Registered by the agent once it exists (see agent::delegate).
     names.extend(["spawn_agent", "switch_profile"].map(String::from));
+    // Registered with the memory store when memory is on (see app::App::build).
+    if config.memory.enabled {
+        names.extend(["memory_search", "memory_forget"].map(String::from));
+    }
     let input = CheckInput {
         config: &config,
         paths: &paths,
@@ -368,6 +372,63 @@ pub fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8
     Ok(0)
 }
 
+/// MCP servers, offline: the config itself was validated when it loaded;
+/// here a stdio server's program must be found (on PATH or as a path), and
+/// profiles may only name MCP tools of configured servers. Starting them is
+/// `navi mcp check`.
+fn check_mcp(i: &CheckInput) -> Vec<Finding> {
+    use crate::config::mcp::McpTransport;
+    let servers = &i.config.mcp_servers;
+    let mut v = Vec::new();
+    for (name, s) in servers {
+        if !s.enabled {
+            v.push(Finding::ok(format!("{name}: disabled")));
+            continue;
+        }
+        match s.transport_kind() {
+            McpTransport::Stdio => {
+                if program_found(&s.command) {
+                    v.push(Finding::ok(format!("{name}: {} found", s.command)));
+                } else {
+                    v.push(Finding::error(format!(
+                        "{name}: [mcp_servers.{name}].command '{}' is not found on PATH; install it or give its full path",
+                        s.command
+                    )));
+                }
+            }
+            _ => v.push(Finding::ok(format!("{name}: {}", s.url))),
+        }
+    }
+    let reg = crate::profile::ProfileRegistry::load(Some(&i.paths.config_dir.join("profiles")));
+    for p in reg.all() {
+        for t in p.enabled_tools.iter().chain(&p.subagent_tools) {
+            if let Some((server, _)) = t.split_once("__")
+                && !servers.contains_key(server)
+            {
+                v.push(Finding::warning(format!(
+                    "profile {}: tool '{t}' names MCP server '{server}', which is not configured",
+                    p.id
+                )));
+            }
+        }
+    }
+    if !servers.is_empty() {
+        v.push(Finding::ok(
+            "run `navi mcp check` to start the servers and list their tools".to_string(),
+        ));
+    }
+    v
+}
+
+/// Whether `cmd` names a program that exists: a path, or a name on PATH.
+fn program_found(cmd: &str) -> bool {
+    if cmd.contains('/') {
+        return std::path::Path::new(cmd).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(cmd).is_file()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,61 +465,4 @@ mod tests {
         assert_eq!(suggest("termnal", &known), "; did you mean 'terminal'?");
         assert_eq!(suggest("zzzzzz", &known), "");
     }
-}
-
-/// MCP servers, offline: the config itself was validated when it loaded;
-/// here a stdio server's program must be found (on PATH or as a path), and
-/// profiles may only name MCP tools of configured servers. Starting them is
-/// `navi mcp check`.
-fn check_mcp(i: &CheckInput) -> Vec<Finding> {
-    use crate::config::mcp::McpTransport;
-    let servers = &i.config.mcp_servers;
-    let mut v = Vec::new();
-    for (name, s) in servers {
-        if !s.enabled {
-            v.push(Finding::ok(format!("{name}: disabled")));
-            continue;
-        }
-        match s.transport_kind() {
-            McpTransport::Stdio => {
-                if program_found(&s.command) {
-                    v.push(Finding::ok(format!("{name}: {} found", s.command)));
-                } else {
-                    v.push(Finding::error(format!(
-                        "{name}: [mcp_servers.{name}].command '{}' is not found on PATH; install it or give its full path",
-                        s.command
-                    )));
-                }
-            }
-            _ => v.push(Finding::ok(format!("{name}: {}", s.url))),
-        }
-    }
-    let reg = crate::profile::ProfileRegistry::load(Some(&i.paths.config_dir.join("profiles")));
-    for p in reg.all() {
-        for t in p.enabled_tools.iter().chain(&p.subagent_tools) {
-            if let Some((server, _)) = t.split_once("__") {
-                if !servers.contains_key(server) {
-                    v.push(Finding::warning(format!(
-                        "profile {}: tool '{t}' names MCP server '{server}', which is not configured",
-                        p.id
-                    )));
-                }
-            }
-        }
-    }
-    if !servers.is_empty() {
-        v.push(Finding::ok(
-            "run `navi mcp check` to start the servers and list their tools".to_string(),
-        ));
-    }
-    v
-}
-
-/// Whether `cmd` names a program that exists: a path, or a name on PATH.
-fn program_found(cmd: &str) -> bool {
-    if cmd.contains('/') {
-        return std::path::Path::new(cmd).is_file();
-    }
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(cmd).is_file()))
 }

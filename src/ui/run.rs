@@ -156,10 +156,10 @@ fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
     for n in names {
         // MCP tools (`<server>__<tool>`) are listed only once their server
         // has started: a configured server's name is enough here.
-        if let Some((server, _)) = n.split_once("__") {
-            if app.config.mcp_servers.contains_key(server) {
-                continue;
-            }
+        if let Some((server, _)) = n.split_once("__")
+            && app.config.mcp_servers.contains_key(server)
+        {
+            continue;
         }
         if !known.contains(n) {
             return Err(Failure::usage(format!(
