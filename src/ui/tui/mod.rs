@@ -34,6 +34,7 @@ pub mod picker;
 pub mod popup;
 pub mod render;
 pub mod scheduler;
+pub mod search;
 pub mod side_pane;
 pub mod state;
 pub mod status;

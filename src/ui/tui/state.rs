@@ -121,6 +121,8 @@ pub struct TuiState {
     pub cwd: String,
     /// The run state shown and since when (the status line counts seconds).
     pub phase: Option<(String, Instant)>,
+    /// The transcript search bar (Ctrl-F), while open.
+    pub search: Option<super::search::Search>,
     /// A destructive command waiting for `y` (the question shown).
     pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
     pub show_thinking: bool,
@@ -173,6 +175,7 @@ impl TuiState {
             queue: VecDeque::new(),
             steers: Vec::new(),
             confirm: None,
+            search: None,
             phase: None,
             side_shown: None,
             viewport_total: 0,
