@@ -30,6 +30,8 @@ pub struct Composer {
     history: Vec<String>,
     hist_pos: Option<usize>,
     draft: String,
+    /// Sent entries not yet written to the history file.
+    pub fresh: Vec<String>,
 }
 
 impl Composer {
@@ -55,8 +57,23 @@ impl Composer {
         self.hist_pos = None;
         if !t.trim().is_empty() && self.history.last() != Some(&t) {
             self.history.push(t.clone());
+            self.fresh.push(t.clone());
         }
         t
+    }
+
+    /// Puts `older` (the history file, oldest first) before this run's entries.
+    pub fn preload(&mut self, mut older: Vec<String>) {
+        if let Some(p) = &mut self.hist_pos {
+            *p += older.len();
+        }
+        older.append(&mut self.history);
+        self.history = older;
+    }
+
+    /// The history, oldest first.
+    pub fn history(&self) -> &[String] {
+        &self.history
     }
 
     pub fn insert(&mut self, s: &str) {

@@ -26,6 +26,7 @@ pub const KEY_HELP: &[&str] = &[
     "  Shift/Alt-Enter, Ctrl-J  new line",
     "  Up / Down             lines, then input history; Up on an empty composer edits the last queued message",
     "  Tab                   complete a /command",
+    "  Ctrl-G, Ctrl-X Ctrl-E edit the draft in $VISUAL / $EDITOR",
     "  PgUp / PgDn, wheel    scroll; Shift-Up/Down one line; Ctrl-Home / Ctrl-End top / bottom",
     "  Ctrl-T                expand / collapse all thinking",
     "  Alt-Up/Down, Ctrl-P/N select a thinking, plan or tool cell; Ctrl-O or Enter expands it",
@@ -269,7 +270,16 @@ impl TuiState {
         }
         self.quit_armed = None;
         self.flash = None;
+        if std::mem::take(&mut self.ctrl_x) && ctrl && key.code == KeyCode::Char('e') {
+            return vec![Action::Editor];
+        }
         match key.code {
+            KeyCode::Char('g') if ctrl => return vec![Action::Editor],
+            KeyCode::Char('x') if ctrl => {
+                self.ctrl_x = true;
+                self.flash = Some("Ctrl-X: Ctrl-E edits the draft in $EDITOR".into());
+                return Vec::new();
+            }
             KeyCode::Esc => {
                 let closed =
                     self.popup.take().is_some() || self.transcript.selected.take().is_some();

@@ -70,6 +70,8 @@ pub enum Action {
     Steer(String),
     /// Switch to this model (chosen in the `/model` picker).
     SwitchModel(crate::llm::ModelInfo),
+    /// Edit the draft in `$VISUAL` / `$EDITOR` (Ctrl-G, Ctrl-X Ctrl-E).
+    Editor,
     /// A command the user confirmed (`y` after `/session delete`).
     Confirmed(crate::ui::commands::SlashCommand),
 }
@@ -121,6 +123,12 @@ pub struct TuiState {
     pub cwd: String,
     /// The run state shown and since when (the status line counts seconds).
     pub phase: Option<(String, Instant)>,
+    /// Plain mode's history file, shared by the composer (`None`: not kept).
+    pub history_file: Option<PathBuf>,
+    /// Ctrl-X was pressed: Ctrl-E next opens the editor.
+    pub ctrl_x: bool,
+    /// The screen was used by another program: repaint it all.
+    pub repaint: bool,
     /// The transcript search bar (Ctrl-F), while open.
     pub search: Option<super::search::Search>,
     /// A destructive command waiting for `y` (the question shown).
@@ -176,6 +184,9 @@ impl TuiState {
             steers: Vec::new(),
             confirm: None,
             search: None,
+            ctrl_x: false,
+            history_file: None,
+            repaint: false,
             phase: None,
             side_shown: None,
             viewport_total: 0,
