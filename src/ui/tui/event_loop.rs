@@ -416,7 +416,12 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
                 _ = sleep_opt(due) => {
                     if std::mem::take(&mut self.state.repaint) {
-                        terminal.clear().map_err(|e| io::Error::other(e.to_string()))?;
+                        // The screen was cleared on the way back; a blank
+                        // frame makes ratatui's diff repaint everything (no
+                        // `clear()`: it asks for the cursor position).
+                        terminal
+                            .draw(|_| {})
+                            .map_err(|e| io::Error::other(e.to_string()))?;
                     }
                     terminal
                         .draw(|f| render(f, &mut self.state))
