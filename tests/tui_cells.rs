@@ -519,3 +519,20 @@ fn ctrl_up_and_down_jump_between_the_users_messages() {
     assert!(st.transcript.following());
     assert!(screen(&mut st, 60, 8).contains("Answer 3 line 8"));
 }
+
+#[test]
+fn planning_is_its_own_phase_on_the_status_line() {
+    let mut st = state();
+    user_turn(&mut st, "fix the login bug");
+    feed(&mut st, vec![json!({"type": "planning", "active": true})]);
+    let status = screen(&mut st, 80, 8).lines().last().unwrap().to_string();
+    assert!(status.contains("planning"), "{status}");
+    feed(&mut st, vec![json!({"type": "planning", "active": false})]);
+    let status = screen(&mut st, 80, 8).lines().last().unwrap().to_string();
+    assert!(status.contains("waiting for the model"), "{status}");
+    // A stop during planning is not undone by the planner's end.
+    feed(&mut st, vec![json!({"type": "planning", "active": true})]);
+    st.request_stop();
+    feed(&mut st, vec![json!({"type": "planning", "active": false})]);
+    assert!(screen(&mut st, 80, 8).contains("stopping"));
+}

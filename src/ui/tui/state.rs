@@ -28,6 +28,8 @@ use std::time::Instant;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunState {
     Idle,
+    /// The planner runs before the first model call.
+    Planning,
     /// Waiting for the model (before the first token, between tool calls).
     Waiting,
     Thinking,
@@ -42,6 +44,7 @@ impl RunState {
     pub fn label(&self) -> String {
         match self {
             RunState::Idle => "idle".into(),
+            RunState::Planning => "planning".into(),
             RunState::Waiting => "waiting for the model".into(),
             RunState::Thinking => "thinking".into(),
             RunState::Responding => "responding".into(),
