@@ -536,3 +536,45 @@ fn planning_is_its_own_phase_on_the_status_line() {
     feed(&mut st, vec![json!({"type": "planning", "active": false})]);
     assert!(screen(&mut st, 80, 8).contains("stopping"));
 }
+
+#[test]
+fn ctrl_r_searches_the_input_history() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut st = state();
+    st.composer.preload(vec![
+        "git status".into(),
+        "cargo test --lib".into(),
+        "Cargo build".into(),
+    ]);
+    typed(&mut st, "my draft");
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    typed(&mut st, "cargo");
+    assert_eq!(st.composer.text, "Cargo build");
+    assert_snapshot!("reverse_search_bar", screen(&mut st, 70, 6));
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    assert_eq!(st.composer.text, "cargo test --lib");
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    assert_eq!(st.composer.text, "cargo test --lib");
+    // Esc: back to the draft, untouched.
+    key(&mut st, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(st.rsearch.is_none());
+    assert_eq!(st.composer.text, "my draft");
+    // Enter keeps the entry in the composer, nothing is sent.
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    typed(&mut st, "STAT");
+    assert_eq!(st.composer.text, "git status");
+    typed(&mut st, "zz");
+    assert!(screen(&mut st, 70, 6).contains("no match"));
+    key(&mut st, KeyCode::Backspace, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Backspace, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(st.rsearch.is_none());
+    assert_eq!(st.composer.text, "git status");
+    assert!(!st.running);
+    // A cursor key keeps the entry and edits it.
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    typed(&mut st, "test");
+    key(&mut st, KeyCode::Left, KeyModifiers::NONE);
+    typed(&mut st, "X");
+    assert_eq!(st.composer.text, "cargo test --liXb");
+}

@@ -27,6 +27,7 @@ pub const KEY_HELP: &[&str] = &[
     "  Up / Down             lines, then input history; Up on an empty composer edits the last queued message",
     "  Tab                   complete a /command",
     "  Ctrl-G, Ctrl-X Ctrl-E edit the draft in $VISUAL / $EDITOR",
+    "  Ctrl-R                search the input history (again: older; Enter keeps; Esc back)",
     "  PgUp / PgDn, wheel    scroll; Shift-Up/Down one line; Ctrl-Home / Ctrl-End top / bottom",
     "  Ctrl-T                expand / collapse all thinking",
     "  Alt-Up/Down, Ctrl-P/N select a thinking, plan or tool cell; Ctrl-O or Enter expands it",
@@ -265,6 +266,11 @@ impl TuiState {
         if self.search.is_some() {
             return self.search_key(&key);
         }
+        if self.rsearch.is_some()
+            && let Some(a) = self.rsearch_key(&key)
+        {
+            return a;
+        }
         if is_ctrl_c {
             return self.ctrl_c(now);
         }
@@ -275,6 +281,10 @@ impl TuiState {
         }
         match key.code {
             KeyCode::Char('g') if ctrl => return vec![Action::Editor],
+            KeyCode::Char('r') if ctrl => {
+                self.reverse_search();
+                return Vec::new();
+            }
             KeyCode::Char('x') if ctrl => {
                 self.ctrl_x = true;
                 self.flash = Some("Ctrl-X: Ctrl-E edits the draft in $EDITOR".into());

@@ -35,6 +35,7 @@ pub mod outcome;
 pub mod picker;
 pub mod popup;
 pub mod render;
+pub mod rsearch;
 pub mod scheduler;
 pub mod search;
 pub mod side_pane;

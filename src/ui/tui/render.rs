@@ -142,6 +142,12 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
             th.composer_placeholder,
         ),
     );
+    if let Some(r) = &st.rsearch {
+        let bar = Rect::new(comp_area.x, comp_area.y, comp_area.width, 1);
+        if let Some(p) = super::rsearch::render_bar(r, bar, buf, &st.theme) {
+            cursor = Some(p);
+        }
+    }
     if let Some(s) = &st.search {
         let bar = Rect::new(comp_area.x, comp_area.y, comp_area.width, 1);
         cursor = super::search::render_bar(s, bar, buf, &st.theme);

@@ -128,6 +128,8 @@ pub struct TuiState {
     pub phase: Option<(String, Instant)>,
     /// Plain mode's history file, shared by the composer (`None`: not kept).
     pub history_file: Option<PathBuf>,
+    /// Ctrl-R's reverse history search, while open.
+    pub rsearch: Option<super::rsearch::RevSearch>,
     /// Ctrl-X was pressed: Ctrl-E next opens the editor.
     pub ctrl_x: bool,
     /// The screen was used by another program: repaint it all.
@@ -188,6 +190,7 @@ impl TuiState {
             confirm: None,
             search: None,
             ctrl_x: false,
+            rsearch: None,
             history_file: None,
             repaint: false,
             phase: None,
