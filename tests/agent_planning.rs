@@ -35,6 +35,15 @@ async fn direct_skips_phases_two_and_three() {
     assert_eq!(reqs[0].think, Some(ThinkSetting::Bool(false)));
     assert!(reqs[0].messages.last().unwrap().content.contains("DIRECT"));
     assert!(!kinds(&ev).contains(&"plan_ready"));
+    // The planning phase is announced and closed even without a plan.
+    let phases: Vec<bool> = ev
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Planning { active } => Some(*active),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(phases, vec![true, false]);
 }
 
 #[tokio::test]
@@ -85,6 +94,11 @@ async fn reflect_yes_runs_one_review_that_reaches_phase_three_and_plan_becomes_t
         })
         .unwrap();
     assert!(plan.starts_with("Milestones"));
+    let k = kinds(&ev);
+    let at = |name: &str| k.iter().position(|x| *x == name).unwrap();
+    let last_planning = k.iter().rposition(|x| *x == "planning").unwrap();
+    assert!(at("planning") < at("plan_ready") && at("plan_ready") < last_planning);
+    assert!(last_planning < at("stream_end"));
     let todo = ev
         .iter()
         .find_map(|e| match e {

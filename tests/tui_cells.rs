@@ -385,3 +385,196 @@ fn tool_summary_todo_toggle_and_cwd() {
     st.handle_key(alt_t, std::time::Instant::now());
     assert!(!screen(&mut st, 80, 12).contains("Todo"));
 }
+
+fn key(
+    st: &mut navi::ui::tui::state::TuiState,
+    code: crossterm::event::KeyCode,
+    m: crossterm::event::KeyModifiers,
+) {
+    st.handle_key(
+        crossterm::event::KeyEvent::new(code, m),
+        std::time::Instant::now(),
+    );
+}
+
+fn typed(st: &mut navi::ui::tui::state::TuiState, s: &str) {
+    for c in s.chars() {
+        key(
+            st,
+            crossterm::event::KeyCode::Char(c),
+            crossterm::event::KeyModifiers::NONE,
+        );
+    }
+}
+
+/// A transcript long enough to scroll: three turns, each with a long answer.
+fn three_turns() -> navi::ui::tui::state::TuiState {
+    let mut st = state();
+    for (i, q) in ["first question", "second question", "third question"]
+        .iter()
+        .enumerate()
+    {
+        user_turn(&mut st, q);
+        let body: String = (1..=8)
+            .map(|n| {
+                format!(
+                    "Answer {} line {n}{}\n",
+                    i + 1,
+                    if n == 4 { " with the Needle" } else { "" }
+                )
+            })
+            .collect();
+        feed(
+            &mut st,
+            vec![
+                json!({"type": "stream_end", "content": body, "context_tokens": 10, "max_context_tokens": 100}),
+            ],
+        );
+        st.turn_finished();
+    }
+    st
+}
+
+#[test]
+fn transcript_search_highlights_and_steps_through_matches() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut st = three_turns();
+    screen(&mut st, 60, 12);
+    key(&mut st, KeyCode::Char('f'), KeyModifiers::CONTROL);
+    typed(&mut st, "NEEDLE");
+    let s = st.search.as_ref().unwrap();
+    assert_eq!(s.hits.len(), 3);
+    // Typing picks the most recent match.
+    assert_eq!(s.position(), "3/3");
+    assert_snapshot!("search_last_match", screen(&mut st, 60, 12));
+    // The match itself is highlighted (reversed), the rest of its line not.
+    let term = draw(&mut st, 60, 12);
+    let buf = term.backend().buffer();
+    let (x, y) = (0..12u16)
+        .flat_map(|y| (0..60u16).map(move |x| (x, y)))
+        .find(|&(x, y)| buf[(x, y)].symbol() == "N" && buf[(x + 1, y)].symbol() == "e")
+        .unwrap();
+    let rev = |x: u16| {
+        buf[(x, y)]
+            .modifier
+            .contains(ratatui::style::Modifier::REVERSED)
+    };
+    assert!((x..x + 6).all(rev));
+    assert!(!rev(x - 2) && !rev(x + 6));
+    // Shift-Enter / Ctrl-P go up; the earliest answer scrolls into view.
+    key(&mut st, KeyCode::Enter, KeyModifiers::SHIFT);
+    key(&mut st, KeyCode::Char('p'), KeyModifiers::CONTROL);
+    assert_eq!(st.search.as_ref().unwrap().position(), "1/3");
+    let shot = screen(&mut st, 60, 12);
+    assert!(shot.contains("Answer 1 line 4 with the Needle"), "{shot}");
+    assert!(!shot.contains("Answer 3 line 4"), "{shot}");
+    assert_snapshot!("search_first_match", shot);
+    // Enter / Ctrl-N go down and wrap around.
+    key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(st.search.as_ref().unwrap().position(), "2/3");
+    key(&mut st, KeyCode::Char('n'), KeyModifiers::CONTROL);
+    key(&mut st, KeyCode::Char('n'), KeyModifiers::CONTROL);
+    assert_eq!(st.search.as_ref().unwrap().position(), "1/3");
+    // No match is said so; typing never reaches the composer.
+    typed(&mut st, "zz");
+    assert_eq!(st.search.as_ref().unwrap().position(), "no match");
+    assert!(screen(&mut st, 60, 12).contains("no match"));
+    assert!(st.composer.is_empty());
+    key(&mut st, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(st.search.is_none());
+    assert!(!screen(&mut st, 60, 12).contains("find:"));
+    // Esc closed the search, it did not stop anything or type anything.
+    typed(&mut st, "x");
+    assert_eq!(st.composer.text, "x");
+}
+
+#[test]
+fn ctrl_up_and_down_jump_between_the_users_messages() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut st = three_turns();
+    screen(&mut st, 60, 8);
+    key(&mut st, KeyCode::Up, KeyModifiers::CONTROL);
+    let top = |st: &mut navi::ui::tui::state::TuiState| {
+        screen(st, 60, 8)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        top(&mut st).contains("› third question"),
+        "{}",
+        screen(&mut st, 60, 8)
+    );
+    key(&mut st, KeyCode::Up, KeyModifiers::CONTROL);
+    assert!(top(&mut st).contains("› second question"));
+    key(&mut st, KeyCode::Up, KeyModifiers::CONTROL);
+    assert!(top(&mut st).contains("› first question"));
+    key(&mut st, KeyCode::Up, KeyModifiers::CONTROL);
+    assert!(top(&mut st).contains("› first question"));
+    key(&mut st, KeyCode::Down, KeyModifiers::CONTROL);
+    assert!(top(&mut st).contains("› second question"));
+    key(&mut st, KeyCode::Down, KeyModifiers::CONTROL);
+    key(&mut st, KeyCode::Down, KeyModifiers::CONTROL);
+    assert!(st.transcript.following());
+    assert!(screen(&mut st, 60, 8).contains("Answer 3 line 8"));
+}
+
+#[test]
+fn planning_is_its_own_phase_on_the_status_line() {
+    let mut st = state();
+    user_turn(&mut st, "fix the login bug");
+    feed(&mut st, vec![json!({"type": "planning", "active": true})]);
+    let status = screen(&mut st, 80, 8).lines().last().unwrap().to_string();
+    assert!(status.contains("planning"), "{status}");
+    feed(&mut st, vec![json!({"type": "planning", "active": false})]);
+    let status = screen(&mut st, 80, 8).lines().last().unwrap().to_string();
+    assert!(status.contains("waiting for the model"), "{status}");
+    // A stop during planning is not undone by the planner's end.
+    feed(&mut st, vec![json!({"type": "planning", "active": true})]);
+    st.request_stop();
+    feed(&mut st, vec![json!({"type": "planning", "active": false})]);
+    assert!(screen(&mut st, 80, 8).contains("stopping"));
+}
+
+#[test]
+fn ctrl_r_searches_the_input_history() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut st = state();
+    st.composer.preload(vec![
+        "git status".into(),
+        "cargo test --lib".into(),
+        "Cargo build".into(),
+    ]);
+    typed(&mut st, "my draft");
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    typed(&mut st, "cargo");
+    assert_eq!(st.composer.text, "Cargo build");
+    assert_snapshot!("reverse_search_bar", screen(&mut st, 70, 6));
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    assert_eq!(st.composer.text, "cargo test --lib");
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    assert_eq!(st.composer.text, "cargo test --lib");
+    // Esc: back to the draft, untouched.
+    key(&mut st, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(st.rsearch.is_none());
+    assert_eq!(st.composer.text, "my draft");
+    // Enter keeps the entry in the composer, nothing is sent.
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    typed(&mut st, "STAT");
+    assert_eq!(st.composer.text, "git status");
+    typed(&mut st, "zz");
+    assert!(screen(&mut st, 70, 6).contains("no match"));
+    key(&mut st, KeyCode::Backspace, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Backspace, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(st.rsearch.is_none());
+    assert_eq!(st.composer.text, "git status");
+    assert!(!st.running);
+    // A cursor key keeps the entry and edits it.
+    key(&mut st, KeyCode::Char('r'), KeyModifiers::CONTROL);
+    typed(&mut st, "test");
+    key(&mut st, KeyCode::Left, KeyModifiers::NONE);
+    typed(&mut st, "X");
+    assert_eq!(st.composer.text, "cargo test --liXb");
+}

@@ -473,3 +473,96 @@ async fn tui_holds_the_session_lock_and_sigterm_stops_the_tool_and_exits_143() {
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(results[0].contains("cancelled"), "{results:?}");
 }
+
+/// Ctrl-G runs `$EDITOR` on the draft and loads the text back (a failing
+/// editor keeps the draft); what is sent lands in the history file plain
+/// mode uses, and a new run finds it with Up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_editor_and_history_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let editor = dir.path().join("ed.sh");
+    // Fails on a draft containing FAIL; otherwise writes two lines after it.
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\ngrep -q FAIL \"$1\" && exit 3\nd=$(cat \"$1\")\nprintf '%s EDITED\\nsecond line\\n' \"$d\" > \"$1\"\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("Got it."));
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         VISUAL= EDITOR={ed} {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        ed = editor.display(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    let typed = |s: &str| {
+        assert!(
+            t.cmd(&["send-keys", "-t", SESSION, "-l", s])
+                .status()
+                .unwrap()
+                .success()
+        )
+    };
+    // A failing editor: the draft stays, the reason is shown.
+    typed("FAIL draft");
+    t.keys(&["C-x", "C-e"]);
+    let s = t.wait_text("failed").await;
+    assert!(s.contains("› FAIL draft"), "{s}");
+    t.keys(&["C-u"]);
+    // Ctrl-G: the edited text comes back into the composer, newlines kept.
+    typed("my draft");
+    t.keys(&["C-g"]);
+    let s = t.wait_text("my draft EDITED").await;
+    assert!(s.contains("second line"), "{s}");
+    t.keys(&["Enter"]);
+    t.wait_text("Got it.").await;
+    let chats = fake.chat_requests();
+    let msgs = chats[0]["messages"].as_array().unwrap();
+    assert_eq!(
+        msgs[msgs.len() - 1]["content"],
+        "my draft EDITED\nsecond line"
+    );
+    let hist = dir.path().join("data/history.txt");
+    let mut on_disk = String::new();
+    for _ in 0..100 {
+        on_disk = std::fs::read_to_string(&hist).unwrap_or_default();
+        if on_disk.contains("EDITED") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        on_disk.contains("my draft EDITED<\\n>second line"),
+        "plain mode's format: {on_disk:?}"
+    );
+    t.keys(&["C-c"]);
+    t.keys(&["C-c"]);
+    t.wait_text("NAVI-EXIT:0").await;
+    drop(t);
+
+    // A new run: Up brings back the line sent in the previous one.
+    let t = Tmux::start(&command);
+    t.wait_text("Ask Navi anything").await;
+    t.wait("the history read", |_| true).await;
+    for _ in 0..100 {
+        t.keys(&["Up"]);
+        if t.capture().contains("my draft EDITED") {
+            break;
+        }
+        t.keys(&["C-u", "C-u"]);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    t.wait_text("my draft EDITED").await;
+}

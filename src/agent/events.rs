@@ -64,6 +64,11 @@ pub enum AgentEvent {
     PlanReady {
         plan: String,
     },
+    /// The planner started (`active: true`) or finished, with or without a
+    /// plan (`active: false`). Not sent for subagents.
+    Planning {
+        active: bool,
+    },
     TodoUpdated {
         items: Vec<TodoItem>,
     },
@@ -149,6 +154,7 @@ impl AgentEvent {
             AgentEvent::ThinkingEnd { .. } => "thinking_end",
             AgentEvent::TurnThinking { .. } => "turn_thinking",
             AgentEvent::PlanReady { .. } => "plan_ready",
+            AgentEvent::Planning { .. } => "planning",
             AgentEvent::TodoUpdated { .. } => "todo_updated",
             AgentEvent::ToolStarted { .. } => "tool_started",
             AgentEvent::ToolCall { .. } => "tool_call",

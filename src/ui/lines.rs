@@ -340,6 +340,7 @@ impl LineRenderer {
                     self.line(&mut out, Stream::Info, text);
                 }
             }
+            AgentEvent::Planning { .. } => {}
             AgentEvent::TodoUpdated { items } => self.todos(&mut out, items),
             AgentEvent::ToolStarted {
                 tool, args, agent, ..

@@ -87,13 +87,26 @@ async fn ask(
 /// Runs the pipeline. Returns without a plan when the planner says DIRECT,
 /// answers garbage, or the run is stopped.
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
-    let p = run.profile.clone();
     let request = super::context::last_user_goal(&run.conv.context).unwrap_or_default();
     let skip_words = run.agent.config.planning.skip_question_words;
-    if !p.planning_mandatory && skip::skip_planner(&request, skip_words) {
+    if !run.profile.planning_mandatory && skip::skip_planner(&request, skip_words) {
         tracing::debug!("planner skipped: a short plain question");
         return Ok(());
     }
+    // The UI shows "planning" as its own phase, from here until the end.
+    let top = !run.is_subagent();
+    if top {
+        run.emit(AgentEvent::Planning { active: true }).await;
+    }
+    let r = pipeline(run).await;
+    if top {
+        run.emit(AgentEvent::Planning { active: false }).await;
+    }
+    r
+}
+
+async fn pipeline(run: &mut Run<'_>) -> Result<(), AgentError> {
+    let p = run.profile.clone();
     let tool_names = run.tool_names();
     let registry = run
         .agent

@@ -82,6 +82,15 @@ impl TuiState {
                     self.thinking_streamed = false;
                 }
             }
+            Planning { active } => {
+                if self.run != RunState::Stopping {
+                    self.run = if *active {
+                        RunState::Planning
+                    } else {
+                        RunState::Waiting
+                    };
+                }
+            }
             PlanReady { plan } => {
                 self.close_open();
                 self.push(CellKind::Plan(plan.clone()));

@@ -30,6 +30,8 @@ pub struct Composer {
     history: Vec<String>,
     hist_pos: Option<usize>,
     draft: String,
+    /// Sent entries not yet written to the history file.
+    pub fresh: Vec<String>,
 }
 
 impl Composer {
@@ -55,8 +57,23 @@ impl Composer {
         self.hist_pos = None;
         if !t.trim().is_empty() && self.history.last() != Some(&t) {
             self.history.push(t.clone());
+            self.fresh.push(t.clone());
         }
         t
+    }
+
+    /// Puts `older` (the history file, oldest first) before this run's entries.
+    pub fn preload(&mut self, mut older: Vec<String>) {
+        if let Some(p) = &mut self.hist_pos {
+            *p += older.len();
+        }
+        older.append(&mut self.history);
+        self.history = older;
+    }
+
+    /// The history, oldest first.
+    pub fn history(&self) -> &[String] {
+        &self.history
     }
 
     pub fn insert(&mut self, s: &str) {
@@ -274,39 +291,85 @@ impl Composer {
         }
     }
 
-    /// Visual rows (char-wrapped at `width`) and the cursor's (row, col).
+    /// Visual rows (wrapped at word boundaries at `width`; a word longer
+    /// than the row is cut) and the cursor's (row, col).
     fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
         let width = width.max(1);
-        let mut rows = vec![String::new()];
+        // Each row: (byte index, char, display width); a newline ends its
+        // row as a zero-width entry so the cursor can sit on it.
+        let mut rows: Vec<Vec<(usize, char, usize)>> = vec![Vec::new()];
         let mut col = 0usize;
-        let mut cur = (0, 0);
         for (i, ch) in self.text.char_indices() {
-            if i == self.cursor {
-                cur = (rows.len() - 1, col);
-            }
             if ch == '\n' {
-                rows.push(String::new());
+                if let Some(r) = rows.last_mut() {
+                    r.push((i, ch, 0));
+                }
+                rows.push(Vec::new());
                 col = 0;
                 continue;
             }
             let cw = ch.width().unwrap_or(0);
-            if col + cw > width {
-                rows.push(String::new());
-                col = 0;
+            // Spaces may hang past the edge; a word that does not fit moves
+            // to the next row whole, from after the row's last space.
+            if col + cw > width && !ch.is_whitespace() {
+                let Some(row) = rows.last_mut() else { break };
+                let tail = match row.iter().rposition(|(_, c, _)| c.is_whitespace()) {
+                    Some(k) => row.split_off(k + 1),
+                    None => Vec::new(),
+                };
+                col = tail.iter().map(|e| e.2).sum();
+                rows.push(tail);
+                if col + cw > width {
+                    // The word alone is wider than the row: cut it.
+                    let tail = match rows.last_mut() {
+                        Some(r) if !r.is_empty() => std::mem::take(r),
+                        _ => Vec::new(),
+                    };
+                    if !tail.is_empty() {
+                        if let Some(r) = rows.last_mut() {
+                            *r = tail;
+                        }
+                        rows.push(Vec::new());
+                        col = 0;
+                    }
+                }
             }
             if let Some(r) = rows.last_mut() {
-                r.push(if ch == '\t' { ' ' } else { ch });
+                r.push((i, ch, cw));
             }
             col += cw;
         }
-        if self.cursor >= self.text.len() {
+        let cur = if self.cursor >= self.text.len() {
             if col >= width {
-                rows.push(String::new());
+                rows.push(Vec::new());
                 col = 0;
             }
-            cur = (rows.len() - 1, col);
-        }
-        (rows, cur)
+            (rows.len() - 1, col)
+        } else {
+            rows.iter()
+                .enumerate()
+                .find_map(|(ri, r)| {
+                    let mut c = 0;
+                    for e in r {
+                        if e.0 == self.cursor {
+                            return Some((ri, c));
+                        }
+                        c += e.2;
+                    }
+                    None
+                })
+                .unwrap_or((0, 0))
+        };
+        let text = rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .filter(|e| e.1 != '\n')
+                    .map(|e| if e.1 == '\t' { ' ' } else { e.1 })
+                    .collect()
+            })
+            .collect();
+        (text, cur)
     }
 
     /// Text rows needed at `width` (1..=MAX_ROWS).
@@ -417,5 +480,29 @@ mod tests {
         c.set_text("abcd");
         assert_eq!(c.layout(4).1, (1, 0));
         assert_eq!(c.rows(4), 2);
+    }
+
+    #[test]
+    fn layout_wraps_at_word_boundaries_and_keeps_the_cursor() {
+        let mut c = Composer::default();
+        c.set_text("hello big world");
+        let (rows, cur) = c.layout(10);
+        assert_eq!(rows, vec!["hello big ", "world"]);
+        assert_eq!(cur, (1, 5));
+        // The cursor on the 'w' of the moved word.
+        c.cursor = c.text.find('w').unwrap();
+        assert_eq!(c.layout(10).1, (1, 0));
+        // On the space before it: end of the first row.
+        c.cursor = 9;
+        assert_eq!(c.layout(10).1, (0, 9));
+        // A word longer than the row is cut.
+        c.set_text("a verylongword");
+        assert_eq!(c.layout(6).0, vec!["a ", "verylo", "ngword", ""]);
+        // Newlines and wide characters.
+        c.set_text("日本語 日本\nx");
+        c.cursor = "日本語 日本\n".len();
+        let (rows, cur) = c.layout(8);
+        assert_eq!(rows, vec!["日本語 ", "日本", "x"]);
+        assert_eq!(cur, (2, 0));
     }
 }

@@ -62,6 +62,13 @@ async fn join_opt(task: &mut Option<tokio::task::JoinHandle<()>>) {
     }
 }
 
+async fn hist_opt(task: &mut Option<tokio::task::JoinHandle<Vec<String>>>) -> Vec<String> {
+    match task {
+        Some(t) => t.await.unwrap_or_default(),
+        None => std::future::pending().await,
+    }
+}
+
 async fn load_opt(load: &mut Option<Load>) -> Result<Vec<StoredMessage>, String> {
     match load {
         Some(l) => l.await,
@@ -92,7 +99,12 @@ pub struct EventLoop<'h, H: Host> {
     /// `/model`'s request for the server's list, and the name to check.
     models: Option<Models>,
     model_wanted: Option<String>,
+    /// Runs `$EDITOR` on a draft (Ctrl-G); `None` in tests without one.
+    pub editor: Option<EditorFn<'h>>,
 }
+
+/// Edits a draft in an external editor: the new text, or why not.
+pub type EditorFn<'h> = Box<dyn FnMut(&str) -> Result<String, String> + 'h>;
 
 impl<'h, H: Host> EventLoop<'h, H> {
     pub fn new(host: &'h mut H, state: TuiState) -> Self {
@@ -104,6 +116,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             done: false,
             models: None,
             model_wanted: None,
+            editor: None,
         }
     }
 
@@ -123,6 +136,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             }
             Action::Command(line) => self.command(&line),
             Action::Confirmed(cmd) => self.run_command(cmd),
+            Action::Editor => self.edit_draft(),
             Action::SwitchModel(m) => self.switch_model(m),
             Action::Stop => {
                 if let Some(r) = &self.run {
@@ -270,6 +284,38 @@ impl<'h, H: Host> EventLoop<'h, H> {
         }
     }
 
+    /// Ctrl-G: the draft in the external editor; a failure keeps it.
+    fn edit_draft(&mut self) {
+        let Some(edit) = self.editor.as_mut() else {
+            self.state.hint("no external editor here");
+            return;
+        };
+        let draft = self.state.composer.text.clone();
+        match edit(&draft) {
+            Ok(text) => {
+                self.state.composer.set_text(&text);
+                self.state.refresh_popup();
+            }
+            Err(e) => self.state.hint(e),
+        }
+        self.state.repaint = true;
+    }
+
+    /// Appends what was sent to the history file, off the input path.
+    fn save_history(&mut self) {
+        let fresh = std::mem::take(&mut self.state.composer.fresh);
+        if fresh.is_empty() {
+            return;
+        }
+        if let Some(path) = self.state.history_file.clone() {
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = super::input_history::append(&path, &fresh) {
+                    tracing::warn!("{e}");
+                }
+            });
+        }
+    }
+
     /// One terminal event.
     pub fn input(&mut self, ev: Event) {
         let actions = match ev {
@@ -336,6 +382,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
         let mut last_anim = Instant::now();
         let mut input_open = true;
         let mut warm: Option<tokio::task::JoinHandle<()>> = None;
+        let mut hist: Option<tokio::task::JoinHandle<Vec<String>>> = None;
         let load_id = self.session_id();
         let mut load = if self.state.loading {
             self.host.load_history(&load_id)
@@ -354,7 +401,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 biased;
                 ev = input.next(), if input_open => {
                     match ev {
-                        Some(Ok(ev)) => self.input(ev),
+                        Some(Ok(ev)) => {
+                            self.input(ev);
+                            self.save_history();
+                        }
                         Some(Err(e)) => return Err(e),
                         None => {
                             // The terminal went away: quit (after the turn stops).
@@ -365,6 +415,14 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     sched.request();
                 }
                 _ = sleep_opt(due) => {
+                    if std::mem::take(&mut self.state.repaint) {
+                        // The screen was cleared on the way back; a blank
+                        // frame makes ratatui's diff repaint everything (no
+                        // `clear()`: it asks for the cursor position).
+                        terminal
+                            .draw(|_| {})
+                            .map_err(|e| io::Error::other(e.to_string()))?;
+                    }
                     terminal
                         .draw(|f| render(f, &mut self.state))
                         .map_err(|e| io::Error::other(e.to_string()))?;
@@ -376,6 +434,11 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     if first {
                         first = false;
                         tracing::debug!(elapsed = ?started.elapsed(), "tui: first frame");
+                        if let Some(path) = self.state.history_file.clone() {
+                            hist = Some(tokio::task::spawn_blocking(move || {
+                                super::input_history::load(&path)
+                            }));
+                        }
                         if !super::highlight::ready() {
                             warm = Some(tokio::task::spawn_blocking(super::highlight::warm_up));
                         }
@@ -435,6 +498,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
                         self.run = Some(self.host.start_turn(&sid, &m));
                     }
                     sched.request();
+                }
+                older = hist_opt(&mut hist) => {
+                    hist = None;
+                    self.state.composer.preload(older);
                 }
                 _ = join_opt(&mut warm) => {
                     // Code blocks drawn plain so far get their colours.

@@ -26,18 +26,29 @@ pub const KEY_HELP: &[&str] = &[
     "  Shift/Alt-Enter, Ctrl-J  new line",
     "  Up / Down             lines, then input history; Up on an empty composer edits the last queued message",
     "  Tab                   complete a /command",
+    "  Ctrl-G, Ctrl-X Ctrl-E edit the draft in $VISUAL / $EDITOR",
+    "  Ctrl-R                search the input history (again: older; Enter keeps; Esc back)",
     "  PgUp / PgDn, wheel    scroll; Shift-Up/Down one line; Ctrl-Home / Ctrl-End top / bottom",
     "  Ctrl-T                expand / collapse all thinking",
     "  Alt-Up/Down, Ctrl-P/N select a thinking, plan or tool cell; Ctrl-O or Enter expands it",
     "  Alt-T                 show / hide the todo pane",
+    "  Ctrl-F                search the transcript: Enter/Ctrl-N next, Shift-Enter/Ctrl-P previous, Esc closes",
+    "  Ctrl-Up / Ctrl-Down   jump to your previous / next message",
     "  Esc                   close a popup, clear the selection, or stop the turn",
     "  Ctrl-C                close popup → clear composer → stop the turn → twice to quit",
     "  //text or ' /text'    send text starting with / as a message",
 ];
 const WHEEL_LINES: usize = 3;
 
+fn shift_held(key: &KeyEvent) -> bool {
+    key.modifiers.contains(KeyModifiers::SHIFT)
+}
+
 impl TuiState {
-    fn with_transcript(&mut self, f: impl FnOnce(&mut Transcript, usize, &RenderCtx<'_>)) {
+    pub(super) fn with_transcript(
+        &mut self,
+        f: impl FnOnce(&mut Transcript, usize, &RenderCtx<'_>),
+    ) {
         let ctx = RenderCtx {
             theme: &self.theme,
             width: super::transcript::content_width(self.viewport.0),
@@ -54,7 +65,7 @@ impl TuiState {
         usize::from(self.viewport.1.saturating_sub(2).max(1))
     }
 
-    fn scroll_key(&mut self, key: &KeyEvent) -> bool {
+    pub(super) fn scroll_key(&mut self, key: &KeyEvent) -> bool {
         let page = self.page();
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -252,12 +263,33 @@ impl TuiState {
             self.hint("not deleted");
             return Vec::new();
         }
+        if self.search.is_some() {
+            return self.search_key(&key);
+        }
+        if self.rsearch.is_some()
+            && let Some(a) = self.rsearch_key(&key)
+        {
+            return a;
+        }
         if is_ctrl_c {
             return self.ctrl_c(now);
         }
         self.quit_armed = None;
         self.flash = None;
+        if std::mem::take(&mut self.ctrl_x) && ctrl && key.code == KeyCode::Char('e') {
+            return vec![Action::Editor];
+        }
         match key.code {
+            KeyCode::Char('g') if ctrl => return vec![Action::Editor],
+            KeyCode::Char('r') if ctrl => {
+                self.reverse_search();
+                return Vec::new();
+            }
+            KeyCode::Char('x') if ctrl => {
+                self.ctrl_x = true;
+                self.flash = Some("Ctrl-X: Ctrl-E edits the draft in $EDITOR".into());
+                return Vec::new();
+            }
             KeyCode::Esc => {
                 let closed =
                     self.popup.take().is_some() || self.transcript.selected.take().is_some();
@@ -277,6 +309,18 @@ impl TuiState {
                 return Vec::new();
             }
             KeyCode::Char('s') if ctrl => return self.steer(),
+            KeyCode::Char('f') if ctrl => {
+                self.open_search();
+                return Vec::new();
+            }
+            KeyCode::Up if ctrl && !shift_held(&key) => {
+                self.jump_user(true);
+                return Vec::new();
+            }
+            KeyCode::Down if ctrl && !shift_held(&key) => {
+                self.jump_user(false);
+                return Vec::new();
+            }
             KeyCode::Char('t') | KeyCode::Char('T') if alt => {
                 let wide = self.viewport_total >= super::side_pane::MIN_TOTAL_WIDTH;
                 let shown = self.side_shown.unwrap_or(wide);
@@ -360,6 +404,10 @@ impl TuiState {
     }
 
     pub fn handle_paste(&mut self, text: &str) {
+        if self.search.is_some() {
+            self.search_paste(text);
+            return;
+        }
         if self.approvals.is_empty() && self.picker.is_none() {
             self.composer.paste(text);
             self.refresh_popup();

@@ -21,11 +21,13 @@ pub mod approval;
 pub mod cells;
 pub mod clipboard;
 pub mod composer;
+pub mod editor;
 pub mod event_loop;
 pub mod farewell;
 pub mod highlight;
 pub mod history;
 pub mod host;
+pub mod input_history;
 pub mod keys;
 pub mod markdown;
 pub mod model_picker;
@@ -33,7 +35,9 @@ pub mod outcome;
 pub mod picker;
 pub mod popup;
 pub mod render;
+pub mod rsearch;
 pub mod scheduler;
+pub mod search;
 pub mod side_pane;
 pub mod state;
 pub mod status;
@@ -80,6 +84,7 @@ pub fn initial_state(
     st.profile_ids = app.profiles.ids();
     st.show_thinking = app.config.ui.show_thinking;
     st.cwd = status::short_cwd();
+    st.history_file = Some(app.paths.data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
     st.loading = true;
     if let Some(e) = theme_error {
@@ -146,10 +151,15 @@ pub async fn run(
         let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         // SIGTERM / SIGHUP end the input: the loop then quits as on Ctrl-C
         // (stopping a running turn cooperatively) and the terminal is restored.
-        let mut input = crossterm::event::EventStream::new()
+        let shared = editor::SharedInput::new();
+        let mut input = shared
+            .clone()
             .take_until(Box::pin(terminated(signal_code.clone())));
         let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);
+        lp.editor = Some(Box::new(move |draft: &str| {
+            editor::edit_draft(&shared, draft)
+        }));
         let r = lp
             .run(
                 &mut terminal,

@@ -133,7 +133,7 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         text_area.width.saturating_sub(2),
         text_area.height,
     );
-    let cursor = st.composer.render(
+    let mut cursor = st.composer.render(
         input_area,
         buf,
         th.composer_text,
@@ -142,6 +142,16 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
             th.composer_placeholder,
         ),
     );
+    if let Some(r) = &st.rsearch {
+        let bar = Rect::new(comp_area.x, comp_area.y, comp_area.width, 1);
+        if let Some(p) = super::rsearch::render_bar(r, bar, buf, &st.theme) {
+            cursor = Some(p);
+        }
+    }
+    if let Some(s) = &st.search {
+        let bar = Rect::new(comp_area.x, comp_area.y, comp_area.width, 1);
+        cursor = super::search::render_bar(s, bar, buf, &st.theme);
+    }
     let label = st.run.label();
     if st.phase.as_ref().is_none_or(|(l, _)| *l != label) {
         st.phase = Some((label, std::time::Instant::now()));

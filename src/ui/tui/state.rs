@@ -28,6 +28,8 @@ use std::time::Instant;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunState {
     Idle,
+    /// The planner runs before the first model call.
+    Planning,
     /// Waiting for the model (before the first token, between tool calls).
     Waiting,
     Thinking,
@@ -42,6 +44,7 @@ impl RunState {
     pub fn label(&self) -> String {
         match self {
             RunState::Idle => "idle".into(),
+            RunState::Planning => "planning".into(),
             RunState::Waiting => "waiting for the model".into(),
             RunState::Thinking => "thinking".into(),
             RunState::Responding => "responding".into(),
@@ -70,6 +73,8 @@ pub enum Action {
     Steer(String),
     /// Switch to this model (chosen in the `/model` picker).
     SwitchModel(crate::llm::ModelInfo),
+    /// Edit the draft in `$VISUAL` / `$EDITOR` (Ctrl-G, Ctrl-X Ctrl-E).
+    Editor,
     /// A command the user confirmed (`y` after `/session delete`).
     Confirmed(crate::ui::commands::SlashCommand),
 }
@@ -121,6 +126,16 @@ pub struct TuiState {
     pub cwd: String,
     /// The run state shown and since when (the status line counts seconds).
     pub phase: Option<(String, Instant)>,
+    /// Plain mode's history file, shared by the composer (`None`: not kept).
+    pub history_file: Option<PathBuf>,
+    /// Ctrl-R's reverse history search, while open.
+    pub rsearch: Option<super::rsearch::RevSearch>,
+    /// Ctrl-X was pressed: Ctrl-E next opens the editor.
+    pub ctrl_x: bool,
+    /// The screen was used by another program: repaint it all.
+    pub repaint: bool,
+    /// The transcript search bar (Ctrl-F), while open.
+    pub search: Option<super::search::Search>,
     /// A destructive command waiting for `y` (the question shown).
     pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
     pub show_thinking: bool,
@@ -173,6 +188,11 @@ impl TuiState {
             queue: VecDeque::new(),
             steers: Vec::new(),
             confirm: None,
+            search: None,
+            ctrl_x: false,
+            rsearch: None,
+            history_file: None,
+            repaint: false,
             phase: None,
             side_shown: None,
             viewport_total: 0,

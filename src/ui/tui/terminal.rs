@@ -30,6 +30,12 @@ impl Drop for TerminalGuard {
 /// Puts the terminal into full-screen mode and installs the panic hook.
 pub fn enter() -> io::Result<TerminalGuard> {
     install_panic_hook();
+    resume()?;
+    Ok(TerminalGuard(()))
+}
+
+/// Full-screen mode again after [`restore`] (an external editor ran).
+pub fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
@@ -41,8 +47,7 @@ pub fn enter() -> io::Result<TerminalGuard> {
         EnableMouseCapture,
         // Lets terminals that support it report Shift+Enter; others ignore it.
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-    )?;
-    Ok(TerminalGuard(()))
+    )
 }
 
 /// Leaves full-screen mode (idempotent).

@@ -13,7 +13,7 @@
 use super::cells::{Cell, CellKind, RenderCtx};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// Columns the transcript keeps for itself: the selection mark on the left,
@@ -32,6 +32,8 @@ pub struct Transcript {
     pub selected: Option<usize>,
     /// Output arrived below while the user was scrolled up.
     pub unseen: bool,
+    /// The search match to highlight (`search.rs`).
+    pub mark: Option<super::search::Hit>,
 }
 
 impl Transcript {
@@ -203,6 +205,19 @@ impl Transcript {
         self.settle(h, ctx);
     }
 
+    /// Scrolls so line `line` of cell `i` is in view, a third of the way
+    /// down (or follows when near the end).
+    pub fn reveal_line(&mut self, i: usize, line: usize, h: usize, ctx: &RenderCtx<'_>) {
+        let row = line + usize::from(i > 0);
+        self.anchor = Some((i, row));
+        self.scroll_up(h / 3, h, ctx);
+    }
+
+    /// The top visible position: (cell, row in it counting the gap line).
+    pub fn top_pos(&mut self, h: usize, ctx: &RenderCtx<'_>) -> (usize, usize) {
+        self.top(h, ctx)
+    }
+
     /// Moves the selection to the previous (`back`) or next collapsible cell.
     pub fn select_step(&mut self, back: bool) -> Option<usize> {
         let n = self.cells.len();
@@ -270,6 +285,18 @@ impl Transcript {
                     buf.set_line(area.x + 1, yy, line, content_width(area.width));
                     if selected {
                         buf.set_span(area.x, yy, &Span::styled("▌", focus), 1);
+                    }
+                    if let Some(m) = self.mark
+                        && m.cell == ci
+                        && m.line + usize::from(gap) == row
+                    {
+                        let cw = content_width(area.width);
+                        let x = m.col.min(cw);
+                        let w = m.width.min(cw - x);
+                        buf.set_style(
+                            Rect::new(area.x + 1 + x, yy, w, 1),
+                            focus.add_modifier(Modifier::REVERSED),
+                        );
                     }
                 }
                 y += 1;
