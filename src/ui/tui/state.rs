@@ -109,6 +109,8 @@ pub struct TuiState {
     /// The session's history is still loading (messages wait in `queue`).
     pub loading: bool,
     pub queue: VecDeque<String>,
+    /// Files queued with `/attach` for the next message sent.
+    pub attachments: Vec<crate::attach::Attachment>,
     /// Steers sent to the running turn and not yet taken in.
     pub steers: Vec<String>,
     /// `/model`'s picker, once the server listed its models.
@@ -171,6 +173,7 @@ impl TuiState {
             running: false,
             loading: false,
             queue: VecDeque::new(),
+            attachments: Vec::new(),
             steers: Vec::new(),
             confirm: None,
             phase: None,
