@@ -206,6 +206,11 @@ impl TuiState {
                 if let Some(d) = decision_for(&key) {
                     return self.answer_approval(d);
                 }
+                if let Some(a) = self.approvals.front_mut()
+                    && a.scroll_key(&key)
+                {
+                    return Vec::new();
+                }
                 self.scroll_key(&key);
                 return Vec::new();
             }

@@ -18,6 +18,7 @@
 //! - Every colour comes from a theme (`theme`); `NO_COLOR` drops them all.
 pub mod apply;
 pub mod approval;
+pub mod approval_diff;
 pub mod cells;
 pub mod clipboard;
 pub mod composer;

@@ -168,8 +168,9 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         p.render(main, buf, &st.theme);
         overlay = true;
     }
-    if let Some(a) = st.approvals.front() {
-        a.render(main, buf, &st.theme, st.approvals.len());
+    let waiting = st.approvals.len();
+    if let Some(a) = st.approvals.front_mut() {
+        a.render(main, buf, &st.theme, waiting);
         st.approval_shown = true;
         overlay = true;
     }
