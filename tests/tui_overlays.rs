@@ -222,3 +222,61 @@ fn mouse_wheel_scrolls_and_returns_to_following() {
     assert!(st.transcript.following());
     assert!(screen(&mut st, 80, 12).contains("arrives while scrolled up"));
 }
+
+#[test]
+fn approval_overlay_shows_a_file_write_as_a_scrollable_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("notes.txt"), &old).unwrap();
+    let new = old
+        .replace("line 3\n", "line three\n")
+        .replace("line 25\n", "");
+    let args = json!({"action": "write", "path": "notes.txt", "content": new});
+    let mut st = state();
+    busy_turn(&mut st);
+    st.approvals
+        .push_back(navi::ui::tui::approval::ApprovalPrompt::new(
+            "t1",
+            "filesystem",
+            "write 200 bytes to notes.txt (replacing it if it exists)",
+            &args,
+            dir.path(),
+        ));
+    let s = screen(&mut st, 80, 20);
+    assert!(s.contains("-line 3") && s.contains("+line three"), "{s}");
+    assert!(!s.contains("-line 25"), "the second hunk is below: {s}");
+    assert_snapshot!("approval_diff_top", s);
+    // PgDn scrolls the diff (not the transcript); the keys stay visible.
+    assert!(key(&mut st, KeyCode::PageDown, KeyModifiers::NONE).is_empty());
+    let s = screen(&mut st, 80, 20);
+    assert!(s.contains("-line 25"), "{s}");
+    assert!(s.contains("[y] allow once"), "{s}");
+    assert_snapshot!("approval_diff_scrolled", s);
+    // Up and PgUp go back; the answer keys still answer.
+    key(&mut st, KeyCode::PageUp, KeyModifiers::NONE);
+    assert!(screen(&mut st, 80, 20).contains("+line three"));
+    let acts = key(&mut st, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Answer("t1".into(), navi::tools::Decision::Once)]
+    );
+}
+
+#[test]
+fn approval_overlay_shows_a_new_file_as_its_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = json!({"action": "write", "path": "src/new.rs", "content": "fn main() {\n    println!(\"hi\");\n}\n"});
+    let mut st = state();
+    st.approvals
+        .push_back(navi::ui::tui::approval::ApprovalPrompt::new(
+            "t1",
+            "filesystem",
+            "write 34 bytes to src/new.rs (replacing it if it exists)",
+            &args,
+            dir.path(),
+        ));
+    let s = screen(&mut st, 80, 20);
+    assert!(s.contains("new file, 3 line(s)"), "{s}");
+    assert!(s.contains("+    println!(\"hi\");"), "{s}");
+    assert_snapshot!("approval_diff_new_file", s);
+}

@@ -103,7 +103,10 @@ impl ApprovalPrompt {
             Span::styled(self.tool.clone(), th.overlay_title),
             Span::styled(":", th.overlay),
         ])];
-        body.push(Line::default());
+        let has_diff = self.diff.as_ref().is_some_and(|d| !d.is_empty());
+        if !has_diff {
+            body.push(Line::default());
+        }
         for l in self.summary.lines() {
             body.extend(wrap(
                 &Line::from(Span::styled(l.to_string(), th.code_inline)),
@@ -118,7 +121,7 @@ impl ApprovalPrompt {
             .flatten()
             .map(|l| Self::diff_line(l, th))
             .collect();
-        let mut keys_line = vec![
+        let keys_line = vec![
             Span::styled("[y]", th.status_key),
             Span::styled(" allow once   ", th.overlay),
             Span::styled("[s]", th.status_key),
@@ -126,9 +129,6 @@ impl ApprovalPrompt {
             Span::styled("[n]", th.status_key),
             Span::styled("/Esc deny", th.overlay),
         ];
-        if !diff.is_empty() {
-            keys_line.push(Span::styled("   ↑↓ PgUp/PgDn scroll", th.dim));
-        }
         let max_h = area.height.saturating_sub(2);
         let wanted = body.len() + diff.len() + usize::from(!diff.is_empty()) + 1;
         let h = (wanted as u16 + 2).min(max_h);
@@ -166,7 +166,7 @@ impl ApprovalPrompt {
         let take = if diff.is_empty() {
             room.min(body.len())
         } else {
-            body.len().min(room.div_ceil(2))
+            body.len().min(room.div_ceil(3))
         };
         for (i, l) in body.iter().take(take).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
@@ -177,14 +177,9 @@ impl ApprovalPrompt {
         for (i, l) in diff.iter().skip(self.scroll).take(diff_rows).enumerate() {
             buf.set_line(inner.x, inner.y + (take + i) as u16, l, inner.width);
         }
-        let shown_rows = if diff.is_empty() {
-            take
-        } else {
-            take + diff_rows.min(diff.len())
-        };
         if diff.len() > diff_rows && diff_rows > 0 {
             let more = format!(
-                " lines {}-{} of {} ",
+                " ↑↓ PgUp/PgDn scroll · lines {}-{} of {} ",
                 self.scroll + 1,
                 (self.scroll + diff_rows).min(diff.len()),
                 diff.len()
@@ -199,6 +194,6 @@ impl ApprovalPrompt {
                 );
             }
         }
-        buf.set_line(inner.x, inner.y + shown_rows as u16, &keys, inner.width);
+        buf.set_line(inner.x, inner.y + room as u16, &keys, inner.width);
     }
 }
