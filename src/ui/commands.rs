@@ -583,7 +583,7 @@ pub fn osc52(text: &str) -> String {
     }
 }
 
-mod approvals;
+pub mod approvals;
 mod memory;
 #[cfg(test)]
 mod tests;
