@@ -280,3 +280,48 @@ fn approval_overlay_shows_a_new_file_as_its_content() {
     assert!(s.contains("+    println!(\"hi\");"), "{s}");
     assert_snapshot!("approval_diff_new_file", s);
 }
+
+#[test]
+fn at_mention_popup_completes_file_paths() {
+    let mut st = state();
+    typed(&mut st, "explain ");
+    // The scan of the working directory, as cached for this mention.
+    st.mention_files = Some(
+        [
+            "Cargo.toml",
+            "README.md",
+            "docs/tui.md",
+            "src/main.rs",
+            "src/ui/tui/mention.rs",
+            "tests/tui_overlays.rs",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    typed(&mut st, "@tui");
+    let s = screen(&mut st, 100, 14);
+    assert!(s.contains("docs/tui.md") && s.contains("src/ui/tui/mention.rs"), "{s}");
+    assert!(!s.contains("Cargo.toml"), "{s}");
+    assert_snapshot!("popup_at_mention", s);
+    // ↓ then Tab completes the word in place; typing goes on after it.
+    key(&mut st, KeyCode::Down, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Tab, KeyModifiers::NONE);
+    assert!(st.popup.is_none());
+    let chosen = st.composer.text.clone();
+    assert!(
+        chosen.starts_with("explain @") && chosen.ends_with(' ') && chosen.contains("tui"),
+        "{chosen}"
+    );
+    // Enter completes too (it does not send while the popup is open).
+    typed(&mut st, "and ");
+    st.mention_files = Some(vec!["src/main.rs".into()]);
+    typed(&mut st, "@main");
+    assert!(key(&mut st, KeyCode::Enter, KeyModifiers::NONE).is_empty());
+    assert_eq!(st.composer.text, format!("{chosen}and @src/main.rs "));
+    // With the popup closed, Enter sends the text with its mentions.
+    let acts = key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Send(format!("{chosen}and @src/main.rs "))]
+    );
+}

@@ -29,6 +29,7 @@ pub mod history;
 pub mod host;
 pub mod keys;
 pub mod markdown;
+pub mod mention;
 pub mod model_picker;
 pub mod outcome;
 pub mod picker;

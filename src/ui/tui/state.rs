@@ -101,6 +101,8 @@ pub struct TuiState {
     pub side: SidePane,
     pub composer: Composer,
     pub popup: Option<Popup>,
+    /// Files under the working directory, scanned once per `@` mention.
+    pub mention_files: Option<Vec<String>>,
     pub picker: Option<Picker>,
     pub approvals: VecDeque<ApprovalPrompt>,
     pub status: StatusInfo,
@@ -166,6 +168,7 @@ impl TuiState {
             side: SidePane::default(),
             composer: Composer::default(),
             popup: None,
+            mention_files: None,
             picker: None,
             approvals: VecDeque::new(),
             status: StatusInfo::default(),
