@@ -37,10 +37,14 @@ fn app(dir: &std::path::Path, kind: BackendKind, fake: &FakeLlm) -> App {
 }
 
 /// What the loop held after each frame: (attachments queued, last answer,
-/// their descriptions).
+/// their descriptions and, when idle, the last transcript cell).
 type Frames = Arc<Mutex<Vec<(usize, String, String)>>>;
 
-async fn drive(app: &App, script: Vec<&str>) -> Frames {
+async fn drive(
+    app: &App,
+    script: Vec<&str>,
+    done: fn(&(usize, String, String)) -> bool,
+) -> Frames {
     let st = navi::ui::tui::initial_state(app, &SessionChoice::New, None)
         .ok()
         .unwrap();
@@ -84,7 +88,7 @@ async fn drive(app: &App, script: Vec<&str>) -> Frames {
                 wait("the attachment queued", |f| f.0 > 0).await;
             }
         }
-        wait("the answer", |f| f.1.contains("looked at both")).await;
+        wait("the end of the turn", done).await;
         key(KeyCode::Char('c'), KeyModifiers::CONTROL);
         key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     };
@@ -95,12 +99,17 @@ async fn drive(app: &App, script: Vec<&str>) -> Frames {
         &opts,
         |_| {},
         |st| {
-            let screen = st
+            let mut screen = st
                 .attachments
                 .iter()
                 .map(|a| a.describe())
                 .collect::<Vec<_>>()
                 .join("\n");
+            if !st.running
+                && let Some(c) = st.transcript.cells.last()
+            {
+                screen.push_str(&format!("\nlast cell: {:?}", c.kind));
+            }
             record
                 .lock()
                 .unwrap()
@@ -137,6 +146,7 @@ async fn attach_and_at_path_reach_the_server_on_both_backends() {
     for kind in [BackendKind::Ollama, BackendKind::Openai] {
         let fake = FakeLlm::start().await;
         fake.set_models(vec![("test-model".into(), Some(32768))]);
+        fake.set_capabilities(&["completion", "tools", "vision"]);
         // Other requests (the session title) may take a reply first.
         for _ in 0..3 {
             fake.push(Reply::text("I looked at both."));
@@ -149,13 +159,13 @@ async fn attach_and_at_path_reach_the_server_on_both_backends() {
         let app = app(dir.path(), kind, &fake);
         let attach = format!("/attach {}", files.join("shot.png").display());
         let msg = format!("compare the screenshot with @{}", files.join("notes.txt").display());
-        let frames = drive(&app, vec![&attach, &msg]).await;
+        let frames = drive(&app, vec![&attach, &msg], |f| f.1.contains("looked at both")).await;
         // The image was queued before the message went.
         let shown = frames
             .lock()
             .unwrap()
             .iter()
-            .any(|f| f.2 == "shot.png (image)");
+            .any(|f| f.2.starts_with("shot.png (image)"));
         assert!(shown, "{kind:?}: the queued attachment was never shown");
         let user = user_message(&fake, "compare the screenshot");
         let text = user.to_string();
@@ -183,5 +193,32 @@ async fn attach_and_at_path_reach_the_server_on_both_backends() {
         }
         // Sent once: nothing stays queued afterwards.
         assert_eq!(frames.lock().unwrap().last().unwrap().0, 0);
+    }
+}
+
+#[tokio::test]
+async fn an_image_for_a_model_without_vision_is_refused_and_nothing_is_sent() {
+    let fake = FakeLlm::start().await;
+    // The default fake model lists completion, tools, thinking: no vision.
+    fake.push(Reply::text("never"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shot.png"), PNG).unwrap();
+    let app = app(dir.path(), BackendKind::Ollama, &fake);
+    let attach = format!("/attach {}", dir.path().join("shot.png").display());
+    let frames = drive(&app, vec![&attach, "what is in this picture?"], |f| {
+        f.2.contains("cannot take images")
+    })
+    .await;
+    let last = frames.lock().unwrap().last().unwrap().2.clone();
+    assert!(
+        last.contains("test-model cannot take images") && last.contains("/model"),
+        "{last}"
+    );
+    assert!(fake.chat_requests().is_empty(), "nothing may be sent");
+    // Nothing was saved either: the session has no user message.
+    let sessions = app.store.list().unwrap();
+    for s in sessions {
+        let loaded = app.store.load(&s.id).unwrap().unwrap();
+        assert!(loaded.display.iter().all(|m| m.msg.role != navi::llm::Role::User));
     }
 }

@@ -135,7 +135,7 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert_eq!(matches("main.rs", &files)[0], "src/main.rs");
-        assert_eq!(matches("smr", &files)[0], "src/main.rs");
+        assert_eq!(matches("sma", &files)[0], "src/main.rs");
         assert!(matches("zzz", &files).is_empty());
         assert_eq!(
             complete("see @src/ma now", 4, 11, "src/main.rs"),
