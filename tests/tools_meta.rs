@@ -328,7 +328,9 @@ async fn a_session_allowance_is_listed_and_revoking_it_makes_the_next_call_ask()
     // Second call: no question.
     ok_text(&run(call("touch B")).await.unwrap());
     assert!(h.work.join("B").exists());
-    let listed = approvals::run(&g, sid, &["list".into()]).unwrap().join("\n");
+    let listed = approvals::run(&g, sid, &["list".into()])
+        .unwrap()
+        .join("\n");
     assert!(listed.contains("  terminal"), "{listed}");
     // Revoking an unknown tool is an error naming what is allowed.
     let e = approvals::run(&g, sid, &["revoke".into(), "web_view".into()]).unwrap_err();

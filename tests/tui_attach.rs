@@ -40,11 +40,7 @@ fn app(dir: &std::path::Path, kind: BackendKind, fake: &FakeLlm) -> App {
 /// their descriptions and, when idle, the last transcript cell).
 type Frames = Arc<Mutex<Vec<(usize, String, String)>>>;
 
-async fn drive(
-    app: &App,
-    script: Vec<&str>,
-    done: fn(&(usize, String, String)) -> bool,
-) -> Frames {
+async fn drive(app: &App, script: Vec<&str>, done: fn(&(usize, String, String)) -> bool) -> Frames {
     let st = navi::ui::tui::initial_state(app, &SessionChoice::New, None)
         .ok()
         .unwrap();
@@ -158,8 +154,14 @@ async fn attach_and_at_path_reach_the_server_on_both_backends() {
         std::fs::write(files.join("shot.png"), PNG).unwrap();
         let app = app(dir.path(), kind, &fake);
         let attach = format!("/attach {}", files.join("shot.png").display());
-        let msg = format!("compare the screenshot with @{}", files.join("notes.txt").display());
-        let frames = drive(&app, vec![&attach, &msg], |f| f.1.contains("looked at both")).await;
+        let msg = format!(
+            "compare the screenshot with @{}",
+            files.join("notes.txt").display()
+        );
+        let frames = drive(&app, vec![&attach, &msg], |f| {
+            f.1.contains("looked at both")
+        })
+        .await;
         // The image was queued before the message went.
         let shown = frames
             .lock()
@@ -219,6 +221,11 @@ async fn an_image_for_a_model_without_vision_is_refused_and_nothing_is_sent() {
     let sessions = app.store.list().unwrap();
     for s in sessions {
         let loaded = app.store.load(&s.id).unwrap().unwrap();
-        assert!(loaded.display.iter().all(|m| m.msg.role != navi::llm::Role::User));
+        assert!(
+            loaded
+                .display
+                .iter()
+                .all(|m| m.msg.role != navi::llm::Role::User)
+        );
     }
 }

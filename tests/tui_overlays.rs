@@ -300,7 +300,10 @@ fn at_mention_popup_completes_file_paths() {
     );
     typed(&mut st, "@tui");
     let s = screen(&mut st, 100, 14);
-    assert!(s.contains("docs/tui.md") && s.contains("src/ui/tui/mention.rs"), "{s}");
+    assert!(
+        s.contains("docs/tui.md") && s.contains("src/ui/tui/mention.rs"),
+        "{s}"
+    );
     assert!(!s.contains("Cargo.toml"), "{s}");
     assert_snapshot!("popup_at_mention", s);
     // ↓ then Tab completes the word in place; typing goes on after it.

@@ -20,8 +20,8 @@ pub mod steer;
 mod stream;
 pub mod tokens;
 mod turn;
-mod vision;
 pub mod tweaks;
+mod vision;
 
 use crate::config::{BackendKind, Config};
 use crate::llm::guard::GuardConfig;

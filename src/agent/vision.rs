@@ -21,14 +21,18 @@ pub(super) async fn check(
     if msg.images.is_empty() {
         return Ok(());
     }
-    let profile = agent.turn_tweaks().apply(agent.profile(profile_id)?.clone());
+    let profile = agent
+        .turn_tweaks()
+        .apply(agent.profile(profile_id)?.clone());
     let backend = agent.backend_for(&profile)?;
     let Ok(sel) = agent.select_model(&*backend, &profile).await else {
         return Ok(());
     };
     let info = tokio::time::timeout(Duration::from_secs(5), backend.model_info(&sel.model)).await;
     match info {
-        Ok(Ok(i)) if !i.capabilities.is_empty() && !i.capabilities.iter().any(|c| c == "vision") => {
+        Ok(Ok(i))
+            if !i.capabilities.is_empty() && !i.capabilities.iter().any(|c| c == "vision") =>
+        {
             Err(AgentError::NoVision {
                 model: sel.model,
                 capabilities: i.capabilities.join(", "),

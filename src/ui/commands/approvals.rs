@@ -16,7 +16,12 @@ pub fn execute(app: &App, session: &str, args: &[String]) -> Result<Vec<String>,
 /// The command against a gate (separate from [`App`] for tests).
 pub fn run(gate: &ApprovalGate, session: &str, args: &[String]) -> Result<Vec<String>, String> {
     let allowed = gate.session_allowed(session);
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         [] | ["list"] => Ok(if allowed.is_empty() {
             vec![
                 "no tool is allowed for this whole session; risky calls ask each time".into(),
@@ -41,7 +46,9 @@ pub fn run(gate: &ApprovalGate, session: &str, args: &[String]) -> Result<Vec<St
         }
         ["revoke", tool] => {
             if gate.revoke(session, tool) {
-                Ok(vec![format!("revoked: {tool} asks again from its next call")])
+                Ok(vec![format!(
+                    "revoked: {tool} asks again from its next call"
+                )])
             } else if allowed.is_empty() {
                 Err(format!(
                     "{tool} is not allowed for this session; nothing is (see /approvals)"

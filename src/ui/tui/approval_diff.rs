@@ -89,7 +89,9 @@ pub fn diff(old: Option<&str>, new: &str) -> Vec<DiffLine> {
         return out;
     };
     if old == new {
-        return vec![DiffLine::Header("no change: the content is the same".into())];
+        return vec![DiffLine::Header(
+            "no change: the content is the same".into(),
+        )];
     }
     let d = TextDiff::from_lines(old, new);
     let mut out = Vec::new();
@@ -146,7 +148,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let args = json!({"action": "write", "path": "n.txt", "content": "x\ny\n"});
         let d = for_request("filesystem", &args, dir.path()).unwrap();
-        assert_eq!(d[1..], [DiffLine::Added("x".into()), DiffLine::Added("y".into())]);
+        assert_eq!(
+            d[1..],
+            [DiffLine::Added("x".into()), DiffLine::Added("y".into())]
+        );
         std::fs::write(dir.path().join("n.txt"), "x\n").unwrap();
         let args = json!({"action": "append", "path": "n.txt", "content": "z\n"});
         let d = for_request("filesystem", &args, dir.path()).unwrap();

@@ -8,9 +8,9 @@
 //! `@path` cannot be attached the message is not sent, the error says why,
 //! and the text goes back into the composer (nothing typed is lost).
 use super::EventLoop;
+use crate::attach::{self, Attachment};
 use crate::ui::tui::cells::CellKind;
 use crate::ui::tui::host::{Host, Turn};
-use crate::attach::{self, Attachment};
 
 const USAGE: &str = "usage: /attach PATH… (goes with your next message; or write @path in a message) · /attach clear · /attach remove N";
 
@@ -18,7 +18,12 @@ impl<H: Host> EventLoop<'_, H> {
     /// `/attach` and its arguments.
     pub(super) fn attach_cmd(&mut self, args: &[String]) {
         let queued = &mut self.state.attachments;
-        match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        match args
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
             [] => {
                 if queued.is_empty() {
                     return self.state.hint(USAGE);
@@ -40,7 +45,11 @@ impl<H: Host> EventLoop<'_, H> {
                 return;
             }
             ["remove", n] => {
-                match n.parse::<usize>().ok().filter(|i| *i >= 1 && *i <= queued.len()) {
+                match n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|i| *i >= 1 && *i <= queued.len())
+                {
                     Some(i) => {
                         let a = queued.remove(i - 1);
                         self.state.flash = Some(format!("removed {}", a.name()));
@@ -60,8 +69,10 @@ impl<H: Host> EventLoop<'_, H> {
         for w in args {
             match self.host.attach(&sid, &attach::expand(w)) {
                 Ok(a) => {
-                    self.state.flash =
-                        Some(format!("attached {}; it goes with your next message", a.describe()));
+                    self.state.flash = Some(format!(
+                        "attached {}; it goes with your next message",
+                        a.describe()
+                    ));
                     self.state.attachments.push(a);
                 }
                 Err(e) => {
@@ -96,8 +107,7 @@ impl<H: Host> EventLoop<'_, H> {
             return Some(self.host.start_turn(sid, text));
         }
         let names: Vec<String> = items.iter().map(Attachment::describe).collect();
-        self.state
-            .notice(format!("attached: {}", names.join(", ")));
+        self.state.notice(format!("attached: {}", names.join(", ")));
         Some(
             self.host
                 .start_turn_message(sid, attach::compose(text, &items)),

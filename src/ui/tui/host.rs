@@ -11,11 +11,11 @@ use crate::agent::events::{AgentEvent, EventSink, TodoItem};
 use crate::app::App;
 use crate::attach::{Attachment, FilesPolicy};
 use crate::llm::ChatMessage;
-use std::path::Path;
 use crate::session::{SessionMeta, StoredMessage};
 use crate::tools::Decision;
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -69,7 +69,10 @@ pub trait Host {
     /// Reads a file the user attached (`/attach`, `@path`) by the shared
     /// attachment rules of [`crate::attach`].
     fn attach(&mut self, _session_id: &str, path: &Path) -> Result<Attachment, String> {
-        Err(format!("cannot attach {}: not supported here", path.display()))
+        Err(format!(
+            "cannot attach {}: not supported here",
+            path.display()
+        ))
     }
     /// Starts a turn with a prepared user message (attachments).
     fn start_turn_message(&mut self, session_id: &str, message: ChatMessage) -> Turn {

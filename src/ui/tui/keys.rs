@@ -151,12 +151,8 @@ impl TuiState {
         if let Some(p) = &self.popup
             && let (Some(start), Some(path)) = (p.mention, p.current())
         {
-            let (text, cur) = super::mention::complete(
-                &self.composer.text,
-                start,
-                self.composer.cursor,
-                path,
-            );
+            let (text, cur) =
+                super::mention::complete(&self.composer.text, start, self.composer.cursor, path);
             self.composer.set_text(&text);
             self.composer.cursor = cur;
             self.popup = None;

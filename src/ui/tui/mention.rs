@@ -86,7 +86,10 @@ pub fn score(query: &str, path: &str) -> Option<i64> {
         if i >= name_char {
             s += 3;
         }
-        if i == name_char || i == 0 || matches!(hay.get(i.wrapping_sub(1)), Some('/' | '_' | '-' | '.')) {
+        if i == name_char
+            || i == 0
+            || matches!(hay.get(i.wrapping_sub(1)), Some('/' | '_' | '-' | '.'))
+        {
             s += 4;
         }
         last = Some(i);
@@ -131,9 +134,14 @@ mod tests {
         assert_eq!(at_cursor("read @src/ma", 12), Some((5, "src/ma")));
         assert_eq!(at_cursor("mail me@x.org", 13), None);
         assert_eq!(at_cursor("@", 1), Some((0, "")));
-        let files: Vec<String> = ["docs/main.md", "src/main.rs", "src/mod.rs", "tests/x_main_test.rs"]
-            .map(String::from)
-            .to_vec();
+        let files: Vec<String> = [
+            "docs/main.md",
+            "src/main.rs",
+            "src/mod.rs",
+            "tests/x_main_test.rs",
+        ]
+        .map(String::from)
+        .to_vec();
         assert_eq!(matches("main.rs", &files)[0], "src/main.rs");
         assert_eq!(matches("sma", &files)[0], "src/main.rs");
         assert!(matches("zzz", &files).is_empty());
