@@ -67,7 +67,14 @@ impl<H: Host> EventLoop<'_, H> {
         }
         let sid = self.session_id();
         for w in args {
-            match self.host.attach(&sid, &attach::expand(w)) {
+            // `/attach @src/x.rs` (completed by the @file popup) means the file.
+            let mut path = attach::expand(w);
+            if let Some(rest) = w.strip_prefix('@')
+                && !path.exists()
+            {
+                path = attach::expand(rest);
+            }
+            match self.host.attach(&sid, &path) {
                 Ok(a) => {
                     self.state.flash = Some(format!(
                         "attached {}; it goes with your next message",
