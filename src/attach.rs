@@ -182,6 +182,26 @@ pub fn preview(text: &str, lines: usize, max: usize) -> String {
     out
 }
 
+/// `~/x` → `$HOME/x`.
+pub fn expand(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The `@path` words of a message that name existing files (both front
+/// ends: plain mode and the TUI).
+pub fn at_paths(text: &str) -> Vec<PathBuf> {
+    text.split_whitespace()
+        .filter_map(|w| w.strip_prefix('@'))
+        .map(|w| w.trim_end_matches([',', ';', ':', ')', '?', '!']))
+        .filter(|w| !w.is_empty())
+        .map(expand)
+        .filter(|p| p.is_file())
+        .collect()
+}
+
 /// Reads a file the user named and decides how it travels. `session_id` is
 /// where files that are not inlined are copied.
 pub fn attach_path(

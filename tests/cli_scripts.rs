@@ -138,6 +138,8 @@ async fn files_reach_the_model(backend: &str) {
     std::fs::write(env.path("shot.png"), PNG).unwrap();
     std::fs::write(env.path("data.bin"), [0u8, 159, 146, 150]).unwrap();
     let fake = FakeLlm::start().await;
+    // The model must take images (a model without "vision" is refused).
+    fake.set_capabilities(&["completion", "tools", "vision"]);
     fake.push(Reply::text("done"));
     let o = env
         .run(

@@ -286,3 +286,63 @@ fn gate_sec(mode: ApprovalMode) -> SecurityConfig {
         ..Default::default()
     }
 }
+
+/// Waits until the gate holds a question, then answers it.
+async fn answer_when_asked(g: &ApprovalGate, d: navi::tools::Decision) {
+    for _ in 0..2000 {
+        if let Some(id) = g.pending_ids().first() {
+            assert!(g.answer(id, d));
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("the gate never asked");
+}
+
+#[tokio::test]
+async fn a_session_allowance_is_listed_and_revoking_it_makes_the_next_call_ask() {
+    use navi::tools::Decision;
+    use navi::ui::commands::approvals;
+    let h = Harness::new(|_, _| {});
+    let mut reg = ToolRegistry::new();
+    builtin::register_all(&mut reg);
+    let reg = Arc::new(reg);
+    let g = Arc::new(ApprovalGate::new(&gate_sec(ApprovalMode::Ask), true));
+    let sid = "test-session";
+    let call = |cmd: &str| ToolCall {
+        id: "call-1".into(),
+        name: "terminal".into(),
+        arguments: json!({ "command": cmd }),
+    };
+    let none = approvals::run(&g, sid, &[]).unwrap().join("\n");
+    assert!(none.contains("no tool is allowed"), "{none}");
+    // First call: asked, answered "for this session".
+    let run = |c: ToolCall| {
+        let (reg, g, ctx) = (reg.clone(), g.clone(), h.ctx());
+        tokio::spawn(async move { reg.execute(&c, &ctx, &g).await })
+    };
+    let t = run(call("touch A"));
+    answer_when_asked(&g, Decision::Session).await;
+    ok_text(&t.await.unwrap());
+    assert!(h.work.join("A").exists());
+    // Second call: no question.
+    ok_text(&run(call("touch B")).await.unwrap());
+    assert!(h.work.join("B").exists());
+    let listed = approvals::run(&g, sid, &["list".into()])
+        .unwrap()
+        .join("\n");
+    assert!(listed.contains("  terminal"), "{listed}");
+    // Revoking an unknown tool is an error naming what is allowed.
+    let e = approvals::run(&g, sid, &["revoke".into(), "web_view".into()]).unwrap_err();
+    assert!(e.contains("allowed: terminal"), "{e}");
+    let out = approvals::run(&g, sid, &["revoke".into(), "terminal".into()]).unwrap();
+    assert!(out[0].contains("revoked: terminal"), "{out:?}");
+    assert!(g.session_allowed(sid).is_empty());
+    // Third call: asked again; a deny keeps the command from running.
+    let t = run(call("touch C"));
+    answer_when_asked(&g, Decision::Deny).await;
+    assert!(err_text(&t.await.unwrap()).contains("denied"));
+    assert!(!h.work.join("C").exists());
+    // Other sessions never shared the allowance.
+    assert!(g.session_allowed("other").is_empty());
+}

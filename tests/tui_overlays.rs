@@ -222,3 +222,109 @@ fn mouse_wheel_scrolls_and_returns_to_following() {
     assert!(st.transcript.following());
     assert!(screen(&mut st, 80, 12).contains("arrives while scrolled up"));
 }
+
+#[test]
+fn approval_overlay_shows_a_file_write_as_a_scrollable_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("notes.txt"), &old).unwrap();
+    let new = old
+        .replace("line 3\n", "line three\n")
+        .replace("line 25\n", "");
+    let args = json!({"action": "write", "path": "notes.txt", "content": new});
+    let mut st = state();
+    busy_turn(&mut st);
+    st.approvals
+        .push_back(navi::ui::tui::approval::ApprovalPrompt::new(
+            "t1",
+            "filesystem",
+            "write 200 bytes to notes.txt (replacing it if it exists)",
+            &args,
+            dir.path(),
+        ));
+    let s = screen(&mut st, 80, 20);
+    assert!(s.contains("-line 3") && s.contains("+line three"), "{s}");
+    assert!(!s.contains("-line 25"), "the second hunk is below: {s}");
+    assert_snapshot!("approval_diff_top", s);
+    // PgDn scrolls the diff (not the transcript); the keys stay visible.
+    assert!(key(&mut st, KeyCode::PageDown, KeyModifiers::NONE).is_empty());
+    let s = screen(&mut st, 80, 20);
+    assert!(s.contains("-line 25"), "{s}");
+    assert!(s.contains("[y] allow once"), "{s}");
+    assert_snapshot!("approval_diff_scrolled", s);
+    // Up and PgUp go back; the answer keys still answer.
+    key(&mut st, KeyCode::PageUp, KeyModifiers::NONE);
+    assert!(screen(&mut st, 80, 20).contains("+line three"));
+    let acts = key(&mut st, KeyCode::Char('y'), KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Answer("t1".into(), navi::tools::Decision::Once)]
+    );
+}
+
+#[test]
+fn approval_overlay_shows_a_new_file_as_its_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = json!({"action": "write", "path": "src/new.rs", "content": "fn main() {\n    println!(\"hi\");\n}\n"});
+    let mut st = state();
+    st.approvals
+        .push_back(navi::ui::tui::approval::ApprovalPrompt::new(
+            "t1",
+            "filesystem",
+            "write 34 bytes to src/new.rs (replacing it if it exists)",
+            &args,
+            dir.path(),
+        ));
+    let s = screen(&mut st, 80, 20);
+    assert!(s.contains("new file, 3 line(s)"), "{s}");
+    assert!(s.contains("+    println!(\"hi\");"), "{s}");
+    assert_snapshot!("approval_diff_new_file", s);
+}
+
+#[test]
+fn at_mention_popup_completes_file_paths() {
+    let mut st = state();
+    typed(&mut st, "explain ");
+    // The scan of the working directory, as cached for this mention.
+    st.mention_files = Some(
+        [
+            "Cargo.toml",
+            "README.md",
+            "docs/tui.md",
+            "src/main.rs",
+            "src/ui/tui/mention.rs",
+            "tests/tui_overlays.rs",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    typed(&mut st, "@tui");
+    let s = screen(&mut st, 100, 14);
+    assert!(
+        s.contains("docs/tui.md") && s.contains("src/ui/tui/mention.rs"),
+        "{s}"
+    );
+    assert!(!s.contains("Cargo.toml"), "{s}");
+    assert_snapshot!("popup_at_mention", s);
+    // ↓ then Tab completes the word in place; typing goes on after it.
+    key(&mut st, KeyCode::Down, KeyModifiers::NONE);
+    key(&mut st, KeyCode::Tab, KeyModifiers::NONE);
+    assert!(st.popup.is_none());
+    let chosen = st.composer.text.clone();
+    assert!(
+        chosen.starts_with("explain @") && chosen.ends_with(' ') && chosen.contains("tui"),
+        "{chosen}"
+    );
+    // Enter completes too (it does not send while the popup is open).
+    typed(&mut st, "and ");
+    st.mention_files = Some(vec!["src/main.rs".into()]);
+    typed(&mut st, "@main");
+    assert!(key(&mut st, KeyCode::Enter, KeyModifiers::NONE).is_empty());
+    assert_eq!(st.composer.text, format!("{chosen}and @src/main.rs "));
+    // With the popup closed, Enter sends the text with its mentions.
+    let acts = key(&mut st, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(
+        acts,
+        vec![Action::Send(format!("{chosen}and @src/main.rs "))]
+    );
+}

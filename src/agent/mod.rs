@@ -21,6 +21,7 @@ mod stream;
 pub mod tokens;
 mod turn;
 pub mod tweaks;
+mod vision;
 
 use crate::config::{BackendKind, Config};
 use crate::llm::guard::GuardConfig;
@@ -59,6 +60,10 @@ pub enum AgentError {
         model: String,
         profile: String,
     },
+    #[error(
+        "{model} cannot take images (the server lists: {capabilities}); nothing was sent. Switch to a vision model with /model (or --model), or send the message without the image"
+    )]
+    NoVision { model: String, capabilities: String },
 }
 
 /// A window size to suggest: the next power of two with room for an answer.

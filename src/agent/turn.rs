@@ -64,6 +64,13 @@ pub(super) async fn run_persistent(
         session_id: session_id.to_string(),
     })
     .await;
+    if let Err(e) = super::vision::check(agent, &session.meta.profile_id, &user_message).await {
+        sink.emit(AgentEvent::Error {
+            message: e.to_string(),
+        })
+        .await;
+        return Err(e);
+    }
     let mut conv = Conversation::persistent(agent.store.clone(), session_id, session.context);
     conv.push(user_message, MessageKind::Message, None)?;
     let result = async {

@@ -147,6 +147,29 @@ impl ApprovalGate {
         }
     }
 
+    /// Tools the user allowed for the rest of `session` ("s" on a request),
+    /// sorted.
+    pub fn session_allowed(&self, session: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .session_allowed
+            .lock()
+            .map(|m| m.get(session).map(|s| s.iter().cloned().collect()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Takes back a session-wide allowance: the next call of `tool` asks
+    /// again. False when it was not allowed.
+    pub fn revoke(&self, session: &str, tool: &str) -> bool {
+        self.session_allowed
+            .lock()
+            .map(|mut m| m.get_mut(session).is_some_and(|s| s.remove(tool)))
+            .unwrap_or(false)
+    }
+
     /// Ids of requests still waiting for an answer.
     pub fn pending_ids(&self) -> Vec<String> {
         self.pending

@@ -29,6 +29,10 @@ pub enum SlashCommand {
     Thinking(Option<bool>),
     /// `/memory` and its arguments.
     Memory(Vec<String>),
+    /// `/approvals [revoke TOOL|all]`: tools allowed for this session.
+    Approvals(Vec<String>),
+    /// `/attach PATH…`: handled by each front end (it owns the queue).
+    Attach(Vec<String>),
     Help,
     Quit,
 }
@@ -69,6 +73,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/memory [list|search …]",
         "what navi remembers, and the inbox (accept/reject)",
+    ),
+    (
+        "/attach <path…>",
+        "attach files or images to your next message (or write @path)",
+    ),
+    (
+        "/approvals [revoke <tool>|all]",
+        "tools allowed for this session; revoke asks again",
     ),
     ("/help", "this list"),
     ("/quit", "leave navi"),
@@ -131,6 +143,8 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             Some(o) => return Err(format!("usage: /thinking on|off, got '{o}'")),
         },
         "/memory" => Memory(rest.iter().map(|s| s.to_string()).collect()),
+        "/approvals" => Approvals(rest.iter().map(|s| s.to_string()).collect()),
+        "/attach" => Attach(rest.iter().map(|s| s.to_string()).collect()),
         "/help" | "/?" => Help,
         "/quit" | "/exit" | "/q" => Quit,
         other => {
@@ -199,6 +213,7 @@ pub fn complete(line: &str, profiles: &[String], themes: &[String]) -> Vec<Strin
             .map(|x| format!("/theme {x}"))
             .collect(),
         (["/thinking"], true) => vec!["/thinking on".into(), "/thinking off".into()],
+        (["/approvals"], true) => vec!["/approvals list".into(), "/approvals revoke ".into()],
         _ => Vec::new(),
     }
 }
@@ -554,6 +569,8 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
         Thinking(None) => Ok(Outcome::Thinking(!st.show_thinking)),
         Thinking(Some(b)) => Ok(Outcome::Thinking(b)),
         Memory(args) => memory::execute(app, &args).map(Outcome::Show),
+        Approvals(args) => approvals::execute(app, &current, &args).map(Outcome::Show),
+        Attach(_) => Err("/attach is handled by the front end".into()),
         Help => Ok(Outcome::Show(
             COMMANDS
                 .iter()
@@ -576,6 +593,7 @@ pub fn osc52(text: &str) -> String {
     }
 }
 
+pub mod approvals;
 mod memory;
 #[cfg(test)]
 mod tests;

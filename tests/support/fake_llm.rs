@@ -184,6 +184,8 @@ struct State {
     verbose: bool,
     /// The body of `GET /props` (llama-server); `None` answers 404.
     props: Option<Value>,
+    /// `/api/show` capabilities; `None`: completion, tools, thinking.
+    capabilities: Option<Vec<String>>,
 }
 
 /// The fake server; it stops when dropped.
@@ -225,6 +227,7 @@ impl FakeLlm {
             requests: Vec::new(),
             verbose: false,
             props: None,
+            capabilities: None,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -253,6 +256,10 @@ impl FakeLlm {
     /// {"n_ctx": 4096}, "total_slots": 4}`); `None` = 404, like other servers.
     pub fn set_props(&self, props: Option<Value>) {
         lock(&self.state).props = props;
+    }
+    /// The capabilities `/api/show` reports (e.g. add "vision").
+    pub fn set_capabilities(&self, caps: &[&str]) {
+        lock(&self.state).capabilities = Some(caps.iter().map(|c| c.to_string()).collect());
     }
     /// Prints each request to stderr (for the example binary).
     pub fn set_verbose(&self, on: bool) {
@@ -396,9 +403,9 @@ async fn respond(
     body: &Value,
     state: &Mutex<State>,
 ) -> Io {
-    let (models, props) = {
+    let (models, props, caps) = {
         let st = lock(state);
-        (st.models.clone(), st.props.clone())
+        (st.models.clone(), st.props.clone(), st.capabilities.clone())
     };
     match (method, path) {
         ("GET", "/props") if props.is_some() => {
@@ -416,7 +423,7 @@ async fn respond(
                     let err = json!({"error": format!("model '{wanted}' not found")});
                     simple(wr, 404, &[], &err).await
                 }
-                Some((_, ctx)) => simple(wr, 200, &[], &wire::show(*ctx)).await,
+                Some((_, ctx)) => simple(wr, 200, &[], &wire::show(*ctx, caps.as_deref())).await,
             }
         }
         ("GET", p) if p.ends_with("/models") => {

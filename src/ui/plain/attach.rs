@@ -7,26 +7,8 @@
 use super::Plain;
 use crate::attach::{self, Attachment, FilesPolicy};
 use crate::llm::ChatMessage;
-use std::path::PathBuf;
 
-/// `~/x` → `$HOME/x`.
-pub fn expand(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(path),
-    }
-}
-
-/// The `@path` words of a message that name existing files.
-pub fn at_paths(text: &str) -> Vec<PathBuf> {
-    text.split_whitespace()
-        .filter_map(|w| w.strip_prefix('@'))
-        .map(|w| w.trim_end_matches([',', ';', ':', ')', '?', '!']))
-        .filter(|w| !w.is_empty())
-        .map(expand)
-        .filter(|p| p.is_file())
-        .collect()
-}
+pub use crate::attach::{at_paths, expand};
 
 impl Plain {
     fn policy(&self) -> FilesPolicy {

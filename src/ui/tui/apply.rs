@@ -128,12 +128,9 @@ impl TuiState {
                 if self.approvals.is_empty() {
                     self.approval_shown = false;
                 }
-                self.approvals.push_back(ApprovalPrompt {
-                    id: id.clone(),
-                    tool: tool.clone(),
-                    summary: summary.clone(),
-                    args: args.clone(),
-                });
+                let base = std::env::current_dir().unwrap_or_default();
+                self.approvals
+                    .push_back(ApprovalPrompt::new(id, tool, summary, args, &base));
                 if self.run != RunState::Stopping {
                     self.run = RunState::Approval;
                 }

@@ -1,8 +1,12 @@
 //! The approval overlay for `approval_request`: allow once (y), for this
-//! session (s), deny (n / Esc).
+//! session (s), deny (n / Esc). A file write or append also shows the diff
+//! against the file as it is now ([`super::approval_diff`]), scrollable
+//! with ↑↓ / PgUp / PgDn.
 //!
 //! Invariants: the command, path or URL (`summary`) is shown in full —
-//! wrapped, never cut — and the answer goes back under the request's id.
+//! wrapped, never cut — and the answer goes back under the request's id;
+//! the key line always stays visible, the diff scrolls between them.
+use super::approval_diff::DiffLine;
 use super::theme::Theme;
 use super::wrap::wrap;
 use crate::tools::Decision;
@@ -12,6 +16,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Value;
+use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApprovalPrompt {
@@ -19,6 +24,12 @@ pub struct ApprovalPrompt {
     pub tool: String,
     pub summary: String,
     pub args: Value,
+    /// For file writes: the change against the current file.
+    pub diff: Option<Vec<DiffLine>>,
+    /// First diff line shown.
+    pub scroll: usize,
+    /// Diff rows visible at the last frame (for paging).
+    pub diff_rows: usize,
 }
 
 /// The decision a key stands for, if any.
@@ -35,7 +46,52 @@ pub fn decision_for(key: &KeyEvent) -> Option<Decision> {
 }
 
 impl ApprovalPrompt {
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
+    /// A prompt for a request; a file write gets its diff (read now, from
+    /// the working directory `base`).
+    pub fn new(id: &str, tool: &str, summary: &str, args: &Value, base: &Path) -> Self {
+        ApprovalPrompt {
+            id: id.to_string(),
+            tool: tool.to_string(),
+            summary: summary.to_string(),
+            args: args.clone(),
+            diff: super::approval_diff::for_request(tool, args, base),
+            scroll: 0,
+            diff_rows: 0,
+        }
+    }
+
+    /// Scrolls the diff; false when the key is not a scroll key or there is
+    /// no diff (then the transcript scrolls as before).
+    pub fn scroll_key(&mut self, key: &KeyEvent) -> bool {
+        let Some(d) = &self.diff else {
+            return false;
+        };
+        let page = self.diff_rows.max(1);
+        let max = d.len().saturating_sub(page);
+        self.scroll = match key.code {
+            KeyCode::Up => self.scroll.saturating_sub(1),
+            KeyCode::Down => self.scroll + 1,
+            KeyCode::PageUp => self.scroll.saturating_sub(page),
+            KeyCode::PageDown => self.scroll + page,
+            KeyCode::Home => 0,
+            KeyCode::End => max,
+            _ => return false,
+        }
+        .min(max);
+        true
+    }
+
+    fn diff_line(l: &DiffLine, th: &super::theme::Styles) -> Line<'static> {
+        let (mark, text, style) = match l {
+            DiffLine::Header(t) => ("", t.as_str(), th.accent),
+            DiffLine::Added(t) => ("+", t.as_str(), th.tool_ok),
+            DiffLine::Removed(t) => ("-", t.as_str(), th.tool_failed),
+            DiffLine::Context(t) => (" ", t.as_str(), th.dim),
+        };
+        Line::from(Span::styled(format!("{mark}{text}"), style))
+    }
+
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
         let th = &theme.s;
         let w = area.width.saturating_sub(4).min(90);
         if w < 20 || area.height < 7 {
@@ -47,7 +103,10 @@ impl ApprovalPrompt {
             Span::styled(self.tool.clone(), th.overlay_title),
             Span::styled(":", th.overlay),
         ])];
-        body.push(Line::default());
+        let has_diff = self.diff.as_ref().is_some_and(|d| !d.is_empty());
+        if !has_diff {
+            body.push(Line::default());
+        }
         for l in self.summary.lines() {
             body.extend(wrap(
                 &Line::from(Span::styled(l.to_string(), th.code_inline)),
@@ -56,16 +115,23 @@ impl ApprovalPrompt {
             ));
         }
         body.push(Line::default());
-        body.push(Line::from(vec![
+        let diff: Vec<Line<'static>> = self
+            .diff
+            .iter()
+            .flatten()
+            .map(|l| Self::diff_line(l, th))
+            .collect();
+        let keys_line = vec![
             Span::styled("[y]", th.status_key),
             Span::styled(" allow once   ", th.overlay),
             Span::styled("[s]", th.status_key),
             Span::styled(" allow for this session   ", th.overlay),
             Span::styled("[n]", th.status_key),
             Span::styled("/Esc deny", th.overlay),
-        ]));
+        ];
         let max_h = area.height.saturating_sub(2);
-        let h = (body.len() as u16 + 2).min(max_h);
+        let wanted = body.len() + diff.len() + usize::from(!diff.is_empty()) + 1;
+        let h = (wanted as u16 + 2).min(max_h);
         let rect = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + (area.height.saturating_sub(h)) / 2,
@@ -92,12 +158,42 @@ impl ApprovalPrompt {
             inner.height,
         );
         let rows = usize::from(inner.height);
-        // Keep the key line visible: cut the summary from its end if needed.
-        let keys = body.pop().unwrap_or_default();
-        let take = rows.saturating_sub(1).min(body.len());
+        let keys = Line::from(keys_line);
+        // Keep the key line visible. With a diff, the summary keeps at most
+        // half the rows and the diff scrolls in the rest; without one the
+        // summary is cut from its end if needed.
+        let room = rows.saturating_sub(1);
+        let take = if diff.is_empty() {
+            room.min(body.len())
+        } else {
+            body.len().min(room.div_ceil(3))
+        };
         for (i, l) in body.iter().take(take).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
         }
-        buf.set_line(inner.x, inner.y + take as u16, &keys, inner.width);
+        let diff_rows = room - take;
+        self.diff_rows = diff_rows;
+        self.scroll = self.scroll.min(diff.len().saturating_sub(diff_rows));
+        for (i, l) in diff.iter().skip(self.scroll).take(diff_rows).enumerate() {
+            buf.set_line(inner.x, inner.y + (take + i) as u16, l, inner.width);
+        }
+        if diff.len() > diff_rows && diff_rows > 0 {
+            let more = format!(
+                " ↑↓ PgUp/PgDn scroll · lines {}-{} of {} ",
+                self.scroll + 1,
+                (self.scroll + diff_rows).min(diff.len()),
+                diff.len()
+            );
+            let w = more.chars().count() as u16;
+            if rect.width > w + 4 {
+                buf.set_line(
+                    rect.right() - w - 2,
+                    rect.bottom() - 1,
+                    &Line::from(Span::styled(more, th.overlay_title)),
+                    w,
+                );
+            }
+        }
+        buf.set_line(inner.x, inner.y + room as u16, &keys, inner.width);
     }
 }

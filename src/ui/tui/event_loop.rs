@@ -30,6 +30,9 @@ use std::io;
 use std::time::{Duration, Instant};
 
 /// Longest wait for a stopped turn to finish writing when quitting.
+#[path = "attach_send.rs"]
+mod attach_send;
+
 const QUIT_GRACE: Duration = Duration::from_secs(3);
 /// Most agent events applied before the loop looks at input again.
 const BATCH: usize = 512;
@@ -129,7 +132,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             Action::Send(text) => {
                 if self.run.is_none() {
                     let sid = self.session_id();
-                    self.run = Some(self.host.start_turn(&sid, &text));
+                    self.run = self.start(&sid, &text);
                 } else {
                     self.state.queue.push_back(text);
                 }
@@ -181,6 +184,9 @@ impl<'h, H: Host> EventLoop<'h, H> {
             Ok(c) => c,
             Err(e) => return self.state.hint(e),
         };
+        if let commands::SlashCommand::Attach(args) = &cmd {
+            return self.attach_cmd(args);
+        }
         if let commands::SlashCommand::SessionDelete(key) = &cmd {
             let what = match key {
                 Some(k) => format!("session {k}"),
@@ -349,7 +355,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             return;
         }
         if let Some(m) = self.state.steers_left(left, stopped) {
-            self.run = Some(self.host.start_turn(&sid, &m));
+            self.run = self.start(&sid, &m);
             return;
         }
         if stopped {
@@ -357,7 +363,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             return;
         }
         if let Some(m) = self.state.next_queued() {
-            self.run = Some(self.host.start_turn(&sid, &m));
+            self.run = self.start(&sid, &m);
         }
     }
 
@@ -495,7 +501,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
                         && let Some(m) = self.state.next_queued()
                     {
                         let sid = self.session_id();
-                        self.run = Some(self.host.start_turn(&sid, &m));
+                        self.run = self.start(&sid, &m);
                     }
                     sched.request();
                 }

@@ -9,10 +9,13 @@
 //! history loads on a blocking thread while the first frame is drawn.
 use crate::agent::events::{AgentEvent, EventSink, TodoItem};
 use crate::app::App;
+use crate::attach::{Attachment, FilesPolicy};
+use crate::llm::ChatMessage;
 use crate::session::{SessionMeta, StoredMessage};
 use crate::tools::Decision;
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -62,6 +65,18 @@ pub trait Host {
     /// The session's saved todo list (shown in the side pane on open/resume).
     fn todos(&mut self, _session_id: &str) -> Vec<TodoItem> {
         Vec::new()
+    }
+    /// Reads a file the user attached (`/attach`, `@path`) by the shared
+    /// attachment rules of [`crate::attach`].
+    fn attach(&mut self, _session_id: &str, path: &Path) -> Result<Attachment, String> {
+        Err(format!(
+            "cannot attach {}: not supported here",
+            path.display()
+        ))
+    }
+    /// Starts a turn with a prepared user message (attachments).
+    fn start_turn_message(&mut self, session_id: &str, message: ChatMessage) -> Turn {
+        self.start_turn(session_id, &message.content)
     }
 }
 
@@ -132,6 +147,20 @@ impl Host for AppHost<'_> {
 
     fn todos(&mut self, session_id: &str) -> Vec<TodoItem> {
         self.app.agent.env.todos.get(session_id)
+    }
+
+    fn attach(&mut self, session_id: &str, path: &Path) -> Result<Attachment, String> {
+        let policy = FilesPolicy::from_config(&self.app.config, &self.app.paths);
+        crate::attach::attach_path(&policy, session_id, path).map_err(|e| e.to_string())
+    }
+
+    fn start_turn_message(&mut self, session_id: &str, message: ChatMessage) -> Turn {
+        let h = self.app.start_turn_message(session_id, message);
+        drop(h.task);
+        Turn {
+            events: h.events,
+            cancel: h.cancel,
+        }
     }
 
     fn list_models(&mut self, profile_id: &str) -> Option<Models> {

@@ -134,6 +134,18 @@ impl TuiState {
 
     /// Recomputes the completion popup for the composer text.
     pub fn refresh_popup(&mut self) {
+        if let Some((start, query)) =
+            super::mention::at_cursor(&self.composer.text, self.composer.cursor)
+        {
+            let files = self.mention_files.get_or_insert_with(|| {
+                std::env::current_dir()
+                    .map(|d| super::mention::scan(&d))
+                    .unwrap_or_default()
+            });
+            self.popup = Popup::for_mention(query, start, files);
+            return;
+        }
+        self.mention_files = None;
         let keep = self
             .popup
             .as_ref()
@@ -147,6 +159,17 @@ impl TuiState {
     }
 
     fn accept_completion(&mut self) {
+        if let Some(p) = &self.popup
+            && let (Some(start), Some(path)) = (p.mention, p.current())
+        {
+            let (text, cur) =
+                super::mention::complete(&self.composer.text, start, self.composer.cursor, path);
+            self.composer.set_text(&text);
+            self.composer.cursor = cur;
+            self.popup = None;
+            self.mention_files = None;
+            return;
+        }
         let Some(c) = self
             .popup
             .as_ref()
@@ -216,6 +239,11 @@ impl TuiState {
             if self.approval_shown {
                 if let Some(d) = decision_for(&key) {
                     return self.answer_approval(d);
+                }
+                if let Some(a) = self.approvals.front_mut()
+                    && a.scroll_key(&key)
+                {
+                    return Vec::new();
                 }
                 self.scroll_key(&key);
                 return Vec::new();
@@ -355,6 +383,10 @@ impl TuiState {
         if let Some(p) = &mut self.popup {
             match key.code {
                 KeyCode::Tab => {
+                    self.accept_completion();
+                    return Vec::new();
+                }
+                KeyCode::Enter if p.mention.is_some() && key.modifiers.is_empty() => {
                     self.accept_completion();
                     return Vec::new();
                 }

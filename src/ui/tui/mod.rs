@@ -18,6 +18,7 @@
 //! - Every colour comes from a theme (`theme`); `NO_COLOR` drops them all.
 pub mod apply;
 pub mod approval;
+pub mod approval_diff;
 pub mod cells;
 pub mod clipboard;
 pub mod composer;
@@ -30,6 +31,7 @@ pub mod host;
 pub mod input_history;
 pub mod keys;
 pub mod markdown;
+pub mod mention;
 pub mod model_picker;
 pub mod outcome;
 pub mod picker;

@@ -18,6 +18,8 @@ pub struct Popup {
     /// (completion, what it does)
     pub items: Vec<(String, String)>,
     pub selected: usize,
+    /// An `@path` completion: the byte offset of the `@` in the composer.
+    pub mention: Option<usize>,
 }
 
 fn describe(candidate: &str) -> String {
@@ -60,7 +62,24 @@ impl Popup {
                 (c, d)
             })
             .collect();
-        (!items.is_empty()).then_some(Popup { items, selected: 0 })
+        (!items.is_empty()).then_some(Popup {
+            items,
+            selected: 0,
+            mention: None,
+        })
+    }
+
+    /// Files matching the `@query` that starts at byte `start`.
+    pub fn for_mention(query: &str, start: usize, files: &[String]) -> Option<Popup> {
+        let items: Vec<(String, String)> = super::mention::matches(query, files)
+            .into_iter()
+            .map(|f| (f, String::new()))
+            .collect();
+        (!items.is_empty()).then_some(Popup {
+            items,
+            selected: 0,
+            mention: Some(start),
+        })
     }
 
     pub fn step(&mut self, back: bool) {
@@ -92,7 +111,11 @@ impl Popup {
             .border_style(th.border)
             .style(th.popup)
             .title(Span::styled(
-                " Tab completes · ↑↓ choose · Esc closes ",
+                if self.mention.is_some() {
+                    " @file · Tab/Enter completes · ↑↓ choose · Esc closes "
+                } else {
+                    " Tab completes · ↑↓ choose · Esc closes "
+                },
                 th.popup_hint,
             ));
         let inner = block.inner(rect);
@@ -104,7 +127,11 @@ impl Popup {
             .map(|(c, _)| c.chars().count())
             .max()
             .unwrap_or(0)
-            .min(usize::from(inner.width) / 2);
+            .min(if self.mention.is_some() {
+                usize::from(inner.width)
+            } else {
+                usize::from(inner.width) / 2
+            });
         for (row, (i, (c, d))) in self
             .items
             .iter()

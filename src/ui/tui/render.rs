@@ -37,6 +37,14 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
                 .iter()
                 .map(|q| format!("  queued: {}", first_line(q))),
         )
+        .chain(st.attachments.iter().enumerate().map(|(i, a)| {
+            format!(
+                "  attached {}: {} (goes with your next message; /attach remove {})",
+                i + 1,
+                a.describe(),
+                i + 1
+            )
+        }))
         .collect();
     let queued_h = (pending.len() as u16).min(MAX_QUEUED_ROWS);
     let queued_h = queued_h.min(comp_area.y.saturating_sub(area.y + 2));
@@ -170,8 +178,9 @@ pub fn render(frame: &mut Frame<'_>, st: &mut TuiState) {
         p.render(main, buf, &st.theme);
         overlay = true;
     }
-    if let Some(a) = st.approvals.front() {
-        a.render(main, buf, &st.theme, st.approvals.len());
+    let waiting = st.approvals.len();
+    if let Some(a) = st.approvals.front_mut() {
+        a.render(main, buf, &st.theme, waiting);
         st.approval_shown = true;
         overlay = true;
     }

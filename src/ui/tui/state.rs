@@ -106,6 +106,8 @@ pub struct TuiState {
     pub side: SidePane,
     pub composer: Composer,
     pub popup: Option<Popup>,
+    /// Files under the working directory, scanned once per `@` mention.
+    pub mention_files: Option<Vec<String>>,
     pub picker: Option<Picker>,
     pub approvals: VecDeque<ApprovalPrompt>,
     pub status: StatusInfo,
@@ -114,6 +116,8 @@ pub struct TuiState {
     /// The session's history is still loading (messages wait in `queue`).
     pub loading: bool,
     pub queue: VecDeque<String>,
+    /// Files queued with `/attach` for the next message sent.
+    pub attachments: Vec<crate::attach::Attachment>,
     /// Steers sent to the running turn and not yet taken in.
     pub steers: Vec<String>,
     /// `/model`'s picker, once the server listed its models.
@@ -179,6 +183,7 @@ impl TuiState {
             side: SidePane::default(),
             composer: Composer::default(),
             popup: None,
+            mention_files: None,
             picker: None,
             approvals: VecDeque::new(),
             status: StatusInfo::default(),
@@ -186,6 +191,7 @@ impl TuiState {
             running: false,
             loading: false,
             queue: VecDeque::new(),
+            attachments: Vec::new(),
             steers: Vec::new(),
             confirm: None,
             search: None,

@@ -31,14 +31,14 @@ pub(super) fn tags(models: &[(String, Option<u64>)]) -> Value {
 }
 
 /// `POST /api/show` for a known model.
-pub(super) fn show(context_length: Option<u64>) -> Value {
+pub(super) fn show(context_length: Option<u64>, caps: Option<&[String]>) -> Value {
     let mut info = json!({"general.architecture": "fake"});
     if let Some(n) = context_length {
         info["fake.context_length"] = json!(n);
     }
     json!({"modelfile": "FROM fake", "parameters": "", "template": "{{ .Prompt }}",
         "details": {"format": "gguf", "family": "fake"}, "model_info": info,
-        "capabilities": ["completion", "tools", "thinking"]})
+        "capabilities": caps.map_or_else(|| json!(["completion", "tools", "thinking"]), |c| json!(c))})
 }
 
 /// `GET …/models` (llama.cpp style: context length in `meta.n_ctx_train`).

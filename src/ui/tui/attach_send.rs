@@ -1,0 +1,123 @@
+//! Attachments in the TUI: `/attach PATH…` queues files for the next message
+//! (shown above the composer; `/attach clear` or `/attach remove N` takes
+//! them back), and `@path` words in a message attach those files. Reading
+//! and deciding how a file travels is [`crate::attach`] (through the host),
+//! the same rules as plain mode and `navi run -f`.
+//!
+//! Invariants: a queued attachment goes with exactly one message; when an
+//! `@path` cannot be attached the message is not sent, the error says why,
+//! and the text goes back into the composer (nothing typed is lost).
+use super::EventLoop;
+use crate::attach::{self, Attachment};
+use crate::ui::tui::cells::CellKind;
+use crate::ui::tui::host::{Host, Turn};
+
+const USAGE: &str = "usage: /attach PATH… (goes with your next message; or write @path in a message) · /attach clear · /attach remove N";
+
+impl<H: Host> EventLoop<'_, H> {
+    /// `/attach` and its arguments.
+    pub(super) fn attach_cmd(&mut self, args: &[String]) {
+        let queued = &mut self.state.attachments;
+        match args
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [] => {
+                if queued.is_empty() {
+                    return self.state.hint(USAGE);
+                }
+                let mut lines = vec!["attached to your next message:".to_string()];
+                lines.extend(
+                    queued
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| format!("  {}. {}", i + 1, a.describe())),
+                );
+                self.state.info(lines);
+                return;
+            }
+            ["clear"] if !std::path::Path::new("clear").exists() => {
+                let n = queued.len();
+                queued.clear();
+                self.state.flash = Some(format!("{n} attachment(s) removed"));
+                return;
+            }
+            ["remove", n] => {
+                match n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|i| *i >= 1 && *i <= queued.len())
+                {
+                    Some(i) => {
+                        let a = queued.remove(i - 1);
+                        self.state.flash = Some(format!("removed {}", a.name()));
+                    }
+                    None => {
+                        let total = queued.len();
+                        self.state.hint(format!(
+                            "no attachment {n}; /attach lists them (1 to {total})"
+                        ))
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        let sid = self.session_id();
+        for w in args {
+            // `/attach @src/x.rs` (completed by the @file popup) means the file.
+            let mut path = attach::expand(w);
+            if let Some(rest) = w.strip_prefix('@')
+                && !path.exists()
+            {
+                path = attach::expand(rest);
+            }
+            match self.host.attach(&sid, &path) {
+                Ok(a) => {
+                    self.state.flash = Some(format!(
+                        "attached {}; it goes with your next message",
+                        a.describe()
+                    ));
+                    self.state.attachments.push(a);
+                }
+                Err(e) => {
+                    self.state
+                        .push(CellKind::Error(format!("cannot attach: {e}")));
+                }
+            }
+        }
+    }
+
+    /// Starts the turn for `text` with the queued attachments and its
+    /// `@path` files. `None` (reported) when a file cannot be attached.
+    pub(super) fn start(&mut self, sid: &str, text: &str) -> Option<Turn> {
+        let mut items: Vec<Attachment> = std::mem::take(&mut self.state.attachments);
+        for p in attach::at_paths(text) {
+            match self.host.attach(sid, &p) {
+                Ok(a) => items.push(a),
+                Err(e) => {
+                    self.state.attachments = items;
+                    self.state.turn_finished();
+                    self.state.push(CellKind::Error(format!(
+                        "{e}; the message was not sent (it is back in the composer)"
+                    )));
+                    if self.state.composer.is_empty() {
+                        self.state.composer.set_text(text);
+                    }
+                    return None;
+                }
+            }
+        }
+        if items.is_empty() {
+            return Some(self.host.start_turn(sid, text));
+        }
+        let names: Vec<String> = items.iter().map(Attachment::describe).collect();
+        self.state.notice(format!("attached: {}", names.join(", ")));
+        Some(
+            self.host
+                .start_turn_message(sid, attach::compose(text, &items)),
+        )
+    }
+}
