@@ -495,3 +495,56 @@ async fn text_typed_during_a_turn_is_held_for_the_next_prompt() {
         Some("typed ahead")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_stop_ends_the_turn_at_once_and_other_lines_wait() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("slow ".repeat(400)).with_delay(40));
+    fake.push(Reply::text("the held answer"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.echo_on();
+    pty.wait_prompt();
+    pty.send("the first message\r");
+    pty.wait_for("slow slow slow");
+    // A finished line typed mid-answer is held; `/stop` acts at once.
+    pty.send("the held question\r");
+    pty.send("/stop\r");
+    pty.wait_for("stopped");
+    pty.wait_for("── context ");
+    // The held line is sent from the next prompt.
+    pty.wait_for("the held question");
+    pty.wait_for("the held answer");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+
+    let out = pty.text();
+    let answer = &out[out.find("slow slow").unwrap()..out.find("stopped").unwrap()];
+    assert!(
+        !answer.contains("/stop") && !answer.contains("held question"),
+        "typed text got into the answer: {answer:?}"
+    );
+    assert!(
+        !out.contains("nothing is running"),
+        "/stop ran late as a command: {out}"
+    );
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    let second = contents(&reqs[1]);
+    assert!(
+        second.iter().any(|c| c == "the first message"),
+        "{second:?}"
+    );
+    let partial = second
+        .iter()
+        .find(|c| c.starts_with("slow slow"))
+        .expect("the partial answer is in the session");
+    assert!(
+        partial.len() < "slow ".repeat(400).len(),
+        "the stream was not stopped: {} bytes",
+        partial.len()
+    );
+    assert!(!second.iter().any(|c| c.contains("/stop")), "{second:?}");
+    assert_eq!(second.last().map(String::as_str), Some("the held question"));
+}
