@@ -548,3 +548,62 @@ async fn typed_stop_ends_the_turn_at_once_and_other_lines_wait() {
     assert!(!second.iter().any(|c| c.contains("/stop")), "{second:?}");
     assert_eq!(second.last().map(String::as_str), Some("the held question"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resizing_mid_answer_and_at_the_prompt_keeps_lines_whole() {
+    let fake = FakeLlm::start().await;
+    let words: String = (0..40).map(|i| format!("word{i} ")).collect();
+    fake.push(Reply::text(format!("{words}END")).with_delay(30));
+    fake.push(Reply::text("the second answer"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    pty.send("the first message\r");
+    pty.wait_for("word3 ");
+    pty.resize(40, 15);
+    pty.wait_for("word20 ");
+    pty.resize(120, 30);
+    pty.wait_for("END");
+    pty.wait_for("── context ");
+    pty.wait_prompt();
+    pty.resize(50, 20);
+    pty.send("the second message\r");
+    pty.wait_for("the second answer");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+
+    let out = pty.text();
+    let start = out.find("word0 ").unwrap();
+    let end = start + out[start..].find("── context").unwrap();
+    // Nothing was painted into the streamed answer: it is the model's text,
+    // then the line break before the status line.
+    assert_eq!(&out[start..end], format!("{words}END\r\n"));
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    assert_eq!(
+        contents(&reqs[1]).last().map(String::as_str),
+        Some("the second message")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_fits_a_narrow_terminal() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("above\n\n---\n\nbelow"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.command("xterm-256color", &[]));
+    pty.wait_prompt();
+    pty.resize(24, 20);
+    pty.send("draw a rule\r");
+    pty.wait_for("below");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    let out = pty.text();
+    let rule = format!("{}\x1b", "─".repeat(24));
+    assert!(
+        out.contains(&rule) && !out.contains(&"─".repeat(25)),
+        "the rule is not 24 columns: {out:?}"
+    );
+}
