@@ -607,3 +607,28 @@ async fn a_rule_fits_a_narrow_terminal() {
         "the rule is not 24 columns: {out:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_stop_works_on_a_dumb_terminal_too() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("slow ".repeat(400)).with_delay(40));
+    fake.push(Reply::text("the held answer"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.command("dumb", &[]));
+    pty.wait_prompt();
+    pty.send("the first message\r");
+    pty.wait_for("slow slow slow");
+    pty.send("the held question\r/stop\r");
+    pty.wait_for("stopped");
+    pty.wait_for("the held answer");
+    pty.wait_prompt();
+    pty.send("/quit\r");
+    assert_eq!(pty.exit_code(), 0);
+    assert!(!pty.text().contains("nothing is running"), "{}", pty.text());
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    let second = contents(&reqs[1]);
+    let partial = second.iter().find(|c| c.starts_with("slow slow")).unwrap();
+    assert!(partial.len() < "slow ".repeat(400).len());
+    assert_eq!(second.last().map(String::as_str), Some("the held question"));
+}
