@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod plain_support;
 mod support;
+#[path = "plain_pty_cases/typing.rs"]
+mod typing;
 
 use plain_support::{Home, Pty, contents};
 use serde_json::json;
@@ -460,38 +462,4 @@ async fn history_is_on_disk_after_each_line() {
     let history = std::fs::read_to_string(home.data().join("history.txt")).unwrap_or_default();
     assert!(history.contains("/help"), "{history:?}");
     assert!(history.contains("/tools"), "{history:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn text_typed_during_a_turn_is_held_for_the_next_prompt() {
-    let fake = FakeLlm::start().await;
-    fake.push(Reply::text("one two three four five six seven eight END").with_delay(150));
-    fake.push(Reply::text("got it"));
-    let home = Home::new(&fake.ollama_url());
-    let mut pty = xterm(&home);
-    pty.echo_on();
-    pty.wait_prompt();
-    pty.send("first\r");
-    pty.wait_for("one two");
-    pty.send("typed ahead");
-    pty.wait_for("END");
-    let before_prompt = pty.text();
-    pty.wait_prompt();
-    let answer_part = &before_prompt[before_prompt.find("one two").unwrap()..];
-    assert!(
-        !answer_part.contains("typed ahead"),
-        "typing was echoed into the answer: {answer_part:?}"
-    );
-    // The held text is in the next prompt: Enter sends it.
-    pty.wait_for("typed ahead");
-    pty.send("\r");
-    pty.wait_for("got it");
-    pty.wait_prompt();
-    pty.send("\x04");
-    assert_eq!(pty.exit_code(), 0);
-    let reqs = fake.chat_requests();
-    assert_eq!(
-        contents(&reqs[1]).last().map(String::as_str),
-        Some("typed ahead")
-    );
 }

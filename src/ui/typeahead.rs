@@ -47,3 +47,19 @@ pub fn drain_key_buffer() -> usize {
     }
     n
 }
+
+/// How many bytes a read on stdin returns without blocking: with the
+/// terminal in canonical (cooked) mode only finished lines count. 0 when
+/// stdin is not a terminal or nothing is pending.
+pub fn pending_stdin() -> usize {
+    let fd = std::io::stdin().as_raw_fd();
+    let mut pending: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points at
+    // a live local; an invalid fd just makes the call fail.
+    let ok = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut pending) } == 0;
+    if ok {
+        usize::try_from(pending).unwrap_or(0)
+    } else {
+        0
+    }
+}

@@ -193,6 +193,14 @@ impl Pty {
         }
     }
 
+    /// Changes the pty's size (the kernel sends navi SIGWINCH).
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.s
+            .get_process_mut()
+            .set_window_size(cols, rows)
+            .unwrap();
+    }
+
     /// The pid of navi on the pty.
     pub fn pid(&self) -> i32 {
         self.s.get_process().pid().as_raw()

@@ -319,7 +319,7 @@ impl Markdown {
         }
         let rule_char = t.chars().next().unwrap_or(' ');
         if t.len() >= 3 && "-*_".contains(rule_char) && t.chars().all(|c| c == rule_char) {
-            out.push_str(&format!("{DIM}{}{RESET}", "─".repeat(40)));
+            out.push_str(&format!("{DIM}{}{RESET}", "─".repeat(rule_width())));
             return;
         }
         // A short line that never showed its kind (e.g. "-" or "12."): prose.
@@ -332,3 +332,13 @@ impl Markdown {
 #[cfg(test)]
 #[path = "markdown_tests.rs"]
 mod tests;
+
+/// A thematic break is 40 columns, or the terminal's width when narrower,
+/// asked when the rule is printed (so it follows a resize; never wraps).
+fn rule_width() -> usize {
+    rustix::termios::tcgetwinsize(std::io::stdout())
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|c| *c > 0)
+        .map_or(40, |c| c.min(40))
+}

@@ -11,8 +11,8 @@
 //!   when its editor drops.
 use crate::ui::commands;
 use reedline::{
-    ColumnarMenu, Completer, CompletionResult, EditCommand, Emacs, FileBackedHistory, KeyCode,
-    KeyModifiers, MenuBuilder, Prompt, PromptEditMode, PromptHistorySearch,
+    ColumnarMenu, Completer, CompletionResult, EditCommand, Emacs, FileBackedHistory, HistoryItem,
+    KeyCode, KeyModifiers, MenuBuilder, Prompt, PromptEditMode, PromptHistorySearch,
     PromptHistorySearchStatus, Reedline, ReedlineEvent, ReedlineMenu, Signal,
     SimpleMatchHighlighter, Span, Suggestion, ValidationResult, Validator,
     default_emacs_keybindings,
@@ -51,6 +51,11 @@ pub enum Which {
 struct Request {
     which: Which,
     prompt: NaviPrompt,
+    /// Text put into the buffer before reading (typed during a turn).
+    preset: String,
+    /// Don't read: `preset` is a line already finished with Enter; record
+    /// it in the history and answer it.
+    submit: bool,
     reply: oneshot::Sender<Reply>,
 }
 
@@ -333,6 +338,17 @@ impl Editor {
                         Which::Main => &mut main,
                         Which::Question => &mut question,
                     };
+                    if req.submit {
+                        let item = HistoryItem::from_command_line(req.preset.clone());
+                        if matches!(req.which, Which::Main) && ed.history_mut().save(item).is_ok() {
+                            let _ = ed.sync_history();
+                        }
+                        let _ = req.reply.send(Reply::Line(req.preset));
+                        continue;
+                    }
+                    if !req.preset.is_empty() {
+                        ed.run_edit_commands(&[EditCommand::InsertString(req.preset)]);
+                    }
                     let reply = match ed.read_line(&req.prompt) {
                         Ok(Signal::Success(s)) => Reply::Line(s),
                         Ok(Signal::CtrlD) => Reply::Eof,
@@ -365,11 +381,26 @@ impl Editor {
     /// Sends a read request; the receiver gets the answer. An editor that
     /// is gone drops the sender (read it as end of input).
     pub fn request(&self, which: Which, prompt: NaviPrompt) -> oneshot::Receiver<Reply> {
+        self.request_with(which, prompt, String::new(), false)
+    }
+
+    /// [`Editor::request`] with text already in the buffer; with `submit`
+    /// the text is a finished line: it goes into the history and is
+    /// answered without reading.
+    pub fn request_with(
+        &self,
+        which: Which,
+        prompt: NaviPrompt,
+        preset: String,
+        submit: bool,
+    ) -> oneshot::Receiver<Reply> {
         let (reply, rx) = oneshot::channel();
         if let Some(tx) = &self.tx {
             let _ = tx.send(Request {
                 which,
                 prompt,
+                preset,
+                submit,
                 reply,
             });
         }

@@ -4,9 +4,14 @@
 //! the held text appears in the next prompt (a line finished with Enter is
 //! submitted then).
 //!
+//! Lines finished with Enter meanwhile are read by [`Typed`]: `/stop` stops
+//! the turn at once, the others wait for the next prompt.
+//!
 //! Invariant: echo is restored when the guard is dropped, on every path out
 //! of a turn (end, stop, error, quit).
 use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
+use std::collections::VecDeque;
+use std::time::Duration;
 
 /// Turns terminal echo off on stdin until dropped.
 pub struct EchoOff {
@@ -36,5 +41,118 @@ impl Drop for EchoOff {
         if let Some(t) = &self.saved {
             let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, t);
         }
+    }
+}
+
+/// Lines typed (and finished with Enter) while a turn runs. The terminal is
+/// in cooked mode then, so the kernel hands out only finished lines; a line
+/// that is exactly `/stop` stops the turn at once, every other line is held
+/// for the next prompt, in the order typed.
+///
+/// Invariant: stdin is read only while no line editor reads (during a turn,
+/// between questions), and only as many bytes as are pending, so a read
+/// never blocks.
+#[derive(Default)]
+pub struct Typed {
+    held: VecDeque<String>,
+    /// Bytes of a line not finished yet (a `^D` in cooked mode hands them
+    /// out without a newline).
+    partial: Vec<u8>,
+}
+
+/// A line that stops the running turn.
+pub fn is_stop(line: &str) -> bool {
+    line.trim() == "/stop"
+}
+
+impl Typed {
+    /// Resolves when a `/stop` line was typed; holds every other line.
+    /// Cancel-safe: dropping it between ticks loses nothing.
+    pub async fn stop_typed(&mut self) {
+        let mut tick = tokio::time::interval(Duration::from_millis(50));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if self.read_pending() {
+                return;
+            }
+        }
+    }
+
+    /// Reads what is pending on stdin; true when a `/stop` line was among it
+    /// (lines after it are held too).
+    fn read_pending(&mut self) -> bool {
+        let mut stop = false;
+        let mut buf = [0u8; 4096];
+        for _ in 0..64 {
+            let n = crate::ui::typeahead::pending_stdin().min(buf.len());
+            if n == 0 {
+                break;
+            }
+            match rustix::io::read(std::io::stdin(), &mut buf[..n]) {
+                Ok(0) | Err(_) => break,
+                Ok(got) => self.partial.extend_from_slice(&buf[..got]),
+            }
+            while let Some(i) = self.partial.iter().position(|b| *b == b'\n') {
+                let raw: Vec<u8> = self.partial.drain(..=i).collect();
+                let line = String::from_utf8_lossy(&raw)
+                    .trim_end_matches(['\n', '\r'])
+                    .to_string();
+                if is_stop(&line) && !stop {
+                    stop = true;
+                } else {
+                    self.held.push_back(line);
+                }
+            }
+        }
+        stop
+    }
+
+    /// The next held line, `\`-continuations joined with the lines after.
+    pub fn pop_line(&mut self) -> Option<String> {
+        let mut text = self.held.pop_front()?;
+        while text.ends_with('\\') {
+            let Some(next) = self.held.pop_front() else {
+                break;
+            };
+            text.pop();
+            text.push('\n');
+            text.push_str(&next);
+        }
+        Some(text)
+    }
+
+    /// Drops everything held (an approval question is asked: only text
+    /// typed after it counts). Returns how many lines and bytes went.
+    pub fn discard(&mut self) -> usize {
+        let n = self.held.len() + self.partial.len();
+        self.held.clear();
+        self.partial.clear();
+        n
+    }
+
+    /// Typed text without an Enter yet, for the next prompt's buffer.
+    pub fn take_partial(&mut self) -> String {
+        let raw = std::mem::take(&mut self.partial);
+        String::from_utf8_lossy(&raw).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_lines_and_held_continuations() {
+        assert!(is_stop("/stop"));
+        assert!(is_stop("  /stop \r"));
+        assert!(!is_stop("/stop now"));
+        assert!(!is_stop("//stop"));
+        let mut t = Typed::default();
+        t.held
+            .extend(["one \\".to_string(), "two".into(), "three".into()]);
+        assert_eq!(t.pop_line().as_deref(), Some("one \ntwo"));
+        assert_eq!(t.pop_line().as_deref(), Some("three"));
+        assert_eq!(t.pop_line(), None);
     }
 }

@@ -10,6 +10,7 @@
 //! - A question (approval, picker) always gets an answer: `Interrupted` when
 //!   the user pressed Ctrl-C or the question became moot.
 use super::editor::{Editor, NaviPrompt, Reply, Which, join_continuations};
+use super::hold::{Typed, is_stop};
 use std::io::{BufRead, Write};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -147,10 +148,32 @@ impl Input {
     }
 
     /// The main prompt. `Line` holds the message with continuations joined.
-    pub async fn read_main(&mut self, prompt: &NaviPrompt, sig: &mut Interrupts) -> Reply {
+    /// Lines typed during the last turn come first, shown after the prompt
+    /// as if typed there; unfinished text starts the editor's buffer.
+    pub async fn read_main(
+        &mut self,
+        prompt: &NaviPrompt,
+        sig: &mut Interrupts,
+        typed: &mut Typed,
+    ) -> Reply {
         match self {
             Input::Editor(e) => {
-                let mut rx = e.request(Which::Main, prompt.clone());
+                if let Some(line) = typed.pop_line() {
+                    let shown = format!(
+                        "{}{}{}\n",
+                        prompt.left,
+                        prompt.indicator,
+                        line.replace('\n', "\n… ")
+                    );
+                    let mut err = std::io::stderr().lock();
+                    let _ = err.write_all(shown.as_bytes());
+                    let _ = err.flush();
+                    let rx = e.request_with(Which::Main, prompt.clone(), line.clone(), true);
+                    let _ = rx.await;
+                    return Reply::Line(line);
+                }
+                let preset = typed.take_partial();
+                let mut rx = e.request_with(Which::Main, prompt.clone(), preset, false);
                 tokio::select! {
                     r = &mut rx => match r {
                         Ok(Reply::Line(s)) => Reply::Line(join_continuations(&s)),
@@ -170,6 +193,23 @@ impl Input {
                 let p = format!("{}{}", prompt.left, prompt.indicator);
                 l.read(&p, sig, true).await
             }
+        }
+    }
+
+    /// Resolves when `/stop` is typed while a turn runs (a terminal only);
+    /// other lines typed meanwhile are held for the main prompt.
+    pub async fn stop_typed(&mut self, typed: &mut Typed) {
+        match self {
+            Input::Editor(_) => typed.stop_typed().await,
+            Input::Lines(l) if l.tty => loop {
+                match l.rx.recv().await {
+                    Some(line) if is_stop(&line) => return,
+                    Some(line) => l.held.push_back(line),
+                    None => std::future::pending::<()>().await,
+                }
+            },
+            // A script's `/stop` line is a command in its turn.
+            Input::Lines(_) => std::future::pending::<()>().await,
         }
     }
 

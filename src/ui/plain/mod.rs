@@ -74,6 +74,8 @@ struct Plain {
     failed: bool,
     /// Files queued with `/attach` for the next message.
     pending: Vec<crate::attach::Attachment>,
+    /// Lines typed while a turn ran (`/stop` acts at once).
+    typed: hold::Typed,
 }
 
 pub async fn run(
@@ -144,6 +146,7 @@ pub async fn run(
         exit_after: None,
         failed: false,
         pending: Vec::new(),
+        typed: hold::Typed::default(),
     };
     plain.greet();
     let code = plain.repl().await;
@@ -257,7 +260,11 @@ impl Plain {
     async fn repl(&mut self) -> u8 {
         loop {
             let prompt = self.prompt();
-            match self.input.read_main(&prompt, &mut self.sig).await {
+            match self
+                .input
+                .read_main(&prompt, &mut self.sig, &mut self.typed)
+                .await
+            {
                 Reply::Eof => {
                     if self.input.interactive() {
                         self.say("");

@@ -57,6 +57,17 @@ impl Plain {
                     self.emit(pieces);
                     self.after_event(ev, &h.cancel).await;
                 }
+                _ = self.input.stop_typed(&mut self.typed) => {
+                    // `/stop` typed during the turn: like a first Ctrl-C.
+                    if h.cancel.is_cancelled() {
+                        let t = self.pal().yellow("still stopping…");
+                        self.note(&t);
+                    } else {
+                        let pieces = self.r.close();
+                        self.emit(pieces);
+                        h.cancel.cancel();
+                    }
+                }
                 stop = self.sig.recv() => {
                     if stop.is_fatal() {
                         // SIGTERM / SIGHUP: stop like Ctrl-C (tool process
@@ -126,14 +137,22 @@ impl Plain {
                 id, tool, summary, ..
             } => {
                 let q = format!("allow {tool}: {summary}? [y]es/[s]ession/[N]o ");
+                // Lines typed during the turn could be meant as the answer:
+                // they are dropped like the rest of the typed-ahead text.
+                let held = self.typed.discard();
                 let (reply, dropped) = self.input.ask(&q, &mut self.sig, cancel).await;
-                if dropped > 0 {
+                if dropped + held > 0 {
                     let t = self
                         .pal()
                         .dim("(text typed before the question was not taken as the answer)");
                     self.say(&t);
                 }
                 let d = match reply {
+                    Reply::Line(a) if super::hold::is_stop(&a) => {
+                        // `/stop` as the answer stops the whole turn.
+                        cancel.cancel();
+                        return;
+                    }
                     Reply::Line(a) => decision(&a),
                     Reply::Interrupted => {
                         // Ctrl-C at the question stops the whole turn; the
@@ -179,6 +198,7 @@ impl Plain {
                     }
                     None => break,
                 },
+                _ = self.input.stop_typed(&mut self.typed) => cancel.cancel(),
                 stop = self.sig.recv() => {
                     if stop.is_fatal() {
                         self.exit_after = Some(stop.exit_code());
