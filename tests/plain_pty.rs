@@ -457,6 +457,9 @@ async fn history_is_on_disk_after_each_line() {
     pty.wait_for("/session new");
     pty.wait_prompt();
     pty.send("/tools\r");
+    // The tool list is printed after the line is in the history file (the
+    // prompt alone may be reedline repainting the submitted line).
+    pty.wait_for("terminal      ");
     pty.wait_prompt();
     pty.kill9();
     let history = std::fs::read_to_string(home.data().join("history.txt")).unwrap_or_default();
