@@ -3,29 +3,24 @@
 //! `TestBackend`. Covers send → stream → idle, Ctrl-C/Esc stop, queueing,
 //! approvals, slash commands, and quitting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod tui_support;
 mod tui_loop_support;
+mod tui_support;
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{Event, KeyCode, KeyModifiers};
 use futures_util::StreamExt;
-use navi::agent::events::AgentEvent;
 use navi::llm::ChatMessage;
-use navi::session::{MessageKind, SessionMeta, StoredMessage};
+use navi::session::{MessageKind, StoredMessage};
 use navi::tools::Decision;
-use navi::ui::commands::{Outcome, SlashCommand, UiState};
-use navi::ui::tui::cells::CellKind;
+use navi::ui::commands::SlashCommand;
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
-use navi::ui::tui::host::{Check, Host, Load, Turn};
-use navi::ui::tui::state::TuiState;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tui_support::*;
 use tui_loop_support::*;
+use tui_support::*;
 
 #[tokio::test]
 async fn send_stream_and_go_idle() {

@@ -2,11 +2,11 @@
 //! for, keys through a channel, frames drawn to a `TestBackend`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use crate::tui_support::*;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
 use navi::agent::events::AgentEvent;
-use navi::llm::ChatMessage;
-use navi::session::{MessageKind, SessionMeta, StoredMessage};
+use navi::session::{SessionMeta, StoredMessage};
 use navi::tools::Decision;
 use navi::ui::commands::{Outcome, SlashCommand, UiState};
 use navi::ui::tui::cells::CellKind;
@@ -15,12 +15,10 @@ use navi::ui::tui::host::{Check, Host, Load, Turn};
 use navi::ui::tui::state::TuiState;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use crate::tui_support::*;
 
 #[derive(Default)]
 pub struct Log {
@@ -226,4 +224,3 @@ where
     res.unwrap();
     (text_of(terminal.backend().buffer()), host_log)
 }
-
