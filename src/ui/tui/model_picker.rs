@@ -17,7 +17,6 @@ use futures_util::future::join_all;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -151,28 +150,16 @@ impl ModelPicker {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let th = &theme.s;
-        let w = area.width.saturating_sub(4).min(90);
-        let h = area
-            .height
-            .saturating_sub(2)
-            .min(self.models.len() as u16 + 2)
-            .max(3);
-        if w < 20 || h < 3 {
+        let Some(inner) = super::picker::overlay_frame(
+            area,
+            buf,
+            theme,
+            (90, self.models.len()),
+            " Choose a model ",
+            " ↑↓ choose · Enter switches · Esc closes ",
+        ) else {
             return;
-        }
-        let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
-        Clear.render(rect, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(th.border)
-            .style(th.overlay)
-            .title(Span::styled(" Choose a model ", th.overlay_title))
-            .title_bottom(Span::styled(
-                " ↑↓ choose · Enter switches · Esc closes ",
-                th.popup_hint,
-            ));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        };
         if self.models.is_empty() {
             let l = Line::from(Span::styled("the server serves no models", th.dim));
             buf.set_line(inner.x, inner.y, &l, inner.width);

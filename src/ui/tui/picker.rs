@@ -75,28 +75,16 @@ impl Picker {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let th = &theme.s;
-        let w = area.width.saturating_sub(4).min(100);
-        let h = area
-            .height
-            .saturating_sub(2)
-            .min(self.sessions.len() as u16 + 2)
-            .max(3);
-        if w < 20 || h < 3 {
+        let Some(inner) = overlay_frame(
+            area,
+            buf,
+            theme,
+            (100, self.sessions.len()),
+            " Resume a session ",
+            " ↑↓ choose · Enter opens · Esc closes ",
+        ) else {
             return;
-        }
-        let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
-        Clear.render(rect, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(th.border)
-            .style(th.overlay)
-            .title(Span::styled(" Resume a session ", th.overlay_title))
-            .title_bottom(Span::styled(
-                " ↑↓ choose · Enter opens · Esc closes ",
-                th.popup_hint,
-            ));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        };
         if self.sessions.is_empty() {
             buf.set_line(
                 inner.x,
@@ -141,4 +129,35 @@ impl Picker {
             );
         }
     }
+}
+
+/// Draws a centred list overlay (at most `max_w` wide, one row per item plus
+/// borders) with a title and a key hint, and returns the area inside it;
+/// `None` when the screen is too small to show one.
+pub(super) fn overlay_frame(
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+    (max_w, rows): (u16, usize),
+    title: &str,
+    hint: &str,
+) -> Option<Rect> {
+    let th = &theme.s;
+    let w = area.width.saturating_sub(4).min(max_w);
+    let rows = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2);
+    let h = area.height.saturating_sub(2).min(rows).max(3);
+    if w < 20 || h < 3 {
+        return None;
+    }
+    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    Clear.render(rect, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(th.border)
+        .style(th.overlay)
+        .title(Span::styled(title.to_string(), th.overlay_title))
+        .title_bottom(Span::styled(hint.to_string(), th.popup_hint));
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    Some(inner)
 }
