@@ -1,7 +1,7 @@
 //! The real `navi` binary in tmux against the fake LLM server: a streamed
 //! answer, a tool card and the todo pane, Ctrl-C during a slow stream,
-//! `/session list`, `/session new`, the `/session resume` picker, and quitting
-//! with the terminal restored. Needs tmux (CI installs it).
+//! `/session list`, `/session new`, the `/session resume` picker, `/attach`
+//! of a text file, and quitting with the terminal restored. Needs tmux (CI installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod support;
 
@@ -565,4 +565,61 @@ async fn external_editor_and_history_across_restarts() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     t.wait_text("my draft EDITED").await;
+}
+
+/// `/attach` of a text file in the real binary: the queued file shows above
+/// the composer, and the next message carries its content to the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_a_text_file_reaches_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("test-model".into(), Some(32768))]);
+    // Other requests (the session title) may take a reply first.
+    for _ in 0..3 {
+        fake.push(Reply::text("Read your notes."));
+    }
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "ATTACHED-ALPHA\nATTACHED-BETA\n").unwrap();
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    t.type_line(&format!("/attach {}", notes.display()));
+    t.wait_text("notes.txt").await;
+    t.type_line("summarise the attached notes");
+    t.wait_text("Read your notes.").await;
+    let user = fake
+        .chat_requests()
+        .into_iter()
+        .filter_map(|b| {
+            b["messages"]
+                .as_array()?
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .cloned()
+        })
+        .find(|m| m.to_string().contains("summarise the attached notes"))
+        .unwrap_or_else(|| panic!("no request carried the message: {:?}", fake.chat_requests()));
+    let text = user.to_string();
+    assert!(
+        text.contains("notes.txt") && text.contains("ATTACHED-ALPHA\\nATTACHED-BETA"),
+        "{user}"
+    );
+    t.wait("idle after the answer", |s| {
+        status_line(s).ends_with("idle")
+    })
+    .await;
+    t.keys(&["C-c"]);
+    t.wait_text("press Ctrl-C again to quit").await;
+    t.keys(&["C-c"]);
+    t.wait_text("NAVI-EXIT:0").await;
 }
