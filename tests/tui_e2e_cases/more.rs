@@ -1,0 +1,247 @@
+//! End-to-end TUI cases in tmux, part two: the session lock and signals,
+//! the external editor and input history, and `/attach`. Shares the tmux
+//! harness of `tests/tui_e2e.rs`.
+use super::*;
+
+fn ppid_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// While the TUI runs a tool, the session is busy for any other navi; SIGTERM
+/// stops the turn, kills the tool's group, saves, and exits 143.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_holds_the_session_lock_and_sigterm_stops_the_tool_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile_with(&cfg, &["terminal"]);
+    let fake = FakeLlm::start().await;
+    let pg = dir.path().join("pgid");
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": format!("echo $$ > {}; sleep 30", pg.display())}),
+    ));
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         LLM_STREAM_FIRST_CHUNK_TIMEOUT=20 {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    t.type_line("sleep for me");
+    t.wait_text("Approval needed").await;
+    t.keys(&["y"]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let pgid: u32 = loop {
+        if let Some(n) = std::fs::read_to_string(&pg)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break n;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "tool never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let navi_pid = ppid_of(pgid);
+
+    // Another navi on the same session is refused, naming the TUI's pid.
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .env("HOME", dir.path())
+        .env("NAVI_DATA_DIR", dir.path().join("data"))
+        .env("NAVI_CONFIG_DIR", &cfg)
+        .env("OLLAMA_HOST", fake.ollama_url())
+        .args(["run", "--continue", "me too"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("busy in another navi (pid {navi_pid})")),
+        "{err}"
+    );
+
+    Command::new("kill")
+        .args(["-TERM", &navi_pid.to_string()])
+        .status()
+        .unwrap();
+    t.wait_text("NAVI-EXIT:143").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while alive(pgid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "tool outlived the TUI"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let db = rusqlite::Connection::open(dir.path().join("data/navi.db")).unwrap();
+    let results: Vec<String> = db
+        .prepare("SELECT content FROM messages WHERE role = 'tool' AND buffer = 0")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].contains("cancelled"), "{results:?}");
+}
+
+/// Ctrl-G runs `$EDITOR` on the draft and loads the text back (a failing
+/// editor keeps the draft); what is sent lands in the history file plain
+/// mode uses, and a new run finds it with Up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_editor_and_history_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let editor = dir.path().join("ed.sh");
+    // Fails on a draft containing FAIL; otherwise writes two lines after it.
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\ngrep -q FAIL \"$1\" && exit 3\nd=$(cat \"$1\")\nprintf '%s EDITED\\nsecond line\\n' \"$d\" > \"$1\"\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("Got it."));
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         VISUAL= EDITOR={ed} {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        ed = editor.display(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    let typed = |s: &str| {
+        assert!(
+            t.cmd(&["send-keys", "-t", SESSION, "-l", s])
+                .status()
+                .unwrap()
+                .success()
+        )
+    };
+    // A failing editor: the draft stays, the reason is shown.
+    typed("FAIL draft");
+    t.keys(&["C-x", "C-e"]);
+    let s = t.wait_text("failed").await;
+    assert!(s.contains("› FAIL draft"), "{s}");
+    t.keys(&["C-u"]);
+    // Ctrl-G: the edited text comes back into the composer, newlines kept.
+    typed("my draft");
+    t.keys(&["C-g"]);
+    let s = t.wait_text("my draft EDITED").await;
+    assert!(s.contains("second line"), "{s}");
+    t.keys(&["Enter"]);
+    t.wait_text("Got it.").await;
+    let chats = fake.chat_requests();
+    let msgs = chats[0]["messages"].as_array().unwrap();
+    assert_eq!(
+        msgs[msgs.len() - 1]["content"],
+        "my draft EDITED\nsecond line"
+    );
+    let hist = dir.path().join("data/history.txt");
+    let mut on_disk = String::new();
+    for _ in 0..100 {
+        on_disk = std::fs::read_to_string(&hist).unwrap_or_default();
+        if on_disk.contains("EDITED") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        on_disk.contains("my draft EDITED<\\n>second line"),
+        "plain mode's format: {on_disk:?}"
+    );
+    t.keys(&["C-c"]);
+    t.keys(&["C-c"]);
+    t.wait_text("NAVI-EXIT:0").await;
+    drop(t);
+
+    // A new run: Up brings back the line sent in the previous one.
+    let t = Tmux::start(&command);
+    t.wait_text("Ask Navi anything").await;
+    t.wait("the history read", |_| true).await;
+    for _ in 0..100 {
+        t.keys(&["Up"]);
+        if t.capture().contains("my draft EDITED") {
+            break;
+        }
+        t.keys(&["C-u", "C-u"]);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    t.wait_text("my draft EDITED").await;
+}
+
+/// `/attach` of a text file in the real binary: the queued file shows above
+/// the composer, and the next message carries its content to the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_a_text_file_reaches_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("test-model".into(), Some(32768))]);
+    // Other requests (the session title) may take a reply first.
+    for _ in 0..3 {
+        fake.push(Reply::text("Read your notes."));
+    }
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "ATTACHED-ALPHA\nATTACHED-BETA\n").unwrap();
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    t.type_line(&format!("/attach {}", notes.display()));
+    t.wait_text("notes.txt").await;
+    t.type_line("summarise the attached notes");
+    t.wait_text("Read your notes.").await;
+    let user = fake
+        .chat_requests()
+        .into_iter()
+        .filter_map(|b| {
+            b["messages"]
+                .as_array()?
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .cloned()
+        })
+        .find(|m| m.to_string().contains("summarise the attached notes"))
+        .unwrap_or_else(|| panic!("no request carried the message: {:?}", fake.chat_requests()));
+    let text = user.to_string();
+    assert!(
+        text.contains("notes.txt") && text.contains("ATTACHED-ALPHA\\nATTACHED-BETA"),
+        "{user}"
+    );
+    t.wait("idle after the answer", |s| {
+        status_line(s).ends_with("idle")
+    })
+    .await;
+    t.keys(&["C-c"]);
+    t.wait_text("press Ctrl-C again to quit").await;
+    t.keys(&["C-c"]);
+    t.wait_text("NAVI-EXIT:0").await;
+}
