@@ -292,7 +292,8 @@ async fn compaction_replaces_old_turns_with_a_summary() {
         rx.recv().await,
         Some(AgentEvent::ContextCompressed {
             messages_before: 8,
-            messages_after: 5
+            messages_after: 5,
+            ..
         })
     ));
     let req = h.backend.requests().pop().unwrap();

@@ -5,17 +5,14 @@
 //! message, so a tool call and its results are never split. Summaries from
 //! earlier passes are folded into the next one. A failed summary call leaves
 //! the context as it was.
-use super::events::{AgentEvent, EventSink};
-use super::{Agent, AgentError};
-use crate::config::ThinkSetting;
-use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmError, Role};
+use crate::llm::Role;
 use crate::session::{MessageKind, StoredMessage};
-use tokio_util::sync::CancellationToken;
 
-pub const MAX_SUMMARY_INPUT_CHARS: usize = 12_000;
+/// The summariser's input is at most this long, and less on a small window.
+pub const MAX_SUMMARY_INPUT_CHARS: usize = 32_000;
 pub const SUMMARY_HEADING: &str = "Summary of the earlier conversation:";
 
-const SUMMARY_PROMPT: &str = "You compress a conversation between a user and an assistant so the assistant can continue without the full text. Write a bullet list of what matters for continuing: the user's goals and preferences, decisions made, facts found (paths, names, versions, numbers, commands that worked or failed), work finished, and what is still open. Keep it short and concrete; no commentary.";
+pub(super) const SUMMARY_PROMPT: &str = "You compress a conversation between a user and an assistant so the assistant can continue without the full text. Write a bullet list of what matters for continuing: the user's goals and preferences, decisions made, facts found (paths, names, versions, numbers, commands that worked or failed), work finished, and what is still open. Keep it short and concrete; no commentary.";
 
 /// Splits the context into (older, recent) keeping the last `keep` turns.
 pub fn partition(
@@ -46,8 +43,15 @@ fn cut(s: &str, n: usize) -> String {
     t
 }
 
-/// Plain-text rendering of messages for the summariser.
-pub fn render_for_summary(messages: &[StoredMessage]) -> String {
+/// Plain-text rendering of messages for the summariser, at most `max_chars`
+/// (the most recent part is kept: it matters most for continuing). Without
+/// `tool_output` only the names of the tools called are kept — the fallback
+/// when the summary request itself does not fit.
+pub fn render_for_summary(
+    messages: &[StoredMessage],
+    max_chars: usize,
+    tool_output: bool,
+) -> String {
     let mut out = String::new();
     for m in messages {
         let line = match m.msg.role {
@@ -66,19 +70,18 @@ pub fn render_for_summary(messages: &[StoredMessage]) -> String {
                 }
                 s
             }
-            Role::Tool => format!(
+            Role::Tool if tool_output => format!(
                 "  result of {}: {}",
                 m.msg.tool_name.as_deref().unwrap_or("tool"),
                 cut(&m.msg.content, 300)
             ),
-            Role::System => continue,
+            Role::Tool | Role::System => continue,
         };
         out.push_str(&line);
         out.push('\n');
     }
-    if out.len() > MAX_SUMMARY_INPUT_CHARS {
-        // Keep the most recent part: it matters most for continuing.
-        let mut start = out.len() - MAX_SUMMARY_INPUT_CHARS;
+    if out.len() > max_chars {
+        let mut start = out.len() - max_chars;
         while !out.is_char_boundary(start) {
             start += 1;
         }
@@ -87,94 +90,64 @@ pub fn render_for_summary(messages: &[StoredMessage]) -> String {
     out
 }
 
-impl Agent {
-    /// Compacts a session's context, keeping the last `keep_turns` turns
-    /// (`None`: `[context].keep_recent`). Returns (messages before, after);
-    /// equal numbers mean there was nothing old enough to compact.
-    pub async fn compact_keep(
-        &self,
-        session_id: &str,
-        keep_turns: Option<usize>,
-        sink: &EventSink,
-        cancel: &CancellationToken,
-    ) -> Result<(usize, usize), AgentError> {
-        // Rewrites the context buffer: only the session's writer may.
-        self.store.lock(session_id)?;
-        let session = self
-            .store
-            .load(session_id)?
-            .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
-        let keep = keep_turns.unwrap_or(self.config.context.keep_recent as usize);
-        let before = session.context.len();
-        let (old, recent) = partition(&session.context, keep);
-        if old.is_empty() {
-            return Ok((before, before));
+/// The summary as it will be stored, or `None` when the model's text is not
+/// a usable summary (empty, or no letters or digits at all). Reasoning
+/// blocks are dropped; a summary longer than `max_chars` is cut on a line
+/// (a summary bigger than its budget would defeat the compaction).
+pub fn clean_summary(raw: &str, max_chars: usize) -> Option<String> {
+    let mut text = raw.to_string();
+    while let (Some(a), Some(b)) = (text.find("<think>"), text.find("</think>")) {
+        if b < a {
+            break;
         }
-        let profile = self.profile(&session.meta.profile_id)?.clone();
-        let backend = self.backend_for(&profile)?;
-        let model = self.select_model(&*backend, &profile).await?.model;
-        let mut req = ChatRequest::new(
-            model,
-            vec![
-                ChatMessage::system(SUMMARY_PROMPT),
-                ChatMessage::user(render_for_summary(&old)),
-            ],
-        );
-        req.temperature = Some(self.config.context.summary_temperature);
-        req.think = Some(ThinkSetting::Bool(false));
-        req.num_ctx = Some(self.config.llm.num_ctx);
-        let mut stream = crate::llm::guard::open(&*backend, &req, &self.guard, cancel).await?;
-        let mut summary = String::new();
-        while let Some(c) = stream.next().await {
-            match c? {
-                ChatChunk::Text(t) => summary.push_str(&t),
-                ChatChunk::Done { .. } => break,
-                _ => {}
-            }
-        }
-        if summary.trim().is_empty() {
-            return Err(LlmError::Protocol {
-                backend: backend.kind().as_str().into(),
-                message: "the summary came back empty; the context was left as it was".into(),
-            }
-            .into());
-        }
-        let mut new_context = vec![StoredMessage::new(
-            ChatMessage::user(format!("{SUMMARY_HEADING}\n{}", summary.trim())),
-            MessageKind::Summary,
-        )];
-        new_context.extend(recent);
-        self.store.replace_context(session_id, &new_context)?;
-        let est = super::tokens::estimate(
-            &new_context
-                .iter()
-                .map(|m| m.msg.clone())
-                .collect::<Vec<_>>(),
-        );
-        self.store.set_context_tokens(session_id, est)?;
-        let after = new_context.len();
-        sink.emit(AgentEvent::ContextCompressed {
-            messages_before: before,
-            messages_after: after,
-        })
-        .await;
-        Ok((before, after))
+        text.replace_range(a..b + "</think>".len(), "");
     }
+    let text = text.trim();
+    if !text.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    if text.len() <= max_chars {
+        return Some(text.to_string());
+    }
+    let mut end = max_chars;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let head = head.rfind('\n').map_or(head, |i| &head[..i]);
+    Some(format!("{}\n[…summary cut to fit…]", head.trim_end()))
+}
 
-    /// `/compact`: keeps only the last two turns verbatim.
-    pub async fn compact(
-        &self,
-        session_id: &str,
-        sink: &EventSink,
-        cancel: &CancellationToken,
-    ) -> Result<(usize, usize), AgentError> {
-        self.compact_keep(session_id, Some(2), sink, cancel).await
+/// How many recent turns to keep so the context after compaction is at most
+/// `target` tokens: starts at `start` and goes down to one turn (the newest
+/// is always kept whole). `cost` gives the tokens of the kept messages;
+/// `fixed` is what the request costs besides them (system prompt, tools, the
+/// summary's budget). `None` when nothing is old enough to compact.
+pub fn choose_keep(
+    context: &[StoredMessage],
+    start: usize,
+    fixed: u64,
+    target: u64,
+    cost: impl Fn(&[StoredMessage]) -> u64,
+) -> Option<usize> {
+    let mut keep = start.max(1);
+    loop {
+        let (old, recent) = partition(context, keep);
+        if !old.is_empty() && fixed + cost(&recent) <= target {
+            return Some(keep);
+        }
+        if keep == 1 {
+            return (!old.is_empty()).then_some(1);
+        }
+        keep -= 1;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::llm::ChatMessage;
 
     fn m(role: Role, text: &str) -> StoredMessage {
         let msg = match role {
@@ -211,8 +184,8 @@ mod tests {
                 )
             })
             .collect();
-        let s = render_for_summary(&big);
-        assert!(s.len() <= MAX_SUMMARY_INPUT_CHARS + 40);
+        let s = render_for_summary(&big, 12_000, true);
+        assert!(s.len() <= 12_000 + 40);
         assert!(s.contains("message number 499"));
     }
 }

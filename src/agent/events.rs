@@ -122,6 +122,10 @@ pub enum AgentEvent {
     ContextCompressed {
         messages_before: usize,
         messages_after: usize,
+        /// The token account before and after (estimated next request).
+        tokens_before: u64,
+        tokens_after: u64,
+        max_context_tokens: u64,
     },
     ProfileSwitched {
         profile_id: String,

@@ -6,7 +6,9 @@
 //! (on stop: "operation cancelled by user"); every message is persisted when
 //! it happens; a run never aborts because of a tool failure.
 
+pub mod account;
 pub mod budget;
+pub mod compact_run;
 pub mod compaction;
 pub mod context;
 pub mod conversation;
@@ -43,10 +45,14 @@ pub enum AgentError {
     Store(#[from] StoreError),
     #[error("no session {0}; see `navi sessions list`")]
     NoSession(String),
+    #[error(
+        "session {0} changed since the compaction was planned (a turn ran in between); nothing was changed — run /compact again"
+    )]
+    Stale(String),
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
     #[error(
-        "the context is full ({used} of {window} tokens, over the {limit}% hard limit); run /compact or start a new session"
+        "the context is full ({used} of {window} tokens, over the {limit}% hard limit) and automatic compaction could not make room; nothing was sent. Run /compact (or `navi compact`), unpin messages, or start a new session"
     )]
     ContextFull { used: u64, window: u64, limit: u32 },
     #[error(

@@ -71,6 +71,31 @@ impl Run<'_> {
         }
     }
 
+    /// The scaled estimate of the next request without notes: system
+    /// prompt, tools, memory and the whole context.
+    pub(super) fn estimate_next(&self) -> u64 {
+        let req = self.request(self.messages(&[]), true);
+        self.tracker
+            .scaled(estimate_request(&req.messages, &req.tools))
+    }
+
+    /// The session's token account now: the last measured figure plus the
+    /// estimate of what was added since, never below the estimate of the
+    /// whole next request (see `account.rs`).
+    pub(super) fn account(&self) -> u64 {
+        let est = self.estimate_next();
+        match self.tracker.measured_len {
+            Some(n) if n <= self.conv.context.len() => {
+                let added: Vec<ChatMessage> = self.conv.context[n..]
+                    .iter()
+                    .map(|m| m.msg.clone())
+                    .collect();
+                (self.tracker.context_tokens + self.tracker.scaled(estimate(&added))).max(est)
+            }
+            _ => est,
+        }
+    }
+
     /// Refuses a call that cannot fit: a request larger than the window
     /// (with the numbers and the fix), or a conversation over the hard limit
     /// (compaction can help there).
@@ -79,10 +104,15 @@ impl Run<'_> {
         if window == 0 {
             return Ok(());
         }
-        let used = estimate_request(&req.messages, &req.tools);
-        let base =
-            estimate(&req.messages[..req.messages.len().min(1)]) + estimate_tools(&req.tools);
-        let newest = estimate(&req.messages[req.messages.len().saturating_sub(1)..]);
+        let used = self
+            .tracker
+            .scaled(estimate_request(&req.messages, &req.tools));
+        let base = self.tracker.scaled(
+            estimate(&req.messages[..req.messages.len().min(1)]) + estimate_tools(&req.tools),
+        );
+        let newest = self.tracker.scaled(estimate(
+            &req.messages[req.messages.len().saturating_sub(1)..],
+        ));
         let history_helps = self.conv.context.len() > 1 && base + newest < window;
         if used >= window && !history_helps {
             return Err(AgentError::PromptTooLarge {

@@ -143,7 +143,8 @@ impl Run<'_> {
         if let Some(e) = failure {
             return Err(e.into());
         }
-        self.tracker.record(usage, &req.messages, &msg);
+        self.tracker.record(usage, req, &msg);
+        self.tracker.measured_len = Some(self.conv.context.len());
         self.warn_guards(req, usage, cut_at_length, runaway, &msg)
             .await;
         if !self.is_subagent() {

@@ -169,6 +169,13 @@ impl<'a> Run<'a> {
                 sink.emit(AgentEvent::Warning { message }).await;
             }
         }
+        let mut tracker = TokenTracker::new(window, context_tokens);
+        if origin.is_none() && conv.is_persistent() {
+            tracker.ratio = super::account::load_ratio(&agent.store, &conv.session_id);
+            if window > 0 {
+                super::account::save_window(&agent.store, &conv.session_id, window)?;
+            }
+        }
         let run = Run {
             agent,
             profile,
@@ -179,7 +186,7 @@ impl<'a> Run<'a> {
             parent_session,
             backend,
             model: sel.model.clone(),
-            tracker: TokenTracker::new(window, context_tokens),
+            tracker,
             seen_ids,
             memory: agent.memory_summary(),
             mcp_tools,
@@ -244,14 +251,28 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// Pre-turn compaction when the context is over the threshold. A failure
-    /// is a warning, never the end of the turn.
-    async fn auto_compact(&mut self) -> Result<(), AgentError> {
+    /// Automatic compaction: before a turn's first call and after its answer
+    /// when the account is at `compression_threshold` of the window, and
+    /// before any call whose request would pass the hard limit (`force`).
+    /// A failure is a warning, never the end of the turn; a stop leaves the
+    /// context as it was.
+    async fn auto_compact(&mut self, force: bool) -> Result<(), AgentError> {
         let cfg = &self.agent.config.context;
+        let window = self.tracker.window;
         if self.is_subagent()
+            || !self.conv.is_persistent()
             || !cfg.compression_enabled
-            || self.tracker.fraction() < cfg.compression_threshold
+            || window == 0
         {
+            return Ok(());
+        }
+        let used = self.account() as f64;
+        let limit = if force {
+            cfg.hard_limit
+        } else {
+            cfg.compression_threshold
+        };
+        if used < window as f64 * limit {
             return Ok(());
         }
         let id = self.conv.session_id.clone();
@@ -263,13 +284,17 @@ impl<'a> Run<'a> {
             Ok((before, after)) if after < before => {
                 if let Some(s) = self.agent.store.load(&id)? {
                     self.tracker.context_tokens = s.meta.context_token_count;
+                    self.tracker.measured_len = Some(s.context.len());
                     self.conv = Conversation::persistent(self.agent.store.clone(), &id, s.context);
                 }
             }
             Ok(_) => {}
+            Err(_) if self.cancel.is_cancelled() => {}
             Err(e) => {
                 self.emit(AgentEvent::Warning {
-                    message: format!("context compaction failed: {e}"),
+                    message: format!(
+                        "context compaction failed, the context was left as it was: {e}"
+                    ),
                 })
                 .await
             }
@@ -277,8 +302,22 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// Stores the account (and what it learned) with the session.
+    fn save_account(&mut self) -> Result<u64, AgentError> {
+        let used = self.account();
+        self.tracker.context_tokens = used;
+        self.tracker.measured_len = Some(self.conv.context.len());
+        self.conv.set_context_tokens(used)?;
+        if let Some(store) = self.conv.store()
+            && !self.is_subagent()
+        {
+            super::account::save_ratio(store, &self.conv.session_id, self.tracker.ratio)?;
+        }
+        Ok(used)
+    }
+
     async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
-        self.auto_compact().await?;
+        self.auto_compact(false).await?;
         // Nothing goes out (not even a planner call) when the request cannot fit.
         self.check_room(&self.request(self.messages(&[]), true))?;
         if planning::should_plan(&self.profile, plan_now) {
@@ -311,6 +350,7 @@ impl<'a> Run<'a> {
                     "Now carry out the plan step by step, keeping the todo list up to date.".into(),
                 );
             }
+            self.auto_compact(true).await?;
             let req = self.request(self.messages(&notes), true);
             self.check_room(&req)?;
             let call = self.stream_call(&req, true).await?;
@@ -438,6 +478,13 @@ impl<'a> Run<'a> {
         self.backend = self.agent.backend_for(&p)?;
         let sel = self.agent.select_model(&*self.backend, &p).await?;
         self.tracker.window = self.agent.context_window(&*self.backend, &sel.model).await;
+        if self.tracker.window > 0 && self.conv.is_persistent() {
+            super::account::save_window(
+                &self.agent.store,
+                &self.conv.session_id,
+                self.tracker.window,
+            )?;
+        }
         self.model = sel.model;
         self.emit(AgentEvent::ProfileSwitched {
             profile_id: p.id.clone(),
@@ -453,11 +500,13 @@ impl<'a> Run<'a> {
         content: String,
         completed: bool,
     ) -> Result<TurnOutcome, AgentError> {
-        self.conv.set_context_tokens(self.tracker.context_tokens)?;
+        // Post-turn: the next turn starts under the threshold.
+        self.auto_compact(false).await?;
+        let used = self.save_account()?;
         if !self.is_subagent() {
             self.emit(AgentEvent::StreamEnd {
                 content: content.clone(),
-                context_tokens: self.tracker.context_tokens,
+                context_tokens: used,
                 max_context_tokens: self.tracker.window,
             })
             .await;
@@ -470,7 +519,7 @@ impl<'a> Run<'a> {
     }
 
     async fn stopped(&mut self, partial: String) -> Result<TurnOutcome, AgentError> {
-        self.conv.set_context_tokens(self.tracker.context_tokens)?;
+        self.save_account()?;
         self.conv
             .push_display_only(ChatMessage::system("stopped by user"), MessageKind::Notice)?;
         if !self.is_subagent() {

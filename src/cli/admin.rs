@@ -123,10 +123,14 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                 .load(&meta.id)
                 .map_err(store_err)?
                 .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
+            let account =
+                crate::agent::account::ContextAccount::load(&store, &meta.id).map_err(store_err)?;
             if json {
-                return json_out(
-                    &serde_json::json!({ "session": session.meta, "messages": session.display }),
-                );
+                return json_out(&serde_json::json!({
+                    "session": session.meta,
+                    "context": { "tokens": account.used, "window": account.window },
+                    "messages": session.display
+                }));
             }
             crate::outln!(
                 "# {} ({}, profile {})",
@@ -138,6 +142,7 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                 meta.id,
                 meta.profile_id
             )?;
+            crate::outln!("context: {}", account.describe())?;
             for m in &session.display {
                 let who = match (m.msg.role, m.kind) {
                     (_, crate::session::MessageKind::Plan) => "plan".to_string(),

@@ -105,6 +105,31 @@ fn credentials_hint(backend: &str) -> &'static str {
 }
 
 impl LlmError {
+    /// The server refused the request because it does not fit its context
+    /// window (llama-server "exceeds the available context size", vLLM
+    /// "maximum context length", OpenAI "context_length_exceeded", …).
+    pub fn is_context_overflow(&self) -> bool {
+        let text = match self {
+            LlmError::Rejected { message, .. } => message,
+            LlmError::Server { body, .. } => body,
+            LlmError::StreamError { message, .. } => message,
+            _ => return false,
+        }
+        .to_ascii_lowercase();
+        text.contains("context_length_exceeded")
+            || text.contains("exceed_context_size")
+            || (text.contains("context")
+                && [
+                    "exceed",
+                    "too long",
+                    "maximum",
+                    "overflow",
+                    "too many tokens",
+                ]
+                .iter()
+                .any(|w| text.contains(w)))
+    }
+
     /// Errors worth retrying (with backoff) when no chunk has arrived yet.
     pub fn is_retryable(&self) -> bool {
         matches!(

@@ -520,10 +520,9 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
         ))),
         Context => {
             let meta = store.resolve(&st.session.id).map_err(err)?;
-            let mut lines = vec![format!(
-                "context: {} tokens used (window {} tokens from config; the model's own window shows after the next answer)",
-                meta.context_token_count, app.config.llm.num_ctx
-            )];
+            let b = app.agent.context_breakdown(&meta.id).map_err(err)?;
+            let c = &app.config.context;
+            let mut lines = b.render(c.compression_threshold, c.compression_target);
             if let Ok(cost) = app.agent.base_cost(&meta.profile_id) {
                 lines.extend(crate::agent::budget::render(&cost));
             }

@@ -450,8 +450,19 @@ impl LineRenderer {
             AgentEvent::ContextCompressed {
                 messages_before,
                 messages_after,
+                tokens_before,
+                tokens_after,
+                max_context_tokens,
             } => {
-                let t = format!("context compacted: {messages_before} → {messages_after} messages");
+                self.usage.context = *tokens_after;
+                if *max_context_tokens > 0 {
+                    self.usage.window = *max_context_tokens;
+                }
+                let t = format!(
+                    "context compacted: {messages_before} → {messages_after} messages, {} → {} tokens",
+                    crate::agent::account::short(*tokens_before),
+                    crate::agent::account::short(*tokens_after)
+                );
                 self.line(&mut out, Stream::Info, p.dim(&t));
             }
             AgentEvent::ProfileSwitched {

@@ -180,15 +180,27 @@ impl TuiState {
             ContextCompressed {
                 messages_before,
                 messages_after,
+                ..
             } if messages_before == messages_after => self.notice(format!(
                 "nothing to compact: the context ({messages_before} messages) holds only recent turns"
             )),
             ContextCompressed {
                 messages_before,
                 messages_after,
-            } => self.notice(format!(
-                "context compressed: {messages_before} → {messages_after} messages"
-            )),
+                tokens_before,
+                tokens_after,
+                max_context_tokens,
+            } => {
+                self.status.ctx_used = *tokens_after;
+                if *max_context_tokens > 0 {
+                    self.status.ctx_max = *max_context_tokens;
+                }
+                self.notice(format!(
+                    "context compressed: {messages_before} → {messages_after} messages, {} → {} tokens",
+                    crate::agent::account::short(*tokens_before),
+                    crate::agent::account::short(*tokens_after)
+                ))
+            }
             ProfileSwitched {
                 profile_id,
                 profile_name,

@@ -113,9 +113,13 @@ impl Host for AppHost<'_> {
             match agent.compact(&sid, &sink, &c).await {
                 // Nothing was old enough: compact() emits no event then.
                 Ok((before, after)) if before == after => {
+                    let acc = agent.context_account(&sid).unwrap_or_default();
                     sink.emit(AgentEvent::ContextCompressed {
                         messages_before: before,
                         messages_after: after,
+                        tokens_before: acc.used,
+                        tokens_after: acc.used,
+                        max_context_tokens: acc.window,
                     })
                     .await;
                 }
