@@ -1,0 +1,396 @@
+//! Context management (issue 12): one token account, compaction that makes
+//! the next request fit (before and after a turn), bad summaries, summary
+//! requests that overflow, a stop mid-compaction, a window of 0. The agent
+//! runs in-process against the fake server with a small window; every
+//! request the server received is checked.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use navi::agent::events::{AgentEvent, EventSink};
+use navi::agent::{AgentError, TurnOutcome};
+use navi::app::{App, AppOptions};
+use navi::config::{BackendKind, Config, Overrides, Paths};
+use navi::session::MessageKind;
+use serde_json::{Value, json};
+use support::{FakeLlm, Fault, Reply};
+use tokio_util::sync::CancellationToken;
+
+pub const WINDOW: u64 = 2048;
+
+/// A profile with a short prompt, one tool and no planning, so the window
+/// is mostly conversation.
+pub fn write_profile(config_dir: &std::path::Path) {
+    let p = config_dir.join("profiles/tester");
+    std::fs::create_dir_all(&p).unwrap();
+    let cfg = json!({
+        "id": "tester", "name": "Tester", "description": "test profile",
+        "model": ["test-model"], "temperature": 0.2,
+        "enabled_tools": ["todo"],
+        "planning_phase1_enabled": false, "planning_phase3_enabled": false,
+        "iteration_budget_enabled": false, "goal_anchoring_enabled": false
+    });
+    std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
+    std::fs::write(p.join("system_prompt.txt"), "TESTER-PROMPT").unwrap();
+    std::fs::write(config_dir.join("persona.txt"), "TEST-PERSONA").unwrap();
+}
+
+struct Ctx {
+    _dir: tempfile::TempDir,
+    app: App,
+    fake: FakeLlm,
+    sid: String,
+}
+
+async fn setup(kind: BackendKind, edit: impl FnOnce(&mut Config)) -> Ctx {
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("test-model".into(), Some(WINDOW))]);
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths {
+        config_file: None,
+        config_dir: dir.path().join("config"),
+        data_dir: dir.path().join("data"),
+        db_path: dir.path().join("data/navi.db"),
+        log_dir: dir.path().join("data/logs"),
+    };
+    write_profile(&paths.config_dir);
+    let mut c = Config::default();
+    c.llm.backend = kind;
+    c.llm.ollama_host = fake.ollama_url();
+    c.llm.openai_base_url = fake.openai_url();
+    edit(&mut c);
+    let app = App::build(c, paths, Overrides::default(), AppOptions::default()).unwrap();
+    let sid = app.store.create("tester").unwrap().id;
+    Ctx {
+        _dir: dir,
+        app,
+        fake,
+        sid,
+    }
+}
+
+async fn turn(ctx: &Ctx, msg: &str) -> (Result<TurnOutcome, AgentError>, Vec<AgentEvent>) {
+    let (sink, mut rx) = EventSink::channel(4096);
+    let drain = tokio::spawn(async move {
+        let mut out = Vec::new();
+        while let Some(e) = rx.recv().await {
+            out.push(e);
+        }
+        out
+    });
+    let out = ctx
+        .app
+        .agent
+        .run_stream(&ctx.sid, msg, &sink, &CancellationToken::new())
+        .await;
+    drop(sink);
+    (out, drain.await.unwrap())
+}
+
+/// ~900 characters: long enough to fill the window in a few turns, short
+/// enough to serve as a summary too.
+fn long_answer(i: usize) -> String {
+    let mut s = String::new();
+    for k in 0..12 {
+        s.push_str(&format!(
+            "- point {i}.{k}: the build uses cargo and the tests run in CI\n"
+        ));
+    }
+    s
+}
+
+/// The request's size with the agent's estimator: characters / 4 with 16
+/// characters of framing per message, tool schemas as JSON text.
+pub fn estimated(body: &Value) -> u64 {
+    let mut chars = 0usize;
+    for m in body["messages"].as_array().unwrap() {
+        chars += match &m["content"] {
+            Value::String(s) => s.len(),
+            Value::Null => 0,
+            other => other.to_string().len(),
+        };
+        chars += 16;
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            let f = if c["function"].is_object() {
+                &c["function"]
+            } else {
+                c
+            };
+            chars += f["name"].as_str().map_or(0, str::len);
+            chars += match &f["arguments"] {
+                Value::String(s) => s.len(),
+                v => v.to_string().len(),
+            };
+        }
+    }
+    let tools: usize = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t.to_string().len())
+        .sum();
+    ((chars + tools) / 4) as u64
+}
+
+fn is_summary_request(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You compress a conversation"))
+}
+
+fn warnings(ev: &[AgentEvent]) -> Vec<String> {
+    ev.iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn repeated_turns_never_send_a_request_over_the_window_and_the_account_agrees() {
+    for kind in [BackendKind::Openai, BackendKind::Ollama] {
+        let ctx = setup(kind, |_| {}).await;
+        let threshold = ctx.app.config.context.compression_threshold;
+        let mut compactions = 0;
+        for i in 0..14 {
+            // One reply a turn: a compaction around it may take it as its
+            // summary (it reads as one); calls after that get the fake's
+            // short default answer.
+            ctx.fake.push(Reply::text(long_answer(i)));
+            let (out, ev) = turn(&ctx, &format!("question {i}: tell me more")).await;
+            out.unwrap_or_else(|e| panic!("{kind:?} turn {i}: {e}"));
+            compactions += ev
+                .iter()
+                .filter(|e| matches!(e, AgentEvent::ContextCompressed { .. }))
+                .count();
+            // One number: the stream_end event, the stored account and /context.
+            let end = ev
+                .iter()
+                .find_map(|e| match e {
+                    AgentEvent::StreamEnd {
+                        context_tokens,
+                        max_context_tokens,
+                        ..
+                    } => Some((*context_tokens, *max_context_tokens)),
+                    _ => None,
+                })
+                .expect("stream_end");
+            let account = ctx.app.agent.context_account(&ctx.sid).unwrap();
+            let breakdown = ctx.app.agent.context_breakdown(&ctx.sid).unwrap();
+            assert_eq!(end, (account.used, account.window), "{kind:?} turn {i}");
+            assert_eq!(breakdown.account, account.used);
+            assert_eq!(account.window, WINDOW);
+            // Post-turn compaction: every turn ends under the threshold.
+            assert!(
+                (account.used as f64) < WINDOW as f64 * threshold,
+                "{kind:?} turn {i}: {} of {WINDOW} after the turn",
+                account.used
+            );
+        }
+        let requests = ctx.fake.chat_requests();
+        assert!(compactions >= 2, "{kind:?}: {compactions} compactions");
+        assert!(requests.iter().any(is_summary_request));
+        for (n, body) in requests.iter().enumerate() {
+            let est = estimated(body);
+            assert!(
+                est < WINDOW,
+                "{kind:?}: request {n} is ~{est} tokens, over the {WINDOW}-token window"
+            );
+        }
+        let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+        assert_eq!(s.context[0].kind, MessageKind::Summary);
+        // The display buffer keeps every turn.
+        let users = s
+            .display
+            .iter()
+            .filter(|m| m.msg.content.starts_with("question "))
+            .count();
+        assert_eq!(users, 14);
+    }
+}
+
+#[tokio::test]
+async fn an_empty_or_letterless_summary_leaves_the_context_as_it_was_with_a_warning() {
+    for bad in ["   \n ", "```\n```\n---"] {
+        let ctx = setup(BackendKind::Openai, |c| {
+            c.context.compression_threshold = 0.01;
+        })
+        .await;
+        ctx.fake.push(Reply::text("first answer"));
+        turn(&ctx, "first question").await.0.unwrap();
+        let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+        // Turn 2: pre-turn compaction (bad summary), the answer, post-turn
+        // compaction (bad summary again).
+        ctx.fake.push(Reply::text(bad));
+        ctx.fake.push(Reply::text("second answer"));
+        ctx.fake.push(Reply::text(bad));
+        let (out, ev) = turn(&ctx, "second question").await;
+        assert_eq!(out.unwrap().text, "second answer");
+        let w = warnings(&ev);
+        assert!(
+            w.iter()
+                .any(|m| m.contains("compaction failed") && m.contains("left as it was")),
+            "{w:?}"
+        );
+        let after = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+        assert!(after.iter().all(|m| m.kind != MessageKind::Summary));
+        assert_eq!(&after[..before.len()], &before[..]);
+        assert_eq!(after.len(), before.len() + 2);
+    }
+}
+
+#[tokio::test]
+async fn a_summary_request_the_server_refuses_as_too_long_is_retried_smaller() {
+    let ctx = setup(BackendKind::Openai, |c| {
+        c.context.compression_threshold = 0.01;
+    })
+    .await;
+    ctx.fake.push(Reply::tool_call(
+        "todo",
+        json!({"action": "add", "items": ["RESULT-MARKER task"]}),
+    ));
+    ctx.fake.push(Reply::text("first answer"));
+    turn(&ctx, "first question").await.0.unwrap();
+    ctx.fake.push(Reply::fault(Fault::Status(
+        400,
+        "the request exceeds the available context size, try increasing it".into(),
+    )));
+    ctx.fake.push(Reply::text("- the user added a task"));
+    ctx.fake.push(Reply::text("second answer"));
+    let (out, ev) = turn(&ctx, "second question").await;
+    assert_eq!(out.unwrap().text, "second answer", "{:?}", warnings(&ev));
+    let summaries: Vec<Value> = ctx
+        .fake
+        .chat_requests()
+        .into_iter()
+        .filter(is_summary_request)
+        .collect();
+    assert_eq!(summaries.len(), 2, "one refused, one retried");
+    let first = summaries[0]["messages"][1]["content"].as_str().unwrap();
+    let second = summaries[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(first.contains("result of todo"), "{first}");
+    assert!(!second.contains("result of"), "{second}");
+    assert!(second.contains("first question"), "{second}");
+    let ctx_rows = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    assert_eq!(ctx_rows[0].kind, MessageKind::Summary);
+    assert!(ctx_rows[0].msg.content.contains("the user added a task"));
+}
+
+#[tokio::test]
+async fn a_stop_during_compaction_changes_nothing() {
+    let ctx = setup(BackendKind::Openai, |_| {}).await;
+    for i in 0..4 {
+        ctx.fake.push(Reply::text(format!("answer {i}")));
+        turn(&ctx, &format!("question {i}")).await.0.unwrap();
+    }
+    let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    ctx.fake
+        .push(Reply::text("- a summary that comes too late").with_prefill(3000));
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        c2.cancel();
+    });
+    let (sink, _rx) = EventSink::channel(64);
+    let out = ctx.app.agent.compact(&ctx.sid, &sink, &cancel).await;
+    assert!(out.is_err(), "{out:?}");
+    let after = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    assert_eq!(before.context, after.context);
+    assert_eq!(
+        before.meta.context_token_count,
+        after.meta.context_token_count
+    );
+}
+
+#[tokio::test]
+async fn a_window_of_zero_never_triggers_compaction_or_refuses() {
+    let ctx = setup(BackendKind::Ollama, |c| {
+        c.llm.num_ctx = 0;
+        c.context.compression_threshold = 0.01;
+    })
+    .await;
+    for i in 0..3 {
+        ctx.fake.push(Reply::text(long_answer(i)));
+        let (out, ev) = turn(&ctx, &format!("question {i}")).await;
+        out.unwrap();
+        assert!(
+            !ev.iter()
+                .any(|e| matches!(e, AgentEvent::ContextCompressed { .. })),
+            "no compaction without a window"
+        );
+        assert!(warnings(&ev).is_empty(), "{:?}", warnings(&ev));
+    }
+    assert!(!ctx.fake.chat_requests().iter().any(is_summary_request));
+    let account = ctx.app.agent.context_account(&ctx.sid).unwrap();
+    assert_eq!(account.window, 0);
+    assert!(account.describe().contains("window unknown"));
+}
+
+/// `navi` with the test's config and data dirs, against the fake server.
+fn navi(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_navi"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("NAVI_DATA_DIR", dir.join("data"))
+        .env("NAVI_CONFIG_DIR", dir.join("config"))
+        .env("OPENAI_BASE_URL", fake.openai_url())
+        .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
+        .args(["--backend", "openai"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_already_over_the_window_is_continued_and_compacted_first() {
+    let ctx = setup(BackendKind::Openai, |_| {}).await;
+    // What an older build could leave behind: 30 turns, ~15k tokens, in a
+    // 2k window, with the old meter.
+    for i in 0..30 {
+        let u = navi::session::StoredMessage::new(
+            navi::llm::ChatMessage::user(format!("old question {i}")),
+            MessageKind::Message,
+        );
+        ctx.app.store.append_both(&ctx.sid, &u).unwrap();
+        let a = navi::session::StoredMessage::new(
+            navi::llm::ChatMessage::assistant(format!("{}{}", long_answer(i), long_answer(i))),
+            MessageKind::Message,
+        );
+        ctx.app.store.append_both(&ctx.sid, &a).unwrap();
+    }
+    ctx.app.store.set_context_tokens(&ctx.sid, 15_000).unwrap();
+    let dir = ctx._dir.path().to_path_buf();
+    ctx.fake
+        .push(Reply::text("- the user asked thirty old questions"));
+    ctx.fake.push(Reply::text("RECOVERED ANSWER"));
+    let fake = &ctx.fake;
+    let out = tokio::task::block_in_place(|| {
+        navi(&dir, fake, &["run", "--continue", "and the next one?"])
+    });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("RECOVERED ANSWER"), "{stdout}");
+    let requests = fake.chat_requests();
+    assert!(is_summary_request(&requests[0]), "compaction comes first");
+    for (n, body) in requests.iter().enumerate() {
+        assert!(estimated(body) < WINDOW, "request {n} over the window");
+    }
+    let last = requests.last().unwrap();
+    let text = last.to_string();
+    assert!(text.contains("thirty old questions") && text.contains("and the next one?"));
+    // The account the CLI shows is the one stored, against the same window.
+    let show = navi(&dir, fake, &["sessions", "show", &ctx.sid, "--json"]);
+    let v: Value = serde_json::from_slice(&show.stdout).unwrap();
+    let stored = ctx.app.store.meta(&ctx.sid).unwrap().unwrap();
+    assert_eq!(v["context"]["tokens"], json!(stored.context_token_count));
+    assert_eq!(v["context"]["window"], json!(WINDOW));
+    assert!(stored.context_token_count < WINDOW);
+    // The display buffer still has every old turn.
+    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    assert!(s.display.len() >= 62);
+}
