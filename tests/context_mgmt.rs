@@ -394,3 +394,53 @@ async fn a_session_already_over_the_window_is_continued_and_compacted_first() {
     let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
     assert!(s.display.len() >= 62);
 }
+
+#[tokio::test]
+async fn a_server_refusal_for_length_teaches_the_window_and_the_turn_is_retried_after_compacting() {
+    let ctx = setup(BackendKind::Openai, |_| {}).await;
+    for i in 0..4 {
+        ctx.fake.push(Reply::text(long_answer(i)));
+        turn(&ctx, &format!("question {i}")).await.0.unwrap();
+    }
+    let before = ctx.fake.chat_requests().len();
+    ctx.fake.push(Reply::fault(Fault::Status(
+        400,
+        "request (1800 tokens) exceeds the available context size (1500 tokens), try increasing it"
+            .into(),
+    )));
+    ctx.fake
+        .push(Reply::text("- four questions about the build"));
+    ctx.fake.push(Reply::text("ANSWER AFTER RETRY"));
+    let (out, ev) = turn(&ctx, "question 4").await;
+    assert_eq!(
+        out.unwrap_or_else(|e| panic!("{e}")).text,
+        "ANSWER AFTER RETRY",
+        "{:?}",
+        warnings(&ev)
+    );
+    let requests = &ctx.fake.chat_requests()[before..];
+    assert_eq!(requests.len(), 3);
+    assert!(!is_summary_request(&requests[0]));
+    assert!(is_summary_request(&requests[1]));
+    assert!(
+        requests[2]
+            .to_string()
+            .contains("four questions about the build")
+    );
+    let account = ctx.app.agent.context_account(&ctx.sid).unwrap();
+    assert_eq!(account.window, 1500, "the server's window is kept");
+    assert!(account.used < 1500);
+}
+
+#[tokio::test]
+async fn a_refusal_with_nothing_to_compact_is_the_clear_error_and_not_retried() {
+    let ctx = setup(BackendKind::Openai, |_| {}).await;
+    ctx.fake.push(Reply::fault(Fault::Status(
+        400,
+        "request (5032 tokens) exceeds the available context size (1500 tokens)".into(),
+    )));
+    let (out, _) = turn(&ctx, "hello").await;
+    let msg = out.unwrap_err().to_string();
+    assert!(msg.contains("1500-token window"), "{msg}");
+    assert_eq!(ctx.fake.chat_requests().len(), 1);
+}

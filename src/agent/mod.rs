@@ -14,6 +14,7 @@ pub mod context;
 pub mod conversation;
 pub mod delegate;
 pub mod events;
+mod fit;
 pub mod mechanics;
 pub mod planning;
 pub mod repetition;
@@ -307,6 +308,14 @@ impl Agent {
             m.insert(model.to_string(), w);
         }
         w
+    }
+
+    /// A window the server showed by refusing a request as too long: used
+    /// for `model` from now on in this process.
+    pub(crate) fn learn_window(&self, model: &str, window: u64) {
+        if let Ok(mut m) = self.windows.lock() {
+            m.insert(model.to_string(), window);
+        }
     }
 
     /// Runs one user turn on a persistent session, streaming events into `sink`.

@@ -251,73 +251,8 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// Automatic compaction: before a turn's first call and after its answer
-    /// when the account is at `compression_threshold` of the window, and
-    /// before any call whose request would pass the hard limit (`force`).
-    /// A failure is a warning, never the end of the turn; a stop leaves the
-    /// context as it was.
-    async fn auto_compact(&mut self, force: bool) -> Result<(), AgentError> {
-        let cfg = &self.agent.config.context;
-        let window = self.tracker.window;
-        if self.is_subagent()
-            || !self.conv.is_persistent()
-            || !cfg.compression_enabled
-            || window == 0
-        {
-            return Ok(());
-        }
-        let used = self.account() as f64;
-        let limit = if force {
-            cfg.hard_limit
-        } else {
-            cfg.compression_threshold
-        };
-        if used < window as f64 * limit {
-            return Ok(());
-        }
-        let id = self.conv.session_id.clone();
-        match self
-            .agent
-            .compact_keep(&id, None, self.sink, self.cancel)
-            .await
-        {
-            Ok((before, after)) if after < before => {
-                if let Some(s) = self.agent.store.load(&id)? {
-                    self.tracker.context_tokens = s.meta.context_token_count;
-                    self.tracker.measured_len = Some(s.context.len());
-                    self.conv = Conversation::persistent(self.agent.store.clone(), &id, s.context);
-                }
-            }
-            Ok(_) => {}
-            Err(_) if self.cancel.is_cancelled() => {}
-            Err(e) => {
-                self.emit(AgentEvent::Warning {
-                    message: format!(
-                        "context compaction failed, the context was left as it was: {e}"
-                    ),
-                })
-                .await
-            }
-        }
-        Ok(())
-    }
-
-    /// Stores the account (and what it learned) with the session.
-    fn save_account(&mut self) -> Result<u64, AgentError> {
-        let used = self.account();
-        self.tracker.context_tokens = used;
-        self.tracker.measured_len = Some(self.conv.context.len());
-        self.conv.set_context_tokens(used)?;
-        if let Some(store) = self.conv.store()
-            && !self.is_subagent()
-        {
-            super::account::save_ratio(store, &self.conv.session_id, self.tracker.ratio)?;
-        }
-        Ok(used)
-    }
-
     async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
-        self.auto_compact(false).await?;
+        let _ = self.auto_compact(false).await?;
         // Nothing goes out (not even a planner call) when the request cannot fit.
         self.check_room(&self.request(self.messages(&[]), true))?;
         if planning::should_plan(&self.profile, plan_now) {
@@ -350,10 +285,7 @@ impl<'a> Run<'a> {
                     "Now carry out the plan step by step, keeping the todo list up to date.".into(),
                 );
             }
-            self.auto_compact(true).await?;
-            let req = self.request(self.messages(&notes), true);
-            self.check_room(&req)?;
-            let call = self.stream_call(&req, true).await?;
+            let call = self.call_fitting(&notes).await?;
             if call.stopped {
                 return self.stopped(call.msg.content).await;
             }
@@ -501,7 +433,7 @@ impl<'a> Run<'a> {
         completed: bool,
     ) -> Result<TurnOutcome, AgentError> {
         // Post-turn: the next turn starts under the threshold.
-        self.auto_compact(false).await?;
+        let _ = self.auto_compact(false).await?;
         let used = self.save_account()?;
         if !self.is_subagent() {
             self.emit(AgentEvent::StreamEnd {

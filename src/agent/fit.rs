@@ -1,0 +1,132 @@
+//! Keeping every request inside the window during a turn: automatic
+//! compaction before the first call and after the answer (at
+//! `compression_threshold`), before any call that would pass the hard limit,
+//! and once more when the server refuses a request as too long — then the
+//! server's figures (its window, its real token count) replace ours for the
+//! rest of the session.
+use super::AgentError;
+use super::conversation::Conversation;
+use super::events::AgentEvent;
+use super::tokens::estimate_request;
+use super::turn::{CallResult, Run};
+
+impl Run<'_> {
+    /// Automatic compaction: before a turn's first call and after its answer
+    /// when the account is at `compression_threshold` of the window, and
+    /// before any call whose request would pass the hard limit (`force`).
+    /// A failure is a warning, never the end of the turn; a stop leaves the
+    /// context as it was.
+    pub(super) async fn auto_compact(&mut self, force: bool) -> Result<bool, AgentError> {
+        let cfg = &self.agent.config.context;
+        let window = self.tracker.window;
+        if self.is_subagent()
+            || !self.conv.is_persistent()
+            || !cfg.compression_enabled
+            || window == 0
+        {
+            return Ok(false);
+        }
+        let used = self.account() as f64;
+        let limit = if force {
+            cfg.hard_limit
+        } else {
+            cfg.compression_threshold
+        };
+        if used < window as f64 * limit {
+            return Ok(false);
+        }
+        let id = self.conv.session_id.clone();
+        match self
+            .agent
+            .compact_keep(&id, None, self.sink, self.cancel)
+            .await
+        {
+            Ok((before, after)) if after < before => {
+                if let Some(s) = self.agent.store.load(&id)? {
+                    self.tracker.context_tokens = s.meta.context_token_count;
+                    self.tracker.measured_len = Some(s.context.len());
+                    self.conv = Conversation::persistent(self.agent.store.clone(), &id, s.context);
+                }
+                return Ok(true);
+            }
+            Ok(_) => {}
+            Err(_) if self.cancel.is_cancelled() => {}
+            Err(e) => {
+                self.emit(AgentEvent::Warning {
+                    message: format!(
+                        "context compaction failed, the context was left as it was: {e}"
+                    ),
+                })
+                .await
+            }
+        }
+        Ok(false)
+    }
+
+    /// Stores the account (and what it learned) with the session.
+    pub(super) fn save_account(&mut self) -> Result<u64, AgentError> {
+        let used = self.account();
+        self.tracker.context_tokens = used;
+        self.tracker.measured_len = Some(self.conv.context.len());
+        self.conv.set_context_tokens(used)?;
+        if let Some(store) = self.conv.store()
+            && !self.is_subagent()
+        {
+            super::account::save_ratio(store, &self.conv.session_id, self.tracker.ratio)?;
+        }
+        Ok(used)
+    }
+
+    /// One call of the tool loop: compaction first when the request would
+    /// pass the hard limit, the window check, the call; a server refusal for
+    /// length is learnt from and retried once after compacting.
+    pub(super) async fn call_fitting(
+        &mut self,
+        notes: &[String],
+    ) -> Result<CallResult, AgentError> {
+        self.auto_compact(true).await?;
+        let req = self.request(self.messages(notes), true);
+        self.check_room(&req)?;
+        match self.stream_call(&req, true).await {
+            Err(AgentError::PromptTooLarge { needed, window, .. })
+                if self.learn_refusal(needed, window, &req)? && self.auto_compact(true).await? =>
+            {
+                let req = self.request(self.messages(notes), true);
+                self.check_room(&req)?;
+                self.stream_call(&req, true).await
+            }
+            other => other,
+        }
+    }
+
+    /// Takes a server's "needs N tokens, has W" as the truth: a smaller
+    /// window, a higher real/estimated ratio. True when something changed
+    /// (so compacting and retrying can help).
+    fn learn_refusal(
+        &mut self,
+        needed: u64,
+        window: u64,
+        req: &crate::llm::ChatRequest,
+    ) -> Result<bool, AgentError> {
+        if self.is_subagent() || !self.conv.is_persistent() {
+            return Ok(false);
+        }
+        let mut changed = false;
+        if window > 0 && (self.tracker.window == 0 || window < self.tracker.window) {
+            self.tracker.window = window;
+            self.agent.learn_window(&self.model, window);
+            super::account::save_window(&self.agent.store, &self.conv.session_id, window)?;
+            changed = true;
+        }
+        let est = estimate_request(&req.messages, &req.tools);
+        if est > 0 && needed > est {
+            let r = (needed as f64 / est as f64).min(super::tokens::MAX_RATIO);
+            if r > self.tracker.ratio {
+                self.tracker.ratio = r;
+                super::account::save_ratio(&self.agent.store, &self.conv.session_id, r)?;
+                changed = true;
+            }
+        }
+        Ok(changed)
+    }
+}
