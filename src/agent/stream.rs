@@ -155,9 +155,12 @@ impl Run<'_> {
                 max_context_tokens: self.tracker.window,
             })
             .await;
-            if self
-                .tracker
-                .should_warn(self.agent.config.context.warn_threshold)
+            // With compaction on, the warning waits for the end of the turn
+            // (post-turn compaction usually makes it moot).
+            if !self.agent.config.context.compression_enabled
+                && self
+                    .tracker
+                    .should_warn(self.agent.config.context.warn_threshold)
             {
                 self.emit(AgentEvent::Warning {
                     message: format!(

@@ -435,6 +435,21 @@ impl<'a> Run<'a> {
         // Post-turn: the next turn starts under the threshold.
         let _ = self.auto_compact(false).await?;
         let used = self.save_account()?;
+        let cfg = &self.agent.config.context;
+        if !self.is_subagent()
+            && cfg.compression_enabled
+            && self.tracker.should_warn(cfg.warn_threshold)
+        {
+            self.emit(AgentEvent::Warning {
+                message: format!(
+                    "context is {:.0}% full ({} of {} tokens) even after compaction; /context shows where the tokens go",
+                    self.tracker.fraction() * 100.0,
+                    used,
+                    self.tracker.window
+                ),
+            })
+            .await;
+        }
         if !self.is_subagent() {
             self.emit(AgentEvent::StreamEnd {
                 content: content.clone(),
