@@ -206,7 +206,7 @@ impl Host for StreamHost {
         Err("no commands in the benchmark".into())
     }
     fn answer(&mut self, _id: &str, _d: Decision) {}
-    fn compact(&mut self, s: &str) -> Turn {
+    fn compact(&mut self, s: &str, _mode: navi::agent::compact_run::CompactMode) -> Turn {
         self.start_turn(s, "")
     }
     fn refresh(&mut self, _s: &str) -> Option<SessionMeta> {

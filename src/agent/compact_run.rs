@@ -22,6 +22,15 @@ use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmBackend, LlmError};
 use crate::session::{MessageKind, StoredMessage};
 use tokio_util::sync::CancellationToken;
 
+/// Which `/compact`: at once, a preview kept for confirmation, or applying
+/// the kept preview.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactMode {
+    Now,
+    Preview,
+    Apply,
+}
+
 /// What a compaction would do; nothing is written until it is applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompactionPlan {
@@ -37,6 +46,8 @@ pub struct CompactionPlan {
     pub window: u64,
     /// Whole recent turns kept verbatim.
     pub keep: usize,
+    /// Pinned messages from the replaced part, kept verbatim.
+    pub pinned_kept: usize,
     /// Length and last row id of the context the plan was made from.
     pub context_len: usize,
     pub last_context_id: Option<i64>,
@@ -99,18 +110,35 @@ impl Agent {
         let reserve = summary_budget(window);
         let start = keep.unwrap_or(cfg.keep_recent as usize);
         let ctx = &session.context;
-        let Some(keep) = choose_keep(ctx, start, base + reserve, target, |m| tokens_of(m, ratio))
-        else {
+        let pins = crate::session::pins::load(&self.store, session_id)?;
+        let is_pinned = |m: &StoredMessage| {
+            crate::session::pins::pinnable(m) && pins.contains(&crate::session::pins::key(m))
+        };
+        let pinned: Vec<StoredMessage> = ctx.iter().filter(|m| is_pinned(m)).cloned().collect();
+        let fixed = base + reserve + tokens_of(&pinned, ratio);
+        let Some(keep) = choose_keep(ctx, start, fixed, target, |m| tokens_of(m, ratio)) else {
             return Ok(None);
         };
         let (old, recent) = partition(ctx, keep);
+        // Pinned messages stay verbatim (without tool calls, whose results
+        // are summarised); the rest of the old part is summarised.
+        let (kept, old): (Vec<StoredMessage>, Vec<StoredMessage>) =
+            old.into_iter().partition(|m| is_pinned(m));
+        if !old.iter().any(|m| m.kind != MessageKind::Summary) {
+            return Ok(None);
+        }
         let summary = self
             .summarise(&*backend, &model, window, &old, cancel)
             .await?;
+        let pinned_kept = kept.len();
         let mut new_context = vec![StoredMessage::new(
             ChatMessage::user(format!("{SUMMARY_HEADING}\n{summary}")),
             MessageKind::Summary,
         )];
+        new_context.extend(kept.into_iter().map(|mut m| {
+            m.msg.tool_calls.clear();
+            m
+        }));
         new_context.extend(recent);
         Ok(Some(CompactionPlan {
             session_id: session_id.to_string(),
@@ -121,6 +149,7 @@ impl Agent {
             new_context,
             window,
             keep,
+            pinned_kept,
             context_len: ctx.len(),
             last_context_id: ctx.last().map(|m| m.id),
         }))
@@ -269,8 +298,100 @@ impl Agent {
         self.compact_keep(session_id, Some(2), sink, cancel).await
     }
 
+    /// `/compact` in its three forms. `Preview` plans, keeps the plan and
+    /// emits `compaction_planned`; `Apply` writes the kept plan (refused when
+    /// there is none or a turn ran since); `Now` plans and applies.
+    pub async fn compact_mode(
+        &self,
+        session_id: &str,
+        mode: CompactMode,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(usize, usize), AgentError> {
+        match mode {
+            CompactMode::Now => self.compact(session_id, sink, cancel).await,
+            CompactMode::Preview => {
+                let Some(plan) = self
+                    .plan_compaction(session_id, Some(2), sink, cancel)
+                    .await?
+                else {
+                    let n = self.store.load(session_id)?.map_or(0, |s| s.context.len());
+                    return Ok((n, n));
+                };
+                sink.emit(AgentEvent::CompactionPlanned {
+                    summary: plan.summary.clone(),
+                    messages_replaced: plan.replaced.len(),
+                    turns_kept: plan.keep,
+                    pinned_kept: plan.pinned_kept,
+                    tokens_before: plan.tokens_before,
+                    tokens_after: plan.tokens_after,
+                })
+                .await;
+                let counts = (plan.context_len, plan.new_context.len());
+                if let Ok(mut p) = self.pending_compactions.lock() {
+                    p.insert(session_id.to_string(), plan);
+                }
+                // Unequal: there is a plan (nothing is written yet).
+                Ok(counts)
+            }
+            CompactMode::Apply => {
+                let plan = self
+                    .pending_compactions
+                    .lock()
+                    .ok()
+                    .and_then(|mut p| p.remove(session_id))
+                    .ok_or_else(|| AgentError::NoPlan(session_id.to_string()))?;
+                let (before, after) = self.apply_compaction(session_id, &plan)?;
+                sink.emit(AgentEvent::ContextCompressed {
+                    messages_before: before,
+                    messages_after: after,
+                    tokens_before: plan.tokens_before,
+                    tokens_after: plan.tokens_after,
+                    max_context_tokens: plan.window,
+                })
+                .await;
+                Ok((before, after))
+            }
+        }
+    }
+
+    /// Forgets a previewed plan (the user declined it).
+    pub fn discard_compaction(&self, session_id: &str) -> bool {
+        self.pending_compactions
+            .lock()
+            .ok()
+            .and_then(|mut p| p.remove(session_id))
+            .is_some()
+    }
+
     /// The stored token account of a session.
     pub fn context_account(&self, session_id: &str) -> Result<ContextAccount, AgentError> {
         Ok(ContextAccount::load(&self.store, session_id)?)
     }
+}
+
+/// The lines both front ends show for a `compaction_planned` event.
+pub fn preview_lines(
+    summary: &str,
+    replaced: usize,
+    turns_kept: usize,
+    pinned_kept: usize,
+    tokens_before: u64,
+    tokens_after: u64,
+) -> Vec<String> {
+    let short = super::account::short;
+    let pinned = match pinned_kept {
+        0 => String::new(),
+        1 => " and 1 pinned message".into(),
+        n => format!(" and {n} pinned messages"),
+    };
+    let turns = if turns_kept == 1 { "turn" } else { "turns" };
+    let mut out = vec![format!(
+        "compaction preview: {replaced} context messages would be replaced by this summary; the last {turns_kept} {turns}{pinned} stay verbatim; {} → {} tokens",
+        short(tokens_before),
+        short(tokens_after)
+    )];
+    out.extend(summary.lines().map(|l| format!("  │ {l}")));
+    out.push("nothing has changed yet: /compact apply applies it; anything else leaves the context as it is".into());
+    out
 }

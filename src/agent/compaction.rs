@@ -120,9 +120,10 @@ pub fn clean_summary(raw: &str, max_chars: usize) -> Option<String> {
 
 /// How many recent turns to keep so the context after compaction is at most
 /// `target` tokens: starts at `start` and goes down to one turn (the newest
-/// is always kept whole). `cost` gives the tokens of the kept messages;
-/// `fixed` is what the request costs besides them (system prompt, tools, the
-/// summary's budget). `None` when nothing is old enough to compact.
+/// is always kept whole) while the target is not met. `cost` gives the
+/// tokens of the kept messages; `fixed` is what the request costs besides
+/// them (system prompt, tools, the summary's budget). `None` when nothing
+/// is old enough to compact at the chosen number.
 pub fn choose_keep(
     context: &[StoredMessage],
     start: usize,
@@ -133,11 +134,8 @@ pub fn choose_keep(
     let mut keep = start.max(1);
     loop {
         let (old, recent) = partition(context, keep);
-        if !old.is_empty() && fixed + cost(&recent) <= target {
-            return Some(keep);
-        }
-        if keep == 1 {
-            return (!old.is_empty()).then_some(1);
+        if keep == 1 || fixed + cost(&recent) <= target {
+            return (!old.is_empty()).then_some(keep);
         }
         keep -= 1;
     }
@@ -172,6 +170,72 @@ mod tests {
         assert_eq!(recent[0].msg.content, "2");
         let (old, recent) = partition(&ctx, 5);
         assert!(old.is_empty() && recent.len() == 6);
+    }
+
+    fn turns(n: usize) -> Vec<StoredMessage> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            out.push(m(Role::User, &format!("q{i}")));
+            let mut a = ChatMessage::assistant("");
+            a.tool_calls.push(crate::llm::ToolCall {
+                id: format!("c{i}"),
+                name: "todo".into(),
+                arguments: serde_json::json!({}),
+            });
+            out.push(StoredMessage::new(a, MessageKind::Message));
+            let call = out[out.len() - 1].msg.tool_calls[0].clone();
+            out.push(StoredMessage::new(
+                ChatMessage::tool_result(&call, "x".repeat(400)),
+                MessageKind::Message,
+            ));
+            out.push(m(Role::Assistant, &format!("a{i}")));
+        }
+        out
+    }
+
+    #[test]
+    fn keep_goes_down_only_until_the_target_is_met_and_never_splits_a_tool_group() {
+        let ctx = turns(6);
+        let cost = |m: &[StoredMessage]| m.len() as u64 * 100;
+        // Everything fits: keep as asked; with 6 turns and keep 10, nothing old.
+        assert_eq!(choose_keep(&ctx, 10, 0, 10_000, cost), None);
+        assert_eq!(choose_keep(&ctx, 2, 0, 10_000, cost), Some(2));
+        // 4 messages a turn at 100 each: a 900 target leaves two turns.
+        assert_eq!(choose_keep(&ctx, 10, 100, 900, cost), Some(2));
+        // Nothing fits: the newest turn alone.
+        assert_eq!(choose_keep(&ctx, 10, 5_000, 900, cost), Some(1));
+        for keep in 1..=6 {
+            let (old, recent) = partition(&ctx, keep);
+            assert_eq!(recent[0].msg.role, Role::User, "keep {keep}");
+            assert_eq!(old.len() + recent.len(), ctx.len());
+            // Every tool call in `recent` has its result in `recent`.
+            for (i, msg) in recent.iter().enumerate() {
+                for c in &msg.msg.tool_calls {
+                    assert!(
+                        recent[i..]
+                            .iter()
+                            .any(|r| r.msg.tool_call_id.as_deref() == Some(&c.id))
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn summaries_without_letters_are_refused_and_long_ones_cut() {
+        assert_eq!(clean_summary("  \n ", 100), None);
+        assert_eq!(clean_summary("```\n```\n---", 100), None);
+        assert_eq!(
+            clean_summary("<think>hmm</think>\n- a fact", 100),
+            Some("- a fact".into())
+        );
+        let long = "- line one\n".repeat(50);
+        let cut = clean_summary(&long, 100).unwrap();
+        assert!(
+            cut.len() < 140 && cut.ends_with("[…summary cut to fit…]"),
+            "{cut}"
+        );
+        assert!(clean_summary("ünïcödé ".repeat(40).as_str(), 33).is_some());
     }
 
     #[test]

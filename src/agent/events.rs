@@ -127,6 +127,17 @@ pub enum AgentEvent {
         tokens_after: u64,
         max_context_tokens: u64,
     },
+    /// `/compact --preview`: what a compaction would do; nothing changed yet.
+    CompactionPlanned {
+        summary: String,
+        /// Context messages the summary would replace.
+        messages_replaced: usize,
+        /// Recent turns kept verbatim, and pinned messages kept.
+        turns_kept: usize,
+        pinned_kept: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     ProfileSwitched {
         profile_id: String,
         profile_name: String,
@@ -168,6 +179,7 @@ impl AgentEvent {
             AgentEvent::StreamStopped => "stream_stopped",
             AgentEvent::TokenUsage { .. } => "token_usage",
             AgentEvent::ContextCompressed { .. } => "context_compressed",
+            AgentEvent::CompactionPlanned { .. } => "compaction_planned",
             AgentEvent::ProfileSwitched { .. } => "profile_switched",
             AgentEvent::ModelSelected { .. } => "model_selected",
             AgentEvent::Warning { .. } => "warning",

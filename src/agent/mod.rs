@@ -50,6 +50,10 @@ pub enum AgentError {
         "session {0} changed since the compaction was planned (a turn ran in between); nothing was changed — run /compact again"
     )]
     Stale(String),
+    #[error(
+        "no compaction preview to apply for session {0}; run /compact --preview first (or /compact to compact at once)"
+    )]
+    NoPlan(String),
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
     #[error(
@@ -119,6 +123,8 @@ pub struct Agent {
     backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
     selections: Mutex<HashMap<String, Selection>>,
     windows: Mutex<HashMap<String, u64>>,
+    /// `/compact --preview` plans waiting for `/compact apply`, by session.
+    pending_compactions: Mutex<HashMap<String, compact_run::CompactionPlan>>,
     guard: GuardConfig,
     /// Long-term memory, when enabled (set once by the composition root).
     memory: std::sync::OnceLock<Arc<crate::memory::MemoryStore>>,
@@ -148,6 +154,7 @@ impl Agent {
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
+            pending_compactions: Mutex::new(HashMap::new()),
             memory: std::sync::OnceLock::new(),
             tweaks: RwLock::new(tweaks::TurnTweaks::default()),
         }

@@ -99,6 +99,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Summarise older turns of a session's context (the latest session by default).
+    Compact {
+        /// Session id, id prefix, or list number.
+        #[arg(long, short = 's', value_name = "ID")]
+        session: Option<String>,
+        /// Show the summary first and apply it only when you answer y.
+        #[arg(long)]
+        preview: bool,
+    },
     /// Print a shell completion script (e.g. `source <(navi completions bash)`).
     Completions {
         /// The shell to complete for.
@@ -414,6 +423,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         }) => admin::profiles(&cli.global, json),
         Some(Command::Memory { command }) => memory::run(&cli.global, command).await,
         Some(Command::Context { profile, json }) => context::context(&cli.global, profile, json),
+        Some(Command::Compact { session, preview }) => {
+            context::compact(&cli.global, session, preview).await
+        }
         Some(Command::Completions { shell }) => extra::completions(shell),
         Some(Command::Man) => extra::man(),
         Some(Command::Config { command }) => extra::config(&cli.global, command),

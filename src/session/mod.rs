@@ -8,6 +8,7 @@
 //! only by the process holding the session's lock: see [`lock`]).
 
 pub mod lock;
+pub mod pins;
 mod schema;
 pub mod store;
 

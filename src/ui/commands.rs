@@ -17,7 +17,9 @@ pub enum SlashCommand {
     ProfileSwitch(String),
     /// `None`: show the current model.
     Model(Option<String>),
-    Compact,
+    Compact(crate::agent::compact_run::CompactMode),
+    /// `/pin [n|last]` (true) and `/unpin n|last` (false).
+    Pin(Option<String>, bool),
     Stop,
     Theme(Option<String>),
     Tools,
@@ -59,6 +61,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "show or set the model (\"default\" clears)",
     ),
     ("/compact", "summarise older context to free space"),
+    (
+        "/compact --preview",
+        "show the summary first; /compact apply applies it",
+    ),
+    (
+        "/pin [n|last]",
+        "list messages, or keep one verbatim through compaction",
+    ),
+    ("/unpin n|last", "stop keeping a message verbatim"),
     ("/stop", "stop the running turn"),
     ("/theme [name]", "show or set the colour theme"),
     ("/tools", "list the tools of this profile"),
@@ -123,7 +134,8 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             Some(id) => ProfileSwitch(id.to_string()),
         },
         "/model" => Model(arg),
-        "/compact" => Compact,
+        "/compact" => Compact(pin::compact_mode(arg.as_deref())?),
+        "/pin" | "/unpin" => Pin(arg, head == "/pin"),
         "/stop" => Stop,
         "/theme" => Theme(arg),
         "/tools" => Tools,
@@ -249,7 +261,7 @@ pub enum Outcome {
     Theme(String),
     Thinking(bool),
     /// Run context compaction on the current session.
-    Compact,
+    Compact(crate::agent::compact_run::CompactMode),
 }
 
 fn meta_line(i: usize, s: &SessionMeta, current: &str) -> String {
@@ -478,56 +490,18 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                 "model set to {m} for this run of navi"
             )]))
         }
-        Compact => {
-            if st.running {
-                return Err("a turn is running; /stop it first".into());
-            }
-            Ok(Outcome::Compact)
-        }
+        Compact(_) if st.running => Err("a turn is running; /stop it first".into()),
+        Compact(mode) => Ok(Outcome::Compact(mode)),
+        Pin(arg, on) => pin::execute(app, &current, arg.as_deref(), on).map(Outcome::Show),
         Stop => Ok(Outcome::Stop),
         Theme(None) => Ok(Outcome::Show(vec![format!("theme: {}", st.theme)])),
         Theme(Some(t)) => Ok(Outcome::Theme(t)),
-        Tools => {
-            let reg = app
-                .agent
-                .tools
-                .read()
-                .map(|r| r.clone())
-                .unwrap_or_default();
-            let mut names = app
-                .profiles
-                .get(&st.session.profile_id)
-                .map(|p| p.enabled_tools.clone())
-                .unwrap_or_default();
-            let mcp = app.agent.env.mcp.ready_tool_names();
-            names.extend(crate::mcp::tool::select_for_profile(&names, &mcp));
-            Ok(Outcome::Show(
-                reg.schemas_for(&names)
-                    .into_iter()
-                    .map(|s| {
-                        format!(
-                            "{:<14} {}",
-                            s.name,
-                            crate::ui::format::preview(&s.description, 90)
-                        )
-                    })
-                    .collect(),
-            ))
-        }
+        Tools => Ok(Outcome::Show(info::tools(app, &st.session.profile_id))),
         Mcp => Ok(Outcome::Show(crate::mcp::report::status_lines(
             &app.agent.env.mcp.status(),
             true,
         ))),
-        Context => {
-            let meta = store.resolve(&st.session.id).map_err(err)?;
-            let b = app.agent.context_breakdown(&meta.id).map_err(err)?;
-            let c = &app.config.context;
-            let mut lines = b.render(c.compression_threshold, c.compression_target);
-            if let Ok(cost) = app.agent.base_cost(&meta.profile_id) {
-                lines.extend(crate::agent::budget::render(&cost));
-            }
-            Ok(Outcome::Show(lines))
-        }
+        Context => info::context(app, &st.session.id).map(Outcome::Show),
         Copy(n) => {
             if st.last_answer.is_empty() {
                 return Err("nothing to copy yet".into());
@@ -593,6 +567,8 @@ pub fn osc52(text: &str) -> String {
 }
 
 pub mod approvals;
+mod info;
 mod memory;
+mod pin;
 #[cfg(test)]
 mod tests;

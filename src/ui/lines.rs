@@ -465,6 +465,25 @@ impl LineRenderer {
                 );
                 self.line(&mut out, Stream::Info, p.dim(&t));
             }
+            AgentEvent::CompactionPlanned {
+                summary,
+                messages_replaced,
+                turns_kept,
+                pinned_kept,
+                tokens_before,
+                tokens_after,
+            } => {
+                for l in crate::agent::compact_run::preview_lines(
+                    summary,
+                    *messages_replaced,
+                    *turns_kept,
+                    *pinned_kept,
+                    *tokens_before,
+                    *tokens_after,
+                ) {
+                    self.line(&mut out, Stream::Info, p.cyan(&l));
+                }
+            }
             AgentEvent::ProfileSwitched {
                 profile_id,
                 profile_name,

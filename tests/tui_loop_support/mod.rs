@@ -62,8 +62,13 @@ impl Host for FakeHost {
             .answers
             .push((id.to_string(), decision));
     }
-    fn compact(&mut self, s: &str) -> Turn {
-        self.start_turn(s, "<compact>")
+    fn compact(&mut self, s: &str, mode: navi::agent::compact_run::CompactMode) -> Turn {
+        let label = match mode {
+            navi::agent::compact_run::CompactMode::Now => "<compact>",
+            navi::agent::compact_run::CompactMode::Preview => "<compact --preview>",
+            navi::agent::compact_run::CompactMode::Apply => "<compact apply>",
+        };
+        self.start_turn(s, label)
     }
     fn refresh(&mut self, _session_id: &str) -> Option<SessionMeta> {
         None

@@ -44,8 +44,8 @@ impl Plain {
                 }
                 false
             }
-            Ok(Outcome::Compact) => {
-                self.compact().await;
+            Ok(Outcome::Compact(mode)) => {
+                self.compact(mode).await;
                 false
             }
             Ok(o) => self.apply(o),
@@ -115,7 +115,7 @@ impl Plain {
                     self.say(&p.dim(&format!("todo:\n{list}")));
                 }
             }
-            Outcome::Pick(_) | Outcome::Compact => {}
+            Outcome::Pick(_) | Outcome::Compact(_) => {}
             Outcome::Stop => self.say(&p.dim("nothing is running")),
             Outcome::Quit => return true,
             Outcome::Copy(text) => {

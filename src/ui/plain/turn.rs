@@ -180,7 +180,7 @@ impl Plain {
     }
 
     /// `/compact`: summarises older context; Ctrl-C stops it.
-    pub(super) async fn compact(&mut self) {
+    pub(super) async fn compact(&mut self, mode: crate::agent::compact_run::CompactMode) {
         self.sig.drain();
         let t = self.pal().dim("compacting…");
         self.say(&t);
@@ -188,7 +188,7 @@ impl Plain {
         let cancel = CancellationToken::new();
         let agent = self.app.agent.clone();
         let (sid, c) = (self.st.session.id.clone(), cancel.clone());
-        let task = tokio::spawn(async move { agent.compact(&sid, &sink, &c).await });
+        let task = tokio::spawn(async move { agent.compact_mode(&sid, mode, &sink, &c).await });
         loop {
             tokio::select! {
                 ev = rx.recv() => match ev {

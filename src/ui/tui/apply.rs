@@ -201,6 +201,24 @@ impl TuiState {
                     crate::agent::account::short(*tokens_after)
                 ))
             }
+            CompactionPlanned {
+                summary,
+                messages_replaced,
+                turns_kept,
+                pinned_kept,
+                tokens_before,
+                tokens_after,
+            } => self.notice(
+                crate::agent::compact_run::preview_lines(
+                    summary,
+                    *messages_replaced,
+                    *turns_kept,
+                    *pinned_kept,
+                    *tokens_before,
+                    *tokens_after,
+                )
+                .join("\n"),
+            ),
             ProfileSwitched {
                 profile_id,
                 profile_name,

@@ -167,12 +167,12 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     self.perform(Action::Send(text));
                 }
             }
-            Action::Compact => {
+            Action::Compact(mode) => {
                 if self.run.is_some() {
                     self.state.hint("a turn is running; /stop it first");
                 } else {
                     let sid = self.session_id();
-                    self.run = Some(self.host.compact(&sid));
+                    self.run = Some(self.host.compact(&sid, mode));
                     self.state.begin_task(RunState::Compacting);
                 }
             }

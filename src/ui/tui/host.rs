@@ -40,7 +40,7 @@ pub trait Host {
     fn start_turn(&mut self, session_id: &str, message: &str) -> Turn;
     fn execute(&mut self, cmd: SlashCommand, ui: &mut UiState) -> Result<Outcome, String>;
     fn answer(&mut self, id: &str, decision: Decision);
-    fn compact(&mut self, session_id: &str) -> Turn;
+    fn compact(&mut self, session_id: &str, mode: crate::agent::compact_run::CompactMode) -> Turn;
     /// The session's current metadata (title and context use change per turn).
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta>;
     /// A check of the backend, run after the first frame: the model it
@@ -104,13 +104,13 @@ impl Host for AppHost<'_> {
         self.app.agent.gate.answer(id, decision);
     }
 
-    fn compact(&mut self, session_id: &str) -> Turn {
+    fn compact(&mut self, session_id: &str, mode: crate::agent::compact_run::CompactMode) -> Turn {
         let (sink, events) = EventSink::channel(64);
         let cancel = CancellationToken::new();
         let agent = self.app.agent.clone();
         let (sid, c) = (session_id.to_string(), cancel.clone());
         tokio::spawn(async move {
-            match agent.compact(&sid, &sink, &c).await {
+            match agent.compact_mode(&sid, mode, &sink, &c).await {
                 // Nothing was old enough: compact() emits no event then.
                 Ok((before, after)) if before == after => {
                     let acc = agent.context_account(&sid).unwrap_or_default();

@@ -32,6 +32,7 @@ pub const KEY_HELP: &[&str] = &[
     "  Ctrl-T                expand / collapse all thinking",
     "  Alt-Up/Down, Ctrl-P/N select a thinking, plan or tool cell; Ctrl-O or Enter expands it",
     "  Alt-T                 show / hide the todo pane",
+    "  Alt-P                 pin the last answer (kept verbatim through compaction; /pin lists, /unpin N)",
     "  Ctrl-F                search the transcript: Enter/Ctrl-N next, Shift-Enter/Ctrl-P previous, Esc closes",
     "  Ctrl-Up / Ctrl-Down   jump to your previous / next message",
     "  Esc                   close a popup, clear the selection, or stop the turn",
@@ -348,6 +349,9 @@ impl TuiState {
             KeyCode::Down if ctrl && !shift_held(&key) => {
                 self.jump_user(false);
                 return Vec::new();
+            }
+            KeyCode::Char('p') | KeyCode::Char('P') if alt => {
+                return vec![Action::Command("/pin last".into())];
             }
             KeyCode::Char('t') | KeyCode::Char('T') if alt => {
                 let wide = self.viewport_total >= super::side_pane::MIN_TOTAL_WIDTH;

@@ -127,7 +127,7 @@ impl TuiState {
                     "thinking is hidden"
                 });
             }
-            Outcome::Compact => return vec![Action::Compact],
+            Outcome::Compact(mode) => return vec![Action::Compact(mode)],
         }
         Vec::new()
     }

@@ -1,0 +1,160 @@
+//! Shared by the context-management tests: a small-window session on the
+//! fake server, a turn that collects its events, the agent's token estimate
+//! of a recorded request, and the `navi` binary on the same dirs.
+#![allow(dead_code)]
+
+use crate::support::FakeLlm;
+use navi::agent::events::{AgentEvent, EventSink};
+use navi::agent::{AgentError, TurnOutcome};
+use navi::app::{App, AppOptions};
+use navi::config::{BackendKind, Config, Overrides, Paths};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub const WINDOW: u64 = 2048;
+
+/// A profile with a short prompt, one tool and no planning, so the window
+/// is mostly conversation.
+pub fn write_profile(config_dir: &std::path::Path) {
+    let p = config_dir.join("profiles/tester");
+    std::fs::create_dir_all(&p).unwrap();
+    let cfg = json!({
+        "id": "tester", "name": "Tester", "description": "test profile",
+        "model": ["test-model"], "temperature": 0.2,
+        "enabled_tools": ["todo"],
+        "planning_phase1_enabled": false, "planning_phase3_enabled": false,
+        "iteration_budget_enabled": false, "goal_anchoring_enabled": false
+    });
+    std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
+    std::fs::write(p.join("system_prompt.txt"), "TESTER-PROMPT").unwrap();
+    std::fs::write(config_dir.join("persona.txt"), "TEST-PERSONA").unwrap();
+}
+
+pub struct Ctx {
+    pub _dir: tempfile::TempDir,
+    pub app: App,
+    pub fake: FakeLlm,
+    pub sid: String,
+}
+
+pub async fn setup(kind: BackendKind, edit: impl FnOnce(&mut Config)) -> Ctx {
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("test-model".into(), Some(WINDOW))]);
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths {
+        config_file: None,
+        config_dir: dir.path().join("config"),
+        data_dir: dir.path().join("data"),
+        db_path: dir.path().join("data/navi.db"),
+        log_dir: dir.path().join("data/logs"),
+    };
+    write_profile(&paths.config_dir);
+    let mut c = Config::default();
+    c.llm.backend = kind;
+    c.llm.ollama_host = fake.ollama_url();
+    c.llm.openai_base_url = fake.openai_url();
+    edit(&mut c);
+    let app = App::build(c, paths, Overrides::default(), AppOptions::default()).unwrap();
+    let sid = app.store.create("tester").unwrap().id;
+    Ctx {
+        _dir: dir,
+        app,
+        fake,
+        sid,
+    }
+}
+
+pub async fn turn(ctx: &Ctx, msg: &str) -> (Result<TurnOutcome, AgentError>, Vec<AgentEvent>) {
+    let (sink, mut rx) = EventSink::channel(4096);
+    let drain = tokio::spawn(async move {
+        let mut out = Vec::new();
+        while let Some(e) = rx.recv().await {
+            out.push(e);
+        }
+        out
+    });
+    let out = ctx
+        .app
+        .agent
+        .run_stream(&ctx.sid, msg, &sink, &CancellationToken::new())
+        .await;
+    drop(sink);
+    (out, drain.await.unwrap())
+}
+
+/// ~900 characters: long enough to fill the window in a few turns, short
+/// enough to serve as a summary too.
+pub fn long_answer(i: usize) -> String {
+    let mut s = String::new();
+    for k in 0..12 {
+        s.push_str(&format!(
+            "- point {i}.{k}: the build uses cargo and the tests run in CI\n"
+        ));
+    }
+    s
+}
+
+/// The request's size with the agent's estimator: characters / 4 with 16
+/// characters of framing per message, tool schemas as JSON text.
+pub fn estimated(body: &Value) -> u64 {
+    let mut chars = 0usize;
+    for m in body["messages"].as_array().unwrap() {
+        chars += match &m["content"] {
+            Value::String(s) => s.len(),
+            Value::Null => 0,
+            other => other.to_string().len(),
+        };
+        chars += 16;
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            let f = if c["function"].is_object() {
+                &c["function"]
+            } else {
+                c
+            };
+            chars += f["name"].as_str().map_or(0, str::len);
+            chars += match &f["arguments"] {
+                Value::String(s) => s.len(),
+                v => v.to_string().len(),
+            };
+        }
+    }
+    let tools: usize = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t.to_string().len())
+        .sum();
+    ((chars + tools) / 4) as u64
+}
+
+pub fn is_summary_request(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You compress a conversation"))
+}
+
+pub fn warnings(ev: &[AgentEvent]) -> Vec<String> {
+    ev.iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `navi` with the test's config and data dirs, against the fake server.
+pub fn navi(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_navi"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("NAVI_DATA_DIR", dir.join("data"))
+        .env("NAVI_CONFIG_DIR", dir.join("config"))
+        .env("OPENAI_BASE_URL", fake.openai_url())
+        .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
+        .args(["--backend", "openai"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
