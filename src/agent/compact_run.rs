@@ -370,6 +370,26 @@ impl Agent {
     }
 }
 
+/// "40 → 6 messages, 7.2k → 1.9k tokens" (tokens left out when unknown).
+pub fn compressed_line(
+    before: usize,
+    after: usize,
+    tokens_before: u64,
+    tokens_after: u64,
+) -> String {
+    let short = super::account::short;
+    let tokens = if tokens_before == 0 && tokens_after == 0 {
+        String::new()
+    } else {
+        format!(
+            ", {} → {} tokens",
+            short(tokens_before),
+            short(tokens_after)
+        )
+    };
+    format!("{before} → {after} messages{tokens}")
+}
+
 /// The lines both front ends show for a `compaction_planned` event.
 pub fn preview_lines(
     summary: &str,

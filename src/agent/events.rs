@@ -122,9 +122,13 @@ pub enum AgentEvent {
     ContextCompressed {
         messages_before: usize,
         messages_after: usize,
-        /// The token account before and after (estimated next request).
+        /// The token account before and after (estimated next request);
+        /// 0 in event logs written before these fields existed.
+        #[serde(default)]
         tokens_before: u64,
+        #[serde(default)]
         tokens_after: u64,
+        #[serde(default)]
         max_context_tokens: u64,
     },
     /// `/compact --preview`: what a compaction would do; nothing changed yet.

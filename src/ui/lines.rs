@@ -459,9 +459,13 @@ impl LineRenderer {
                     self.usage.window = *max_context_tokens;
                 }
                 let t = format!(
-                    "context compacted: {messages_before} → {messages_after} messages, {} → {} tokens",
-                    crate::agent::account::short(*tokens_before),
-                    crate::agent::account::short(*tokens_after)
+                    "context compacted: {}",
+                    crate::agent::compact_run::compressed_line(
+                        *messages_before,
+                        *messages_after,
+                        *tokens_before,
+                        *tokens_after,
+                    )
                 );
                 self.line(&mut out, Stream::Info, p.dim(&t));
             }

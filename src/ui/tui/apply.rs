@@ -196,9 +196,13 @@ impl TuiState {
                     self.status.ctx_max = *max_context_tokens;
                 }
                 self.notice(format!(
-                    "context compressed: {messages_before} → {messages_after} messages, {} → {} tokens",
-                    crate::agent::account::short(*tokens_before),
-                    crate::agent::account::short(*tokens_after)
+                    "context compressed: {}",
+                    crate::agent::compact_run::compressed_line(
+                        *messages_before,
+                        *messages_after,
+                        *tokens_before,
+                        *tokens_after,
+                    )
                 ))
             }
             CompactionPlanned {
