@@ -76,6 +76,28 @@ impl Conversation {
         Ok(())
     }
 
+    /// Appends one message whose context copy differs from what the user
+    /// sees (an oversized tool result: full on display, cut in the context).
+    pub fn push_split(
+        &mut self,
+        display: ChatMessage,
+        context: ChatMessage,
+        kind: MessageKind,
+        success: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let mut d = StoredMessage::new(display, kind);
+        d.success = success;
+        let mut c = StoredMessage::new(context, kind);
+        c.success = success;
+        c.created_at = d.created_at;
+        if let Some(store) = &self.store {
+            store.append(&self.session_id, Buffer::Display, &d)?;
+            c.id = store.append(&self.session_id, Buffer::Context, &c)?;
+        }
+        self.context.push(c);
+        Ok(())
+    }
+
     /// Appends to the display buffer only (notices).
     pub fn push_display_only(
         &mut self,

@@ -130,3 +130,118 @@ impl Run<'_> {
         Ok(changed)
     }
 }
+
+impl Run<'_> {
+    /// The per-item budget of this run, in characters.
+    fn item_budget(&self) -> usize {
+        super::oversize::budget_chars(
+            self.tracker.window,
+            self.agent.config.context.item_max_share,
+        )
+    }
+
+    /// A tool result into both buffers: whole on display, head + tail with
+    /// the stored file's path in the context when it is over the budget.
+    pub(super) fn push_tool_result(
+        &mut self,
+        call: &crate::llm::ToolCall,
+        content: &str,
+        success: bool,
+    ) -> Result<(), AgentError> {
+        use crate::llm::ChatMessage;
+        use crate::session::MessageKind;
+        let max = self.item_budget();
+        let full = ChatMessage::tool_result(call, content);
+        if content.len() <= max {
+            self.conv.push(full, MessageKind::Message, Some(success))?;
+            return Ok(());
+        }
+        let name = format!("output-{}-{}.txt", call.name, call.id);
+        let what = format!("output of {}", call.name);
+        let cut = self
+            .agent
+            .fit_text(&self.state_session(), &name, &what, content, max);
+        self.conv.push_split(
+            full,
+            ChatMessage::tool_result(call, cut),
+            MessageKind::Message,
+            Some(success),
+        )?;
+        Ok(())
+    }
+
+    /// Arguments of the calls just made, as kept in the context: long
+    /// string values stored and referenced (the tools got them whole).
+    pub(super) fn fit_call_arguments(&mut self) -> Result<(), AgentError> {
+        let max = self.item_budget();
+        let session = self.state_session();
+        let Some(idx) = self
+            .conv
+            .context
+            .iter()
+            .rposition(|m| !m.msg.tool_calls.is_empty())
+        else {
+            return Ok(());
+        };
+        let mut calls = self.conv.context[idx].msg.tool_calls.clone();
+        let mut changed = false;
+        for c in &mut calls {
+            if c.arguments.to_string().len() <= max {
+                continue;
+            }
+            if let Some(v) = self.agent.fit_arguments(&session, &c.id, &c.arguments, max) {
+                c.arguments = v;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(());
+        }
+        let row = self.conv.context[idx].id;
+        if let Some(store) = self.conv.store()
+            && row > 0
+        {
+            store.set_tool_calls(&[row], &calls)?;
+        }
+        self.conv.context[idx].msg.tool_calls = calls;
+        Ok(())
+    }
+
+    /// The user message that opened this turn, as kept in the context: a
+    /// huge one is stored and previewed (the transcript keeps it whole).
+    pub(super) fn fit_user_message(&mut self) -> Result<(), AgentError> {
+        use crate::llm::Role;
+        use crate::session::MessageKind;
+        if self.is_subagent() {
+            return Ok(());
+        }
+        let max = self.item_budget();
+        let Some(last) = self.conv.context.last() else {
+            return Ok(());
+        };
+        if last.msg.role != Role::User
+            || last.kind != MessageKind::Message
+            || last.msg.content.len() <= max
+        {
+            return Ok(());
+        }
+        let text = last.msg.content.clone();
+        let (row, thinking) = (last.id, last.msg.thinking.clone());
+        let cut = self.agent.fit_text(
+            &self.conv.session_id,
+            "message.txt",
+            "user's message",
+            &text,
+            max,
+        );
+        if let Some(store) = self.conv.store()
+            && row > 0
+        {
+            store.update_content(&[row], &cut, thinking.as_deref())?;
+        }
+        if let Some(m) = self.conv.context.last_mut() {
+            m.msg.content = cut;
+        }
+        Ok(())
+    }
+}

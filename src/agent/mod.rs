@@ -16,6 +16,7 @@ pub mod delegate;
 pub mod events;
 mod fit;
 pub mod mechanics;
+pub mod oversize;
 pub mod planning;
 pub mod repetition;
 mod request;

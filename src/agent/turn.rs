@@ -252,6 +252,7 @@ impl<'a> Run<'a> {
     }
 
     async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
+        self.fit_user_message()?;
         let _ = self.auto_compact(false).await?;
         // Nothing goes out (not even a planner call) when the request cannot fit.
         self.check_room(&self.request(self.messages(&[]), true))?;
@@ -294,6 +295,7 @@ impl<'a> Run<'a> {
             }
             let calls = call.msg.tool_calls.clone();
             self.run_tools(&calls).await?;
+            self.fit_call_arguments()?;
             if self.cancel.is_cancelled() {
                 return self.stopped(String::new()).await;
             }
@@ -354,11 +356,7 @@ impl<'a> Run<'a> {
             let ctx = self.tool_context(call, tool_list.clone());
             let result = reg.execute(call, &ctx, &self.agent.gate).await;
             let content = result.to_model_content();
-            self.conv.push(
-                ChatMessage::tool_result(call, content.clone()),
-                MessageKind::Message,
-                Some(result.success),
-            )?;
+            self.push_tool_result(call, &content, result.success)?;
             if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
                 && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
             {

@@ -173,6 +173,9 @@ pub struct ContextConfig {
     pub summary_temperature: f64,
     pub warn_threshold: f64,
     pub hard_limit: f64,
+    /// Share of the window one tool result, tool argument or message may
+    /// take in the context; bigger ones are stored and previewed.
+    pub item_max_share: f64,
 }
 
 impl Default for ContextConfig {
@@ -185,6 +188,7 @@ impl Default for ContextConfig {
             summary_temperature: 0.3,
             warn_threshold: 0.80,
             hard_limit: 0.95,
+            item_max_share: 0.25,
         }
     }
 }

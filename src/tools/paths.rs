@@ -148,6 +148,16 @@ impl FsRoots {
         FsRoots { roots: Some(roots) }
     }
 
+    /// These roots plus `dir` (when restricted). Used to let reads reach
+    /// the session's own files dir, where oversized items are kept.
+    pub fn with_root(mut self, dir: &Path) -> Self {
+        if let Some(r) = self.roots.as_mut() {
+            let resolved = resolve(dir, dir).unwrap_or_else(|_| dir.to_path_buf());
+            r.push(resolved);
+        }
+        self
+    }
+
     pub fn is_unrestricted(&self) -> bool {
         self.roots.is_none()
     }

@@ -28,6 +28,16 @@ pub fn write_profile(config_dir: &std::path::Path) {
     std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
     std::fs::write(p.join("system_prompt.txt"), "TESTER-PROMPT").unwrap();
     std::fs::write(config_dir.join("persona.txt"), "TEST-PERSONA").unwrap();
+    // The same with the filesystem tool (no short description, so it is not
+    // listed in the tester's prompt).
+    let r = config_dir.join("profiles/reader");
+    std::fs::create_dir_all(&r).unwrap();
+    let mut cfg = cfg;
+    cfg["id"] = json!("reader");
+    cfg["name"] = json!("Reader");
+    cfg["enabled_tools"] = json!(["filesystem"]);
+    std::fs::write(r.join("config.json"), cfg.to_string()).unwrap();
+    std::fs::write(r.join("system_prompt.txt"), "READER-PROMPT").unwrap();
 }
 
 pub struct Ctx {
@@ -38,6 +48,16 @@ pub struct Ctx {
 }
 
 pub async fn setup(kind: BackendKind, edit: impl FnOnce(&mut Config)) -> Ctx {
+    setup_with(kind, edit, false).await
+}
+
+/// `approve_all`: tools that ask (file writes) are allowed, as with
+/// `navi run --approve-all`.
+pub async fn setup_with(
+    kind: BackendKind,
+    edit: impl FnOnce(&mut Config),
+    approve_all: bool,
+) -> Ctx {
     let fake = FakeLlm::start().await;
     fake.set_models(vec![("test-model".into(), Some(WINDOW))]);
     let dir = tempfile::tempdir().unwrap();
@@ -54,7 +74,13 @@ pub async fn setup(kind: BackendKind, edit: impl FnOnce(&mut Config)) -> Ctx {
     c.llm.ollama_host = fake.ollama_url();
     c.llm.openai_base_url = fake.openai_url();
     edit(&mut c);
-    let app = App::build(c, paths, Overrides::default(), AppOptions::default()).unwrap();
+    let opts = AppOptions {
+        approve_all,
+        // As `--backend`: the profiles' own backend does not override it.
+        backend_forced: true,
+        ..AppOptions::default()
+    };
+    let app = App::build(c, paths, Overrides::default(), opts).unwrap();
     let sid = app.store.create("tester").unwrap().id;
     Ctx {
         _dir: dir,

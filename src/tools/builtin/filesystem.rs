@@ -210,8 +210,16 @@ impl Tool for FilesystemTool {
             Ok(p) => p.to_string(),
             Err(e) => return ToolResult::err(e),
         };
-        let roots =
+        let mut roots =
             FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, &ctx.env.work_dir);
+        if matches!(op, Op::Read { .. } | Op::List { .. } | Op::Stat) {
+            // Oversized outputs and messages of this session are kept in its
+            // files dir: the model may always read them back.
+            let files = crate::attach::FilesPolicy::from_config(&ctx.env.config, &ctx.env.paths);
+            for sid in std::iter::once(&ctx.session_id).chain(ctx.parent_session_id.as_ref()) {
+                roots = roots.with_root(&files.session_dir(sid));
+            }
+        }
         let base = ctx.env.work_dir.clone();
         let cfg = &ctx.env.config;
         let lim = Limits {
