@@ -224,6 +224,13 @@ async fn navi_compact_on_the_command_line() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to compact"));
 
+    // A pinned message is marked in `navi sessions show`.
+    let display = ctx.app.store.load(&ctx.sid).unwrap().unwrap().display;
+    pins::set(&ctx.app.store, &ctx.sid, &display[0], true).unwrap();
+    let out = tokio::task::block_in_place(|| navi(&dir, fake, &["sessions", "show", short]));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("[user] 📌 pinned\nquestion 0"), "{shown}");
+
     // Unknown session: usage error.
     let out = tokio::task::block_in_place(|| navi(&dir, fake, &["compact", "-s", "nope-nope"]));
     assert_eq!(out.status.code(), Some(2));

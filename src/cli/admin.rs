@@ -143,7 +143,10 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                 meta.profile_id
             )?;
             crate::outln!("context: {}", account.describe())?;
+            let pins = crate::session::pins::load(&store, &meta.id).map_err(store_err)?;
             for m in &session.display {
+                let pinned = crate::session::pins::pinnable(m)
+                    && pins.contains(&crate::session::pins::key(m));
                 let who = match (m.msg.role, m.kind) {
                     (_, crate::session::MessageKind::Plan) => "plan".to_string(),
                     (_, crate::session::MessageKind::Notice) => "notice".to_string(),
@@ -152,7 +155,7 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
                     }
                     (r, _) => r.as_str().to_string(),
                 };
-                crate::outln!("\n[{who}]")?;
+                crate::outln!("\n[{who}]{}", if pinned { " 📌 pinned" } else { "" })?;
                 if !m.msg.content.is_empty() {
                     crate::outln!("{}", m.msg.content)?;
                 }

@@ -41,6 +41,33 @@ pub fn numbered(display: &[StoredMessage]) -> Vec<(usize, &StoredMessage)> {
         .collect()
 }
 
+/// The display history with a notice after each pinned message, as the
+/// front ends show it (the notice is not stored).
+pub fn marked(display: Vec<StoredMessage>, pins: &BTreeSet<String>) -> Vec<StoredMessage> {
+    if pins.is_empty() {
+        return display;
+    }
+    let mut out = Vec::with_capacity(display.len() + pins.len());
+    for (n, m) in display.into_iter().enumerate() {
+        let pinned = pinnable(&m) && pins.contains(&key(&m));
+        let at = m.created_at;
+        out.push(m);
+        if pinned {
+            let mut note = StoredMessage::new(
+                crate::llm::ChatMessage::system(PINNED_NOTE),
+                MessageKind::Notice,
+            );
+            note.created_at = at;
+            note.id = -(n as i64) - 1;
+            out.push(note);
+        }
+    }
+    out
+}
+
+/// What marks a pinned message in a transcript.
+pub const PINNED_NOTE: &str = "📌 pinned: kept verbatim through compaction (/unpin to undo)";
+
 pub fn load(store: &SessionStore, id: &str) -> Result<BTreeSet<String>, StoreError> {
     Ok(store
         .get_state(id, KEY)?
@@ -87,6 +114,10 @@ mod tests {
         let pins = load(&store, &s.id).unwrap();
         assert!(pins.contains(&key(&again.context[0])));
         assert!(pins.contains(&key(&again.display[0])));
+        let shown = marked(again.display.clone(), &pins);
+        assert_eq!(shown.len(), 2);
+        assert_eq!(shown[1].msg.content, PINNED_NOTE);
+        assert_eq!(shown[1].kind, MessageKind::Notice);
         assert!(set(&store, &s.id, &again.display[0], false).unwrap());
         assert!(load(&store, &s.id).unwrap().is_empty());
     }

@@ -139,11 +139,17 @@ impl Host for AppHost<'_> {
         let store = self.app.store.clone();
         let id = session_id.to_string();
         Some(Box::pin(async move {
-            let loaded = tokio::task::spawn_blocking(move || store.load(&id))
-                .await
-                .map_err(|e| format!("cannot load the session: {e}"))?;
+            let loaded = tokio::task::spawn_blocking(move || {
+                let pins = crate::session::pins::load(&store, &id).unwrap_or_default();
+                store.load(&id).map(|s| (s, pins))
+            })
+            .await
+            .map_err(|e| format!("cannot load the session: {e}"))?;
             match loaded {
-                Ok(s) => Ok(s.map(|s| s.display).unwrap_or_default()),
+                Ok((s, pins)) => Ok(crate::session::pins::marked(
+                    s.map(|s| s.display).unwrap_or_default(),
+                    &pins,
+                )),
                 Err(e) => Err(format!("cannot load the session: {e}")),
             }
         }))
