@@ -74,6 +74,16 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL,
         PRIMARY KEY (category, key, source_session, source_message)
     );",
+    // 4: streamed text as appended pieces (see session/deltas.rs), folded
+    // into the message when its model call ends.
+    "CREATE TABLE message_deltas (
+        seq INTEGER PRIMARY KEY,
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        context_id INTEGER,
+        content TEXT NOT NULL DEFAULT '',
+        thinking TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX message_deltas_by_message ON message_deltas(message_id, seq);",
 ];
 
 /// The schema version this build writes.

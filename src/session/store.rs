@@ -1,8 +1,12 @@
 //! SQLite session store (WAL, foreign keys, versioned migrations).
 //!
-//! Every call is one short statement or transaction; the connection sits
-//! behind a mutex that is never held across an `.await`.
+//! Every call is one short statement or transaction. All writes go through
+//! one writer thread that owns the read-write connection ([`super::writer`]),
+//! in the order they are made; a method returns once its write is committed.
+//! Reads run on the caller's thread on a second, read-only connection (WAL
+//! readers never wait for the writer), opened on the first read.
 use super::lock::{LockError, SessionLocks};
+use super::writer::{Writer, blocking};
 use super::{
     Buffer, MessageKind, Session, SessionMeta, StoredMessage, now_ms, repair_unpaired, schema,
     title_from,
@@ -10,7 +14,7 @@ use super::{
 use crate::llm::{ChatMessage, Role};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -49,14 +53,29 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("session database is unusable (a previous operation panicked)")]
     Poisoned,
+    #[error(
+        "the session database writer stopped before answering (an internal error, see the log); nothing after it was saved: restart navi"
+    )]
+    WriterGone,
+    #[error("cannot start the session database writer thread: {0}")]
+    Thread(std::io::Error),
     #[error(transparent)]
     Lock(#[from] LockError),
 }
 
 pub struct SessionStore {
-    conn: Mutex<Connection>,
+    writer: Writer,
+    reader: Reader,
     path: PathBuf,
     locks: SessionLocks,
+}
+
+/// Where reads run.
+enum Reader {
+    /// A file database: a read-only connection of its own, opened lazily.
+    File(Mutex<Option<Connection>>),
+    /// An in-memory database has one connection, shared with the writer.
+    Shared(Arc<Mutex<Connection>>),
 }
 
 const META_COLS: &str =
@@ -175,8 +194,16 @@ impl SessionStore {
                 supported: schema::CURRENT,
             });
         }
+        let in_memory = path == Path::new(":memory:");
+        let conn = Arc::new(Mutex::new(conn));
+        let reader = if in_memory {
+            Reader::Shared(conn.clone())
+        } else {
+            Reader::File(Mutex::new(None))
+        };
         Ok(SessionStore {
-            conn: Mutex::new(conn),
+            writer: Writer::spawn(conn)?,
+            reader,
             path: path.to_path_buf(),
             locks: SessionLocks::for_database(path),
         })
@@ -202,23 +229,69 @@ impl SessionStore {
         self.locks.holds(id)
     }
 
-    /// Runs `f` on the connection (one short statement or transaction; the
-    /// memory store shares this database and connection).
-    pub(crate) fn with<T>(
+    /// Runs `f` on the writer thread and waits for it (one short statement
+    /// or transaction; the memory store shares this database and writer).
+    pub(crate) fn with<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let mut conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
-        f(&mut conn)
+        self.writer.call(f)
+    }
+
+    /// [`with`](Self::with) for async callers: awaits the writer's answer
+    /// instead of blocking a runtime thread.
+    pub(crate) async fn with_async<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.writer.call_async(f).await
+    }
+
+    /// Runs the read `f` on this thread, on the read-only connection. It sees
+    /// every write that returned before it.
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        blocking(|| match &self.reader {
+            Reader::Shared(conn) => {
+                let c = conn.lock().map_err(|_| StoreError::Poisoned)?;
+                f(&c)
+            }
+            Reader::File(slot) => {
+                let mut slot = slot.lock().map_err(|_| StoreError::Poisoned)?;
+                if slot.is_none() {
+                    *slot = Some(self.open_reader()?);
+                }
+                match slot.as_ref() {
+                    Some(c) => f(c),
+                    None => Err(StoreError::Poisoned),
+                }
+            }
+        })
+    }
+
+    fn open_reader(&self) -> Result<Connection, StoreError> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open_err = |source| StoreError::Open {
+            path: self.path.clone(),
+            source,
+        };
+        let c = Connection::open_with_flags(&self.path, flags).map_err(open_err)?;
+        c.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_err)?;
+        Ok(c)
     }
 
     pub fn create(&self, profile_id: &str) -> Result<SessionMeta, StoreError> {
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
-        self.with(|c| {
+        let (sid, profile) = (id.clone(), profile_id.to_string());
+        self.with(move |c| {
             c.execute(
                 "INSERT INTO sessions (id, profile_id, created_at, last_active) VALUES (?1, ?2, ?3, ?3)",
-                params![id, profile_id, now],
+                params![sid, profile, now],
             )?;
             Ok(())
         })?;
@@ -226,7 +299,7 @@ impl SessionStore {
     }
 
     pub fn meta(&self, id: &str) -> Result<Option<SessionMeta>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s WHERE s.id = ?1"),
                 [id],
@@ -263,7 +336,7 @@ impl SessionStore {
 
     /// Pinned first, then most recently active.
     pub fn list(&self) -> Result<Vec<SessionMeta>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT {META_COLS} FROM sessions s ORDER BY s.pinned DESC, s.last_active DESC, s.rowid DESC"
             ))?;
@@ -274,7 +347,7 @@ impl SessionStore {
 
     /// The most recently active session, if any.
     pub fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"),
                 [],
@@ -284,7 +357,7 @@ impl SessionStore {
         })
     }
 
-    fn messages(
+    pub(super) fn messages(
         c: &Connection,
         id: &str,
         buffer: Buffer,
@@ -308,13 +381,13 @@ impl SessionStore {
         let Some(meta) = self.meta(id)? else {
             return Ok(None);
         };
-        let (mut display, mut context) = self.with(|c| {
-            Ok((
-                Self::messages(c, id, Buffer::Display)?,
-                Self::messages(c, id, Buffer::Context)?,
-            ))
-        })?;
-        if !self.holds_lock(id) {
+        let holder = self.holds_lock(id);
+        if holder {
+            // A stream cut short (crash) left deltas: fold them in for good.
+            self.fold_deltas(id)?;
+        }
+        let (mut display, mut context) = self.read_buffers(id)?;
+        if !holder {
             return Ok(Some(Session {
                 meta,
                 display,
@@ -330,11 +403,11 @@ impl SessionStore {
                 self.append(id, Buffer::Display, m)?;
             }
             let _ = before;
-            display = self.with(|c| Self::messages(c, id, Buffer::Display))?;
+            display = self.read(|c| Self::messages(c, id, Buffer::Display))?;
         }
         if repair_unpaired(&mut context) {
             self.replace_context(id, &context)?;
-            context = self.with(|c| Self::messages(c, id, Buffer::Context))?;
+            context = self.read(|c| Self::messages(c, id, Buffer::Context))?;
         }
         Ok(Some(Session {
             meta,
@@ -386,10 +459,11 @@ impl SessionStore {
 
     /// Appends one message to one buffer, durably. Returns its row id.
     pub fn append(&self, id: &str, buffer: Buffer, m: &StoredMessage) -> Result<i64, StoreError> {
-        self.with(|c| {
+        let (id, m) = (id.to_string(), m.clone());
+        self.with(move |c| {
             let tx = c.transaction()?;
-            let row = Self::insert(&tx, id, buffer, m)?;
-            Self::touch_after_insert(&tx, id, m)?;
+            let row = Self::insert(&tx, &id, buffer, &m)?;
+            Self::touch_after_insert(&tx, &id, &m)?;
             tx.commit()?;
             Ok(row)
         })
@@ -398,26 +472,45 @@ impl SessionStore {
     /// Appends one message to both buffers in one transaction; returns the
     /// (display, context) row ids.
     pub fn append_both(&self, id: &str, m: &StoredMessage) -> Result<(i64, i64), StoreError> {
-        self.with(|c| {
-            let tx = c.transaction()?;
-            let d = Self::insert(&tx, id, Buffer::Display, m)?;
-            let x = Self::insert(&tx, id, Buffer::Context, m)?;
-            Self::touch_after_insert(&tx, id, m)?;
-            tx.commit()?;
-            Ok((d, x))
-        })
+        let (id, m) = (id.to_string(), m.clone());
+        self.with(move |c| Self::insert_both(c, &id, &m))
+    }
+
+    /// [`append_both`](Self::append_both) for async callers.
+    pub async fn append_both_async(
+        &self,
+        id: &str,
+        m: &StoredMessage,
+    ) -> Result<(i64, i64), StoreError> {
+        let (id, m) = (id.to_string(), m.clone());
+        self.with_async(move |c| Self::insert_both(c, &id, &m))
+            .await
+    }
+
+    fn insert_both(
+        c: &mut Connection,
+        id: &str,
+        m: &StoredMessage,
+    ) -> Result<(i64, i64), StoreError> {
+        let tx = c.transaction()?;
+        let d = Self::insert(&tx, id, Buffer::Display, m)?;
+        let x = Self::insert(&tx, id, Buffer::Context, m)?;
+        Self::touch_after_insert(&tx, id, m)?;
+        tx.commit()?;
+        Ok((d, x))
     }
 
     /// Replaces the whole context buffer (compression, repair) atomically.
     pub fn replace_context(&self, id: &str, messages: &[StoredMessage]) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (id, messages) = (id.to_string(), messages.to_vec());
+        self.with(move |c| {
             let tx = c.transaction()?;
             tx.execute(
                 "DELETE FROM messages WHERE session_id = ?1 AND buffer = 1",
-                [id],
+                [&id],
             )?;
-            for m in messages {
-                Self::insert(&tx, id, Buffer::Context, m)?;
+            for m in &messages {
+                Self::insert(&tx, &id, Buffer::Context, m)?;
             }
             tx.commit()?;
             Ok(())
@@ -432,12 +525,14 @@ impl SessionStore {
         content: &str,
         thinking: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (rows, content, thinking) = (
+            rows.to_vec(),
+            content.to_string(),
+            thinking.map(String::from),
+        );
+        self.with(move |c| {
             let tx = c.transaction()?;
-            for row in rows {
-                tx.prepare_cached("UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1")?
-                    .execute(params![row, content, thinking])?;
-            }
+            Self::set_content(&tx, &rows, &content, thinking.as_deref())?;
             tx.commit()?;
             Ok(())
         })
@@ -450,9 +545,10 @@ impl SessionStore {
         calls: &[crate::llm::ToolCall],
     ) -> Result<(), StoreError> {
         let json = serde_json::to_string(calls).unwrap_or_default();
-        self.with(|c| {
+        let rows = rows.to_vec();
+        self.with(move |c| {
             let tx = c.transaction()?;
-            for row in rows {
+            for row in &rows {
                 tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
                     .execute(params![row, json])?;
             }
@@ -463,11 +559,12 @@ impl SessionStore {
 
     fn update_one(
         &self,
-        sql: &str,
+        sql: &'static str,
         id: &str,
-        value: &dyn rusqlite::ToSql,
+        value: impl rusqlite::ToSql + Send + 'static,
     ) -> Result<(), StoreError> {
-        let n = self.with(|c| Ok(c.execute(sql, params![id, value])?))?;
+        let sid = id.to_string();
+        let n = self.with(move |c| Ok(c.execute(sql, params![sid, value])?))?;
         if n == 0 {
             return Err(StoreError::NotFound(id.to_string()));
         }
@@ -478,7 +575,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET pinned = ?2 WHERE id = ?1",
             id,
-            &i64::from(pinned),
+            i64::from(pinned),
         )
     }
 
@@ -486,7 +583,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET title = ?2 WHERE id = ?1",
             id,
-            &title.trim(),
+            title.trim().to_string(),
         )
     }
 
@@ -494,7 +591,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET profile_id = ?2 WHERE id = ?1",
             id,
-            &profile_id,
+            profile_id.to_string(),
         )
     }
 
@@ -502,7 +599,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET context_token_count = ?2 WHERE id = ?1",
             id,
-            &(tokens as i64),
+            tokens as i64,
         )
     }
 
@@ -511,7 +608,9 @@ impl SessionStore {
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let held = self.holds_lock(id);
         self.lock(id)?;
-        let deleted = self.with(|c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [id])? > 0));
+        let sid = id.to_string();
+        let deleted =
+            self.with(move |c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [sid])? > 0));
         if deleted.is_ok() {
             self.locks.remove(id);
         } else if !held {
@@ -521,7 +620,8 @@ impl SessionStore {
     }
 
     pub fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (id, key, value) = (id.to_string(), key.to_string(), value.to_string());
+        self.with(move |c| {
             c.prepare_cached(
                 "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT(session_id, key) DO UPDATE SET value = excluded.value",
@@ -532,7 +632,7 @@ impl SessionStore {
     }
 
     pub fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 "SELECT value FROM session_state WHERE session_id = ?1 AND key = ?2",
                 params![id, key],
