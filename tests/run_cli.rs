@@ -239,6 +239,13 @@ async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
         .status()
         .unwrap();
     let _ = child.wait().await;
+    // The text after the first piece was appended as deltas, never folded.
+    let db = env.data().join("navi.db");
+    let deltas = |sql: &str| -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row(sql, [], |r| r.get(0)).unwrap()
+    };
+    assert!(deltas("SELECT COUNT(*) FROM message_deltas") >= 3);
     let s = session_json(&env.data());
     let msgs = s["messages"].as_array().unwrap();
     assert_eq!(msgs[0]["content"], "tell a long story");
@@ -250,6 +257,17 @@ async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
     fake.push(Reply::text("continuing the story"));
     let (code, stdout, stderr) = run(&env, &fake, "ollama", &["run", "--continue", "go on"]).await;
     assert_eq!(code, 0, "{stderr}");
+    // The next writer folded them into the message for good.
+    assert_eq!(deltas("SELECT COUNT(*) FROM message_deltas"), 0);
+    let folded: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT content FROM messages WHERE role = 'assistant' AND buffer = 0 ORDER BY id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(folded.starts_with(shown.trim_end()), "{folded:?}");
     assert_eq!(stdout.trim(), "continuing the story");
     let last = fake.chat_requests().pop().unwrap();
     let contents: Vec<&str> = last["messages"]
@@ -260,6 +278,51 @@ async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
         .collect();
     assert!(contents.contains(&"tell a long story") && contents.contains(&"go on"));
     assert!(contents.iter().any(|c| c.starts_with("w0 w1 w2")));
+}
+
+/// The database refuses the streamed text mid-answer (a trigger standing for
+/// a full disk): `navi run` stops with one clear error and exit 1 instead of
+/// panicking or hanging, and what was saved before stays.
+#[tokio::test]
+async fn a_database_write_failure_mid_stream_is_one_clear_error() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("hello"));
+    let (code, _, stderr) = run(&env, &fake, "ollama", &["run", "--profile", "tester", "hi"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let c = rusqlite::Connection::open(env.data().join("navi.db")).unwrap();
+    c.execute_batch(
+        "CREATE TRIGGER full BEFORE INSERT ON message_deltas
+         BEGIN SELECT RAISE(FAIL, 'database or disk is full (simulated)'); END;",
+    )
+    .unwrap();
+    let words: Vec<String> = (0..20).map(|i| format!("w{i} ")).collect();
+    fake.push(Reply::text(words.concat()).with_delay(40));
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        env.cmd(&fake, "ollama")
+            .args(["run", "--continue", "tell a long story"])
+            .output(),
+    )
+    .await
+    .expect("navi run does not hang")
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("session database error") && stderr.contains("disk is full (simulated)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let s = session_json(&env.data());
+    let msgs: Vec<&str> = s["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(&msgs[..3], &["hi", "hello", "tell a long story"]);
+    assert!(msgs[3].starts_with("w0"), "{msgs:?}");
 }
 
 #[tokio::test]

@@ -24,10 +24,19 @@ use std::collections::HashMap;
 /// One delta: (display row, context row, content, thinking).
 type Delta = (i64, Option<i64>, String, String);
 
+/// Both buffers of a session, and whether deltas were folded into them.
+pub(super) struct Buffers {
+    pub display: Vec<StoredMessage>,
+    pub context: Vec<StoredMessage>,
+    pub had_deltas: bool,
+}
+
+// `CROSS JOIN` keeps the (small, unindexed) delta table the outer loop; each
+// delta finds its message by primary key.
 fn session_deltas(c: &Connection, id: &str) -> Result<Vec<Delta>, StoreError> {
     let mut st = c.prepare_cached(
         "SELECT d.message_id, d.context_id, d.content, d.thinking
-         FROM message_deltas d JOIN messages m ON m.id = d.message_id
+         FROM message_deltas d CROSS JOIN messages m ON m.id = d.message_id
          WHERE m.session_id = ?1 ORDER BY d.seq",
     )?;
     let rows = st
@@ -66,22 +75,24 @@ fn apply(messages: &mut [StoredMessage], gains: &HashMap<i64, (String, String)>)
 impl SessionStore {
     /// Both buffers of a session with any pending deltas folded in, read in
     /// one transaction.
-    pub(super) fn read_buffers(
-        &self,
-        id: &str,
-    ) -> Result<(Vec<StoredMessage>, Vec<StoredMessage>), StoreError> {
+    pub(super) fn read_buffers(&self, id: &str) -> Result<Buffers, StoreError> {
         self.read(|c| {
             let tx = c.unchecked_transaction()?;
             let mut display = Self::messages(&tx, id, Buffer::Display)?;
             let mut context = Self::messages(&tx, id, Buffer::Context)?;
             let deltas = session_deltas(&tx, id)?;
             tx.finish()?;
-            if !deltas.is_empty() {
+            let had_deltas = !deltas.is_empty();
+            if had_deltas {
                 let g = gains(deltas);
                 apply(&mut display, &g);
                 apply(&mut context, &g);
             }
-            Ok((display, context))
+            Ok(Buffers {
+                display,
+                context,
+                had_deltas,
+            })
         })
     }
 

@@ -382,11 +382,12 @@ impl SessionStore {
             return Ok(None);
         };
         let holder = self.holds_lock(id);
-        if holder {
+        let read = self.read_buffers(id)?;
+        let (mut display, mut context) = (read.display, read.context);
+        if holder && read.had_deltas {
             // A stream cut short (crash) left deltas: fold them in for good.
             self.fold_deltas(id)?;
         }
-        let (mut display, mut context) = self.read_buffers(id)?;
         if !holder {
             return Ok(Some(Session {
                 meta,

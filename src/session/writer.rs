@@ -107,3 +107,64 @@ pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
         _ => f(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> Writer {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (v INTEGER);").unwrap();
+        Writer::spawn(Arc::new(Mutex::new(conn))).unwrap()
+    }
+
+    #[test]
+    fn a_panicking_job_is_an_error_and_the_writer_goes_on() {
+        let w = writer();
+        let err = w
+            .call(|_c| -> Result<(), StoreError> { panic!("boom") })
+            .unwrap_err();
+        assert!(matches!(err, StoreError::WriterGone), "{err:?}");
+        assert!(err.to_string().contains("restart navi"));
+        w.call(|c| Ok(c.execute("INSERT INTO t VALUES (1)", [])?))
+            .unwrap();
+        let n: i64 = w
+            .call(|c| Ok(c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn sync_calls_work_inside_both_runtime_flavours_and_async_calls_await() {
+        let w = Arc::new(writer());
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let w2 = w.clone();
+        multi
+            .block_on(multi.spawn(async move {
+                w2.call(|c| Ok(c.execute("INSERT INTO t VALUES (1)", [])?))
+                    .unwrap();
+                w2.call_async(|c| Ok(c.execute("INSERT INTO t VALUES (2)", [])?))
+                    .await
+                    .unwrap();
+            }))
+            .unwrap();
+        let single = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        single.block_on(async {
+            w.call(|c| Ok(c.execute("INSERT INTO t VALUES (3)", [])?))
+                .unwrap();
+        });
+        let got: Vec<i64> = w
+            .call(|c| {
+                let mut st = c.prepare("SELECT v FROM t ORDER BY rowid")?;
+                let v = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                Ok(v)
+            })
+            .unwrap();
+        assert_eq!(got, vec![1, 2, 3]);
+    }
+}
