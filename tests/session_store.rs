@@ -387,6 +387,11 @@ fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
     assert_eq!(seen.context[1].msg.content, shown);
     assert_eq!(seen.display[1].msg.thinking, None);
     assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 39);
+    // Memory extraction reads the same text.
+    let reader = std::sync::Arc::new(reader);
+    let memory = navi::memory::MemoryStore::new(reader.clone());
+    let window = memory.window(&id, 10).unwrap();
+    assert_eq!(window[1].2, shown);
     reader.lock(&id).unwrap();
     let owned = reader.load(&id).unwrap().unwrap();
     assert_eq!(owned.display[1].msg.content, shown);

@@ -390,8 +390,11 @@ impl MemoryStore {
         })?;
         let mut rows: Vec<(i64, Role, String)> = self.read(|c| {
             let mut st = c.prepare(
-                "SELECT id, role, content FROM messages WHERE session_id = ?1 AND buffer = 0
-                 AND id > ?2 AND kind = ?3 AND role IN ('user', 'assistant') AND content != ''
+                // A stream cut short may have left its text in deltas.
+                "SELECT id, role, content || COALESCE((SELECT group_concat(d.content, '' ORDER BY d.seq)
+                 FROM message_deltas d WHERE d.message_id = messages.id), '') AS text
+                 FROM messages WHERE session_id = ?1 AND buffer = 0
+                 AND id > ?2 AND kind = ?3 AND role IN ('user', 'assistant') AND text != ''
                  ORDER BY id DESC LIMIT ?4",
             )?;
             let rows = st
