@@ -124,6 +124,47 @@ impl SessionStore {
         })
     }
 
+    /// Updates the content of an already-written message (e.g. a stopped
+    /// answer's partial text written while streaming); its pending deltas
+    /// are dropped, the new content replaces what they added.
+    pub fn update_content(
+        &self,
+        rows: &[i64],
+        content: &str,
+        thinking: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let (rows, content, thinking) = (
+            rows.to_vec(),
+            content.to_string(),
+            thinking.map(String::from),
+        );
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            Self::set_content(&tx, &rows, &content, thinking.as_deref())?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Sets the tool calls of already-written assistant rows.
+    pub fn set_tool_calls(
+        &self,
+        rows: &[i64],
+        calls: &[crate::llm::ToolCall],
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(calls).unwrap_or_default();
+        let rows = rows.to_vec();
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            for row in &rows {
+                tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
+                    .execute(params![row, json])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
     /// Sets the content of message rows and drops their pending deltas (the
     /// new content replaces what they added).
     pub(super) fn set_content(

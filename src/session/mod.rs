@@ -9,6 +9,7 @@
 
 mod deltas;
 pub mod lock;
+mod reader;
 mod schema;
 pub mod store;
 mod writer;

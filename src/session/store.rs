@@ -6,7 +6,8 @@
 //! Reads run on the caller's thread on a second, read-only connection (WAL
 //! readers never wait for the writer), opened on the first read.
 use super::lock::{LockError, SessionLocks};
-use super::writer::{Writer, blocking};
+use super::reader::Reader;
+use super::writer::Writer;
 use super::{
     Buffer, MessageKind, Session, SessionMeta, StoredMessage, now_ms, repair_unpaired, schema,
     title_from,
@@ -68,14 +69,6 @@ pub struct SessionStore {
     reader: Reader,
     path: PathBuf,
     locks: SessionLocks,
-}
-
-/// Where reads run.
-enum Reader {
-    /// A file database: a read-only connection of its own, opened lazily.
-    File(Mutex<Option<Connection>>),
-    /// An in-memory database has one connection, shared with the writer.
-    Shared(Arc<Mutex<Connection>>),
 }
 
 const META_COLS: &str =
@@ -194,12 +187,11 @@ impl SessionStore {
                 supported: schema::CURRENT,
             });
         }
-        let in_memory = path == Path::new(":memory:");
         let conn = Arc::new(Mutex::new(conn));
-        let reader = if in_memory {
+        let reader = if path == Path::new(":memory:") {
             Reader::Shared(conn.clone())
         } else {
-            Reader::File(Mutex::new(None))
+            Reader::file(path)
         };
         Ok(SessionStore {
             writer: Writer::spawn(conn)?,
@@ -253,35 +245,7 @@ impl SessionStore {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        blocking(|| match &self.reader {
-            Reader::Shared(conn) => {
-                let c = conn.lock().map_err(|_| StoreError::Poisoned)?;
-                f(&c)
-            }
-            Reader::File(slot) => {
-                let mut slot = slot.lock().map_err(|_| StoreError::Poisoned)?;
-                if slot.is_none() {
-                    *slot = Some(self.open_reader()?);
-                }
-                match slot.as_ref() {
-                    Some(c) => f(c),
-                    None => Err(StoreError::Poisoned),
-                }
-            }
-        })
-    }
-
-    fn open_reader(&self) -> Result<Connection, StoreError> {
-        use rusqlite::OpenFlags;
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let open_err = |source| StoreError::Open {
-            path: self.path.clone(),
-            source,
-        };
-        let c = Connection::open_with_flags(&self.path, flags).map_err(open_err)?;
-        c.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(open_err)?;
-        Ok(c)
+        self.reader.read(f)
     }
 
     pub fn create(&self, profile_id: &str) -> Result<SessionMeta, StoreError> {
@@ -512,46 +476,6 @@ impl SessionStore {
             )?;
             for m in &messages {
                 Self::insert(&tx, &id, Buffer::Context, m)?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
-    }
-
-    /// Updates the content of an already-written message (e.g. a stopped
-    /// answer's partial text written while streaming).
-    pub fn update_content(
-        &self,
-        rows: &[i64],
-        content: &str,
-        thinking: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let (rows, content, thinking) = (
-            rows.to_vec(),
-            content.to_string(),
-            thinking.map(String::from),
-        );
-        self.with(move |c| {
-            let tx = c.transaction()?;
-            Self::set_content(&tx, &rows, &content, thinking.as_deref())?;
-            tx.commit()?;
-            Ok(())
-        })
-    }
-
-    /// Sets the tool calls of already-written assistant rows.
-    pub fn set_tool_calls(
-        &self,
-        rows: &[i64],
-        calls: &[crate::llm::ToolCall],
-    ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(calls).unwrap_or_default();
-        let rows = rows.to_vec();
-        self.with(move |c| {
-            let tx = c.transaction()?;
-            for row in &rows {
-                tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
-                    .execute(params![row, json])?;
             }
             tx.commit()?;
             Ok(())
