@@ -88,10 +88,13 @@ impl Drop for Writer {
     fn drop(&mut self) {
         // Closing the channel ends the thread's loop after the queued jobs.
         self.jobs.take();
+        // A plain join, even on a runtime worker: by now the queue holds at
+        // most the job of a future dropped mid-await, and `block_in_place`
+        // is not safe while a runtime shuts down (when stores often drop).
         if let Some(t) = self.thread.take()
             && t.thread().id() != std::thread::current().id()
         {
-            let _ = blocking(|| t.join());
+            let _ = t.join();
         }
     }
 }
