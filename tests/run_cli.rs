@@ -204,6 +204,47 @@ async fn json_mode_prints_the_event_protocol() {
     assert_eq!(events.last().unwrap()["content"], "Hello world");
 }
 
+/// A streamed answer written piece by piece ends as one row per buffer with
+/// the whole text and thinking, and no pieces left over, on both protocols.
+#[tokio::test]
+async fn a_streamed_answer_is_folded_into_one_row_per_buffer() {
+    for backend in ["ollama", "openai"] {
+        let env = Env::new();
+        let fake = FakeLlm::start().await;
+        let thinking = "first I think, then I answer ";
+        let answer = "one two three four five six seven eight nine ten ";
+        fake.push(Reply::thinking_text(thinking, answer).with_delay(30));
+        let (code, stdout, stderr) = run(
+            &env,
+            &fake,
+            backend,
+            &["run", "--profile", "tester", "count"],
+        )
+        .await;
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(stdout.trim(), answer.trim());
+        let c = rusqlite::Connection::open(env.data().join("navi.db")).unwrap();
+        let left: i64 = c
+            .query_row("SELECT COUNT(*) FROM message_deltas", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "{backend}: no pieces left");
+        let mut st = c
+            .prepare("SELECT buffer, content, thinking FROM messages WHERE role = 'assistant' ORDER BY buffer")
+            .unwrap();
+        let rows: Vec<(i64, String, Option<String>)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), 2, "{backend}: {rows:?}");
+        for (buffer, (b, content, thought)) in rows.into_iter().enumerate() {
+            assert_eq!(b, buffer as i64);
+            assert_eq!(content, answer, "{backend}");
+            assert_eq!(thought.as_deref(), Some(thinking), "{backend}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
     let env = Env::new();
