@@ -204,6 +204,47 @@ async fn json_mode_prints_the_event_protocol() {
     assert_eq!(events.last().unwrap()["content"], "Hello world");
 }
 
+/// A streamed answer written piece by piece ends as one row per buffer with
+/// the whole text and thinking, and no pieces left over, on both protocols.
+#[tokio::test]
+async fn a_streamed_answer_is_folded_into_one_row_per_buffer() {
+    for backend in ["ollama", "openai"] {
+        let env = Env::new();
+        let fake = FakeLlm::start().await;
+        let thinking = "first I think, then I answer ";
+        let answer = "one two three four five six seven eight nine ten ";
+        fake.push(Reply::thinking_text(thinking, answer).with_delay(30));
+        let (code, stdout, stderr) = run(
+            &env,
+            &fake,
+            backend,
+            &["run", "--profile", "tester", "count"],
+        )
+        .await;
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(stdout.trim(), answer.trim());
+        let c = rusqlite::Connection::open(env.data().join("navi.db")).unwrap();
+        let left: i64 = c
+            .query_row("SELECT COUNT(*) FROM message_deltas", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "{backend}: no pieces left");
+        let mut st = c
+            .prepare("SELECT buffer, content, thinking FROM messages WHERE role = 'assistant' ORDER BY buffer")
+            .unwrap();
+        let rows: Vec<(i64, String, Option<String>)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), 2, "{backend}: {rows:?}");
+        for (buffer, (b, content, thought)) in rows.into_iter().enumerate() {
+            assert_eq!(b, buffer as i64);
+            assert_eq!(content, answer, "{backend}");
+            assert_eq!(thought.as_deref(), Some(thinking), "{backend}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
     let env = Env::new();
@@ -239,6 +280,13 @@ async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
         .status()
         .unwrap();
     let _ = child.wait().await;
+    // The text after the first piece was appended as deltas, never folded.
+    let db = env.data().join("navi.db");
+    let deltas = |sql: &str| -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row(sql, [], |r| r.get(0)).unwrap()
+    };
+    assert!(deltas("SELECT COUNT(*) FROM message_deltas") >= 3);
     let s = session_json(&env.data());
     let msgs = s["messages"].as_array().unwrap();
     assert_eq!(msgs[0]["content"], "tell a long story");
@@ -250,6 +298,17 @@ async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
     fake.push(Reply::text("continuing the story"));
     let (code, stdout, stderr) = run(&env, &fake, "ollama", &["run", "--continue", "go on"]).await;
     assert_eq!(code, 0, "{stderr}");
+    // The next writer folded them into the message for good.
+    assert_eq!(deltas("SELECT COUNT(*) FROM message_deltas"), 0);
+    let folded: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT content FROM messages WHERE role = 'assistant' AND buffer = 0 ORDER BY id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(folded.starts_with(shown.trim_end()), "{folded:?}");
     assert_eq!(stdout.trim(), "continuing the story");
     let last = fake.chat_requests().pop().unwrap();
     let contents: Vec<&str> = last["messages"]
@@ -260,6 +319,51 @@ async fn kill_9_mid_stream_loses_nothing_shown_and_continue_works() {
         .collect();
     assert!(contents.contains(&"tell a long story") && contents.contains(&"go on"));
     assert!(contents.iter().any(|c| c.starts_with("w0 w1 w2")));
+}
+
+/// The database refuses the streamed text mid-answer (a trigger standing for
+/// a full disk): `navi run` stops with one clear error and exit 1 instead of
+/// panicking or hanging, and what was saved before stays.
+#[tokio::test]
+async fn a_database_write_failure_mid_stream_is_one_clear_error() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("hello"));
+    let (code, _, stderr) = run(&env, &fake, "ollama", &["run", "--profile", "tester", "hi"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let c = rusqlite::Connection::open(env.data().join("navi.db")).unwrap();
+    c.execute_batch(
+        "CREATE TRIGGER full BEFORE INSERT ON message_deltas
+         BEGIN SELECT RAISE(FAIL, 'database or disk is full (simulated)'); END;",
+    )
+    .unwrap();
+    let words: Vec<String> = (0..20).map(|i| format!("w{i} ")).collect();
+    fake.push(Reply::text(words.concat()).with_delay(40));
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        env.cmd(&fake, "ollama")
+            .args(["run", "--continue", "tell a long story"])
+            .output(),
+    )
+    .await
+    .expect("navi run does not hang")
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("session database error") && stderr.contains("disk is full (simulated)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let s = session_json(&env.data());
+    let msgs: Vec<&str> = s["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(&msgs[..3], &["hi", "hello", "tell a long story"]);
+    assert!(msgs[3].starts_with("w0"), "{msgs:?}");
 }
 
 #[tokio::test]

@@ -297,3 +297,235 @@ fn memory_window_of_a_huge_session_is_bounded() {
     assert!(text.contains("answer 9999"));
     assert!(!text.contains("message 0 "));
 }
+
+fn raw_count(path: &std::path::Path, sql: &str) -> i64 {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Streamed text: the first piece is a row in each buffer, later pieces are
+/// appended deltas; the end of the call leaves one final row per buffer and
+/// no delta rows.
+#[test]
+fn streamed_deltas_fold_into_one_final_row_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let store = SessionStore::open(&path).unwrap();
+    let s = store.create("p").unwrap();
+    store
+        .append_both(&s.id, &msg(ChatMessage::user("story?")))
+        .unwrap();
+    let mut first = ChatMessage::assistant("Once");
+    first.thinking = Some("let me".into());
+    let (d, x) = store.append_both(&s.id, &msg(first)).unwrap();
+    let pieces = [(" upon", " think"), (" a", ""), (" tíme", "…")];
+    for (c, t) in pieces {
+        store.append_delta(d, Some(x), c, t).unwrap();
+    }
+    assert_eq!(store.pending_deltas(&s.id).unwrap(), 3);
+    // Readers see the text so far, in both buffers, without writing.
+    let mid = store.load(&s.id).unwrap().unwrap();
+    for buf in [&mid.display, &mid.context] {
+        assert_eq!(buf.len(), 2);
+        assert_eq!(buf[1].msg.content, "Once upon a tíme");
+        assert_eq!(buf[1].msg.thinking.as_deref(), Some("let me think…"));
+    }
+    let mut last = ChatMessage::assistant("Once upon a tíme, the end.");
+    last.thinking = Some("let me think…".into());
+    last.tool_calls = vec![ToolCall {
+        id: "c9".into(),
+        name: "todo".into(),
+        arguments: json!({"action": "read"}),
+    }];
+    store.finish_stream(&[d, x], &last).unwrap();
+    assert_eq!(store.pending_deltas(&s.id).unwrap(), 0);
+    assert_eq!(
+        raw_count(&path, "SELECT COUNT(*) FROM message_deltas"),
+        0,
+        "no delta rows left"
+    );
+    assert_eq!(
+        raw_count(
+            &path,
+            "SELECT COUNT(*) FROM messages WHERE role = 'assistant' AND content = 'Once upon a tíme, the end.'"
+        ),
+        2,
+        "one final row per buffer"
+    );
+    let done = store.load(&s.id).unwrap().unwrap();
+    for buf in [&done.display, &done.context] {
+        assert_eq!(buf.len(), 2);
+        assert_eq!(buf[1].msg, last);
+    }
+}
+
+/// A process that died mid-stream left deltas: a reader shows the text as
+/// it was (and writes nothing); the next lock holder folds it in for good.
+#[test]
+fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let (id, rows) = {
+        let dead = SessionStore::open(&path).unwrap();
+        let s = dead.create("p").unwrap();
+        dead.lock(&s.id).unwrap();
+        dead.append_both(&s.id, &msg(ChatMessage::user("go")))
+            .unwrap();
+        let (d, x) = dead
+            .append_both(&s.id, &msg(ChatMessage::assistant("w0 ")))
+            .unwrap();
+        for i in 1..40 {
+            dead.append_delta(d, Some(x), &format!("w{i} "), "")
+                .unwrap();
+        }
+        (s.id, (d, x))
+    };
+    let shown: String = (0..40).map(|i| format!("w{i} ")).collect();
+    let reader = SessionStore::open(&path).unwrap();
+    let seen = reader.load(&id).unwrap().unwrap();
+    assert_eq!(seen.display[1].msg.content, shown);
+    assert_eq!(seen.context[1].msg.content, shown);
+    assert_eq!(seen.display[1].msg.thinking, None);
+    assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 39);
+    // Memory extraction reads the same text.
+    let reader = std::sync::Arc::new(reader);
+    let memory = navi::memory::MemoryStore::new(reader.clone());
+    let window = memory.window(&id, 10).unwrap();
+    assert_eq!(window[1].2, shown);
+    reader.lock(&id).unwrap();
+    let owned = reader.load(&id).unwrap().unwrap();
+    assert_eq!(owned.display[1].msg.content, shown);
+    assert_eq!(owned.context[1].msg.content, shown);
+    assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 0);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    for row in [rows.0, rows.1] {
+        let content: String = c
+            .query_row("SELECT content FROM messages WHERE id = ?1", [row], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(content, shown, "row {row} holds the whole text");
+    }
+    // Deleting the session takes any deltas with it.
+    let d = reader
+        .append_both(&id, &msg(ChatMessage::assistant("a")))
+        .unwrap();
+    reader.append_delta(d.0, Some(d.1), "b", "").unwrap();
+    assert!(reader.delete(&id).unwrap());
+    assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 0);
+}
+
+/// Many tasks on a multi-thread runtime write at once, through the sync and
+/// the async API: every write lands, and each task's writes keep its order.
+#[test]
+fn concurrent_writes_from_many_tasks_keep_their_order() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let store = Arc::new(SessionStore::open(&path).unwrap());
+    let s = store.create("p").unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    const TASKS: usize = 8;
+    const EACH: usize = 40;
+    rt.block_on(async {
+        let mut handles = Vec::new();
+        for t in 0..TASKS {
+            let (store, id) = (store.clone(), s.id.clone());
+            handles.push(tokio::spawn(async move {
+                let mut rows = Vec::new();
+                for i in 0..EACH {
+                    let m = msg(ChatMessage::user(format!("t{t}-{i}")));
+                    let r = if (t + i) % 2 == 0 {
+                        store.append_both(&id, &m).unwrap()
+                    } else {
+                        store.append_both_async(&id, &m).await.unwrap()
+                    };
+                    rows.push(r);
+                }
+                // One streamed answer per task, piece by piece.
+                let (d, x) = store
+                    .append_both_async(&id, &msg(ChatMessage::assistant(format!("a{t}:"))))
+                    .await
+                    .unwrap();
+                for i in 0..EACH {
+                    store
+                        .append_delta_async(d, Some(x), &format!("{i},"), "")
+                        .await
+                        .unwrap();
+                    tokio::task::yield_now().await;
+                }
+                rows
+            }));
+        }
+        for h in handles {
+            let rows = h.await.unwrap();
+            assert!(rows.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+        }
+    });
+    let loaded = store.load(&s.id).unwrap().unwrap();
+    assert_eq!(loaded.display.len(), TASKS * (EACH + 1));
+    for t in 0..TASKS {
+        let mine: Vec<&str> = loaded
+            .display
+            .iter()
+            .map(|m| m.msg.content.as_str())
+            .filter(|c| c.starts_with(&format!("t{t}-")))
+            .collect();
+        let want: Vec<String> = (0..EACH).map(|i| format!("t{t}-{i}")).collect();
+        assert_eq!(mine, want, "task {t}'s writes in its order");
+        let answer: String = std::iter::once(format!("a{t}:"))
+            .chain((0..EACH).map(|i| format!("{i},")))
+            .collect();
+        for buf in [&loaded.display, &loaded.context] {
+            assert!(
+                buf.iter().any(|m| m.msg.content == answer),
+                "task {t}'s streamed answer in order"
+            );
+        }
+    }
+}
+
+/// A write the database refuses (here: a trigger standing for a full disk)
+/// comes back to the caller as an error naming the cause, sync or async;
+/// the writer goes on serving the next write.
+#[test]
+fn a_failing_write_is_an_error_for_the_caller_not_a_panic_or_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let store = SessionStore::open(&path).unwrap();
+    let s = store.create("p").unwrap();
+    let (d, x) = store
+        .append_both(&s.id, &msg(ChatMessage::assistant("first")))
+        .unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .execute_batch(
+            "CREATE TRIGGER full BEFORE INSERT ON message_deltas
+             BEGIN SELECT RAISE(FAIL, 'database or disk is full (simulated)'); END;",
+        )
+        .unwrap();
+    let err = store.append_delta(d, Some(x), " more", "").unwrap_err();
+    assert!(
+        err.to_string().contains("session database error")
+            && err.to_string().contains("disk is full (simulated)"),
+        "{err}"
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(store.append_delta_async(d, Some(x), " more", ""))
+        .unwrap_err();
+    assert!(err.to_string().contains("disk is full"), "{err}");
+    // Nothing half-written; the next write works.
+    assert_eq!(store.pending_deltas(&s.id).unwrap(), 0);
+    other.execute_batch("DROP TRIGGER full;").unwrap();
+    store.append_delta(d, Some(x), " more", "").unwrap();
+    let loaded = store.load(&s.id).unwrap().unwrap();
+    assert_eq!(loaded.display[0].msg.content, "first more");
+}

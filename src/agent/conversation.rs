@@ -2,9 +2,9 @@
 //! persistent session, the durable record of both buffers.
 //!
 //! Invariant: every message is written to the store the moment it is pushed
-//! (streaming text is written on its first chunk and updated as it grows), so
-//! a crash loses nothing already shown. Ephemeral conversations (subagents)
-//! keep everything in memory.
+//! (streaming text is written on its first chunk, then only what each later
+//! write adds is appended as a delta), so a crash loses nothing already
+//! shown. Ephemeral conversations (subagents) keep everything in memory.
 use crate::llm::ChatMessage;
 use crate::session::{Buffer, MessageKind, SessionStore, StoreError, StoredMessage};
 use std::sync::Arc;
@@ -14,8 +14,20 @@ pub struct Conversation {
     store: Option<Arc<SessionStore>>,
     /// What the model sees (system messages are never stored here).
     pub context: Vec<StoredMessage>,
-    /// Rows of the message currently streaming (display, context).
-    streaming: Option<(usize, i64, i64)>,
+    /// The message currently streaming.
+    streaming: Option<Streaming>,
+}
+
+/// A message being streamed: where it is, and how much of it is stored.
+struct Streaming {
+    /// Index in `context`.
+    idx: usize,
+    /// Display and context rows (0 when not persistent).
+    display: i64,
+    context: i64,
+    /// Bytes of content and thinking already written.
+    content_len: usize,
+    thinking_len: usize,
 }
 
 impl Conversation {
@@ -114,52 +126,73 @@ impl Conversation {
         Ok(())
     }
 
-    /// Writes (first call) or updates (later calls) the assistant message that
-    /// is streaming right now.
-    pub fn stream_update(&mut self, content: &str, thinking: &str) -> Result<(), StoreError> {
+    /// Writes (first call) the assistant message that is streaming right
+    /// now, or appends (later calls) what it gained since the last write.
+    /// `content` and `thinking` are the whole text so far. Durable on return.
+    pub async fn stream_update(&mut self, content: &str, thinking: &str) -> Result<(), StoreError> {
         let thinking_opt = (!thinking.is_empty()).then_some(thinking);
-        match self.streaming {
-            None => {
-                let mut msg = ChatMessage::assistant(content);
-                msg.thinking = thinking_opt.map(String::from);
-                let mut m = StoredMessage::new(msg, MessageKind::Message);
-                let (mut d, mut x) = (0, 0);
-                if let Some(store) = &self.store {
-                    (d, x) = store.append_both(&self.session_id, &m)?;
-                    m.id = x;
-                }
-                self.context.push(m);
-                self.streaming = Some((self.context.len() - 1, d, x));
+        let Some(s) = &mut self.streaming else {
+            let mut msg = ChatMessage::assistant(content);
+            msg.thinking = thinking_opt.map(String::from);
+            let mut m = StoredMessage::new(msg, MessageKind::Message);
+            let (mut display, mut context) = (0, 0);
+            if let Some(store) = &self.store {
+                (display, context) = store.append_both_async(&self.session_id, &m).await?;
+                m.id = context;
             }
-            Some((idx, d, x)) => {
-                if let Some(store) = &self.store {
-                    store.update_content(&[d, x], content, thinking_opt)?;
+            self.context.push(m);
+            self.streaming = Some(Streaming {
+                idx: self.context.len() - 1,
+                display,
+                context,
+                content_len: content.len(),
+                thinking_len: thinking.len(),
+            });
+            return Ok(());
+        };
+        if let Some(store) = &self.store {
+            // Only the text added since the last write; should the text ever
+            // not extend what was written, it is rewritten whole.
+            match (content.get(s.content_len..), thinking.get(s.thinking_len..)) {
+                (Some(""), Some("")) => {}
+                (Some(c), Some(t)) => {
+                    store
+                        .append_delta_async(s.display, Some(s.context), c, t)
+                        .await?
                 }
-                if let Some(m) = self.context.get_mut(idx) {
-                    m.msg.content = content.to_string();
-                    m.msg.thinking = thinking_opt.map(String::from);
+                _ => {
+                    let m = ChatMessage {
+                        thinking: thinking_opt.map(String::from),
+                        ..ChatMessage::assistant(content)
+                    };
+                    store
+                        .finish_stream_async(&[s.display, s.context], &m)
+                        .await?
                 }
             }
+        }
+        s.content_len = content.len();
+        s.thinking_len = thinking.len();
+        if let Some(m) = self.context.get_mut(s.idx) {
+            m.msg.content = content.to_string();
+            m.msg.thinking = thinking_opt.map(String::from);
         }
         Ok(())
     }
 
-    /// Finishes the streaming message with its final content and tool calls.
+    /// Finishes the streaming message with its final content and tool calls
+    /// (one transaction: the final text replaces the row's text and deltas).
     /// Returns false when nothing was streaming (the caller pushes instead).
-    pub fn stream_finish(&mut self, msg: &ChatMessage) -> Result<bool, StoreError> {
-        let Some((idx, d, x)) = self.streaming.take() else {
+    pub async fn stream_finish(&mut self, msg: &ChatMessage) -> Result<bool, StoreError> {
+        let Some(s) = self.streaming.take() else {
             return Ok(false);
         };
-        if !msg.tool_calls.is_empty() {
-            // Tool calls arrive complete at the end; rewrite the rows with them.
-            if let Some(store) = &self.store {
-                store.set_tool_calls(&[d, x], &msg.tool_calls)?;
-            }
-        }
         if let Some(store) = &self.store {
-            store.update_content(&[d, x], &msg.content, msg.thinking.as_deref())?;
+            store
+                .finish_stream_async(&[s.display, s.context], msg)
+                .await?;
         }
-        if let Some(m) = self.context.get_mut(idx) {
+        if let Some(m) = self.context.get_mut(s.idx) {
             m.msg = msg.clone();
         }
         Ok(true)

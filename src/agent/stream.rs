@@ -50,7 +50,7 @@ impl Run<'_> {
                             thinking_open = true;
                             // Written before it is shown: a crash loses nothing on screen.
                             if persist && last_flush.elapsed() >= FLUSH_EVERY {
-                                self.conv.stream_update(&text, &thinking)?;
+                                self.conv.stream_update(&text, &thinking).await?;
                                 last_flush = Instant::now();
                             }
                             self.emit(AgentEvent::ThinkingDelta {
@@ -73,7 +73,7 @@ impl Run<'_> {
                             text.push_str(&d);
                             // Written before it is shown: a crash loses nothing on screen.
                             if persist && last_flush.elapsed() >= FLUSH_EVERY {
-                                self.conv.stream_update(&text, &thinking)?;
+                                self.conv.stream_update(&text, &thinking).await?;
                                 last_flush = Instant::now();
                             }
                             self.emit(AgentEvent::StreamDelta {
@@ -132,7 +132,7 @@ impl Run<'_> {
             msg.tool_calls = calls;
         }
         if persist
-            && (!self.conv.stream_finish(&msg)?
+            && (!self.conv.stream_finish(&msg).await?
                 && (!msg.content.is_empty()
                     || msg.thinking.is_some()
                     || !msg.tool_calls.is_empty()

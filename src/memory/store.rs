@@ -4,7 +4,7 @@ use super::{Fact, FactStatus, NewFact, render};
 use crate::llm::Role;
 use crate::session::{MessageKind, SessionStore, StoreError, now_ms};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What happened to one extracted fact.
@@ -50,15 +50,25 @@ impl MemoryStore {
         MemoryStore { db }
     }
 
-    /// Runs `f`, retrying with back-off while another navi process holds the
-    /// database (on top of SQLite's own busy timeout).
-    fn with<T>(
+    /// Runs the write `f` on the session store's writer thread, retrying
+    /// with back-off while another navi process holds the database (on top
+    /// of SQLite's own busy timeout). The back-off sleeps on the caller's
+    /// thread, not the writer's.
+    fn with<T: Send + 'static>(
         &self,
-        mut f: impl FnMut(&mut Connection) -> Result<T, StoreError>,
+        f: impl FnMut(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        let f = Arc::new(Mutex::new(f));
+        let attempt = || {
+            let f = f.clone();
+            self.db.with(move |c| {
+                let mut f = f.lock().map_err(|_| StoreError::Poisoned)?;
+                (*f)(c)
+            })
+        };
         let mut delay = Duration::from_millis(50);
         for _ in 0..4 {
-            match self.db.with(&mut f) {
+            match attempt() {
                 Err(e) if is_busy(&e) => {
                     tracing::warn!("memory: database busy, retrying in {delay:?}");
                     std::thread::sleep(delay);
@@ -67,12 +77,20 @@ impl MemoryStore {
                 other => return other,
             }
         }
-        self.db.with(&mut f)
+        attempt()
+    }
+
+    /// Runs the read `f` on the session store's read connection.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.db.read(f)
     }
 
     /// Facts ordered by category, then most recently updated.
     pub fn facts(&self, status: Option<FactStatus>) -> Result<Vec<Fact>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT {FACT_COLS} FROM memory_facts WHERE (?1 IS NULL OR status = ?1)
                  ORDER BY category, updated_at DESC, id"
@@ -85,7 +103,7 @@ impl MemoryStore {
     }
 
     pub fn get(&self, id: i64) -> Result<Option<Fact>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {FACT_COLS} FROM memory_facts WHERE id = ?1"),
                 [id],
@@ -139,9 +157,10 @@ impl MemoryStore {
         } else {
             FactStatus::Proposed
         };
-        self.with(|c| {
+        let (f, session) = (f.clone(), session.map(String::from));
+        self.with(move |c| {
             let tx = c.transaction()?;
-            if let (Some(s), Some(m)) = (session, f.source_message) {
+            if let (Some(s), Some(m)) = (&session, f.source_message) {
                 let dead: bool = tx.query_row(
                     "SELECT EXISTS(SELECT 1 FROM memory_tombstones WHERE category = ?1 AND key = ?2
                      AND source_session = ?3 AND source_message = ?4)",
@@ -185,11 +204,12 @@ impl MemoryStore {
 
     /// Accepts a proposed fact, optionally with a corrected value.
     pub fn accept(&self, id: i64, value: Option<&str>) -> Result<Option<Fact>, StoreError> {
-        let n = self.with(|c| {
+        let value = value.map(|v| v.trim().to_string());
+        let n = self.with(move |c| {
             Ok(c.execute(
                 "UPDATE memory_facts SET status = 'active', value = COALESCE(?2, value), updated_at = ?3
                  WHERE id = ?1",
-                params![id, value.map(str::trim), now_ms()],
+                params![id, value, now_ms()],
             )?)
         })?;
         if n == 0 {
@@ -205,9 +225,10 @@ impl MemoryStore {
             return Ok(facts);
         }
         let now = now_ms();
-        self.with(|c| {
+        let gone = facts.clone();
+        self.with(move |c| {
             let tx = c.transaction()?;
-            for f in &facts {
+            for f in &gone {
                 if let (Some(s), Some(m)) = (&f.source_session, f.source_message) {
                     tx.execute(
                         "INSERT OR IGNORE INTO memory_tombstones (category, key, source_session, source_message, created_at)
@@ -248,7 +269,7 @@ impl MemoryStore {
 
     /// The summary the model sees, if there is one.
     pub fn summary(&self) -> Result<Option<String>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(
                 c.query_row("SELECT content FROM memory_summary WHERE id = 1", [], |r| {
                     r.get::<_, String>(0)
@@ -263,7 +284,8 @@ impl MemoryStore {
     pub fn rebuild_summary(&self) -> Result<String, StoreError> {
         let text = render::summary(&self.facts(Some(FactStatus::Active))?);
         if self.summary()?.unwrap_or_default() != text {
-            self.with(|c| {
+            let text = text.clone();
+            self.with(move |c| {
                 c.execute(
                     "INSERT INTO memory_summary (id, content, updated_at) VALUES (1, ?1, ?2)
                      ON CONFLICT(id) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
@@ -283,7 +305,7 @@ impl MemoryStore {
         exclude: &[&str],
     ) -> Result<Vec<String>, StoreError> {
         let now = now_ms();
-        let ids: Vec<String> = self.with(|c| {
+        let ids: Vec<String> = self.read(|c| {
             let mut st = c.prepare(
                 "SELECT s.id FROM sessions s LEFT JOIN session_memory_state m ON m.session_id = s.id
                  WHERE s.last_active <= ?1 AND (m.extracted_at IS NULL OR m.extracted_at < s.last_active)
@@ -307,10 +329,11 @@ impl MemoryStore {
     pub fn claim(&self, session: &str, owner: &str, lease: Duration) -> Result<bool, StoreError> {
         let now = now_ms();
         let until = now + lease.as_millis() as i64;
-        self.with(|c| {
+        let (session, owner) = (session.to_string(), owner.to_string());
+        self.with(move |c| {
             c.execute(
                 "INSERT OR IGNORE INTO session_memory_state (session_id) VALUES (?1)",
-                [session],
+                [&session],
             )?;
             let n = c.execute(
                 "UPDATE session_memory_state SET lock_owner = ?2, lock_until = ?3
@@ -325,7 +348,8 @@ impl MemoryStore {
 
     /// Marks a claimed session extracted up to message `last_message`.
     pub fn finish(&self, session: &str, owner: &str, last_message: i64) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (session, owner) = (session.to_string(), owner.to_string());
+        self.with(move |c| {
             c.execute(
                 "UPDATE session_memory_state SET extracted_at = ?3, last_message = MAX(last_message, ?4),
                  lock_owner = NULL, lock_until = NULL WHERE session_id = ?1 AND lock_owner = ?2",
@@ -337,7 +361,8 @@ impl MemoryStore {
 
     /// Gives a claim back without marking the session (the extraction failed).
     pub fn release(&self, session: &str, owner: &str) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (session, owner) = (session.to_string(), owner.to_string());
+        self.with(move |c| {
             c.execute(
                 "UPDATE session_memory_state SET lock_owner = NULL, lock_until = NULL
                  WHERE session_id = ?1 AND lock_owner = ?2",
@@ -354,7 +379,7 @@ impl MemoryStore {
         session: &str,
         max: usize,
     ) -> Result<Vec<(i64, Role, String)>, StoreError> {
-        let after: i64 = self.with(|c| {
+        let after: i64 = self.read(|c| {
             Ok(c.query_row(
                 "SELECT last_message FROM session_memory_state WHERE session_id = ?1",
                 [session],
@@ -363,10 +388,13 @@ impl MemoryStore {
             .optional()?
             .unwrap_or(0))
         })?;
-        let mut rows: Vec<(i64, Role, String)> = self.with(|c| {
+        let mut rows: Vec<(i64, Role, String)> = self.read(|c| {
             let mut st = c.prepare(
-                "SELECT id, role, content FROM messages WHERE session_id = ?1 AND buffer = 0
-                 AND id > ?2 AND kind = ?3 AND role IN ('user', 'assistant') AND content != ''
+                // A stream cut short may have left its text in deltas.
+                "SELECT id, role, content || COALESCE((SELECT group_concat(d.content, '' ORDER BY d.seq)
+                 FROM message_deltas d WHERE d.message_id = messages.id), '') AS text
+                 FROM messages WHERE session_id = ?1 AND buffer = 0
+                 AND id > ?2 AND kind = ?3 AND role IN ('user', 'assistant') AND text != ''
                  ORDER BY id DESC LIMIT ?4",
             )?;
             let rows = st
@@ -393,7 +421,7 @@ impl MemoryStore {
 impl MemoryStore {
     /// The newest display-message id of a session (0 when it has none).
     pub fn last_display_id(&self, session: &str) -> Result<i64, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 "SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?1 AND buffer = 0",
                 [session],

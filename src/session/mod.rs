@@ -7,10 +7,13 @@
 //! result after it (a crash mid-tool is repaired with an "interrupted" result,
 //! only by the process holding the session's lock: see [`lock`]).
 
+mod deltas;
 pub mod lock;
 pub mod pins;
+mod reader;
 mod schema;
 pub mod store;
+mod writer;
 
 pub use lock::LockError;
 pub use store::{SessionStore, StoreError};

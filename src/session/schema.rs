@@ -74,6 +74,18 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL,
         PRIMARY KEY (category, key, source_session, source_message)
     );",
+    // 4: streamed text as appended pieces (see session/deltas.rs), folded
+    // into the message when its model call ends. No index on message_id:
+    // the table holds at most the pieces of the answers streaming right now
+    // (a scan is cheap), and an index page would double what each piece
+    // writes.
+    "CREATE TABLE message_deltas (
+        seq INTEGER PRIMARY KEY,
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        context_id INTEGER,
+        content TEXT NOT NULL DEFAULT '',
+        thinking TEXT NOT NULL DEFAULT ''
+    );",
 ];
 
 /// The schema version this build writes.

@@ -1,8 +1,13 @@
 //! SQLite session store (WAL, foreign keys, versioned migrations).
 //!
-//! Every call is one short statement or transaction; the connection sits
-//! behind a mutex that is never held across an `.await`.
+//! Every call is one short statement or transaction. All writes go through
+//! one writer thread that owns the read-write connection ([`super::writer`]),
+//! in the order they are made; a method returns once its write is committed.
+//! Reads run on the caller's thread on a second, read-only connection (WAL
+//! readers never wait for the writer), opened on the first read.
 use super::lock::{LockError, SessionLocks};
+use super::reader::Reader;
+use super::writer::Writer;
 use super::{
     Buffer, MessageKind, Session, SessionMeta, StoredMessage, now_ms, repair_unpaired, schema,
     title_from,
@@ -10,7 +15,7 @@ use super::{
 use crate::llm::{ChatMessage, Role};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -49,12 +54,19 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("session database is unusable (a previous operation panicked)")]
     Poisoned,
+    #[error(
+        "the session database writer stopped before answering (an internal error, see the log); nothing after it was saved: restart navi"
+    )]
+    WriterGone,
+    #[error("cannot start the session database writer thread: {0}")]
+    Thread(std::io::Error),
     #[error(transparent)]
     Lock(#[from] LockError),
 }
 
 pub struct SessionStore {
-    conn: Mutex<Connection>,
+    writer: Writer,
+    reader: Reader,
     path: PathBuf,
     locks: SessionLocks,
 }
@@ -175,8 +187,15 @@ impl SessionStore {
                 supported: schema::CURRENT,
             });
         }
+        let conn = Arc::new(Mutex::new(conn));
+        let reader = if path == Path::new(":memory:") {
+            Reader::Shared(conn.clone())
+        } else {
+            Reader::file(path)
+        };
         Ok(SessionStore {
-            conn: Mutex::new(conn),
+            writer: Writer::spawn(conn)?,
+            reader,
             path: path.to_path_buf(),
             locks: SessionLocks::for_database(path),
         })
@@ -202,23 +221,41 @@ impl SessionStore {
         self.locks.holds(id)
     }
 
-    /// Runs `f` on the connection (one short statement or transaction; the
-    /// memory store shares this database and connection).
-    pub(crate) fn with<T>(
+    /// Runs `f` on the writer thread and waits for it (one short statement
+    /// or transaction; the memory store shares this database and writer).
+    pub(crate) fn with<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let mut conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
-        f(&mut conn)
+        self.writer.call(f)
+    }
+
+    /// [`with`](Self::with) for async callers: awaits the writer's answer
+    /// instead of blocking a runtime thread.
+    pub(crate) async fn with_async<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.writer.call_async(f).await
+    }
+
+    /// Runs the read `f` on this thread, on the read-only connection. It sees
+    /// every write that returned before it.
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.reader.read(f)
     }
 
     pub fn create(&self, profile_id: &str) -> Result<SessionMeta, StoreError> {
         let id = uuid::Uuid::new_v4().to_string();
         let now = now_ms();
-        self.with(|c| {
+        let (sid, profile) = (id.clone(), profile_id.to_string());
+        self.with(move |c| {
             c.execute(
                 "INSERT INTO sessions (id, profile_id, created_at, last_active) VALUES (?1, ?2, ?3, ?3)",
-                params![id, profile_id, now],
+                params![sid, profile, now],
             )?;
             Ok(())
         })?;
@@ -226,7 +263,7 @@ impl SessionStore {
     }
 
     pub fn meta(&self, id: &str) -> Result<Option<SessionMeta>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s WHERE s.id = ?1"),
                 [id],
@@ -263,7 +300,7 @@ impl SessionStore {
 
     /// Pinned first, then most recently active.
     pub fn list(&self) -> Result<Vec<SessionMeta>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT {META_COLS} FROM sessions s ORDER BY s.pinned DESC, s.last_active DESC, s.rowid DESC"
             ))?;
@@ -274,7 +311,7 @@ impl SessionStore {
 
     /// The most recently active session, if any.
     pub fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"),
                 [],
@@ -284,7 +321,7 @@ impl SessionStore {
         })
     }
 
-    fn messages(
+    pub(super) fn messages(
         c: &Connection,
         id: &str,
         buffer: Buffer,
@@ -308,13 +345,14 @@ impl SessionStore {
         let Some(meta) = self.meta(id)? else {
             return Ok(None);
         };
-        let (mut display, mut context) = self.with(|c| {
-            Ok((
-                Self::messages(c, id, Buffer::Display)?,
-                Self::messages(c, id, Buffer::Context)?,
-            ))
-        })?;
-        if !self.holds_lock(id) {
+        let holder = self.holds_lock(id);
+        let read = self.read_buffers(id)?;
+        let (mut display, mut context) = (read.display, read.context);
+        if holder && read.had_deltas {
+            // A stream cut short (crash) left deltas: fold them in for good.
+            self.fold_deltas(id)?;
+        }
+        if !holder {
             return Ok(Some(Session {
                 meta,
                 display,
@@ -330,11 +368,11 @@ impl SessionStore {
                 self.append(id, Buffer::Display, m)?;
             }
             let _ = before;
-            display = self.with(|c| Self::messages(c, id, Buffer::Display))?;
+            display = self.read(|c| Self::messages(c, id, Buffer::Display))?;
         }
         if repair_unpaired(&mut context) {
             self.replace_context(id, &context)?;
-            context = self.with(|c| Self::messages(c, id, Buffer::Context))?;
+            context = self.read(|c| Self::messages(c, id, Buffer::Context))?;
         }
         Ok(Some(Session {
             meta,
@@ -386,10 +424,11 @@ impl SessionStore {
 
     /// Appends one message to one buffer, durably. Returns its row id.
     pub fn append(&self, id: &str, buffer: Buffer, m: &StoredMessage) -> Result<i64, StoreError> {
-        self.with(|c| {
+        let (id, m) = (id.to_string(), m.clone());
+        self.with(move |c| {
             let tx = c.transaction()?;
-            let row = Self::insert(&tx, id, buffer, m)?;
-            Self::touch_after_insert(&tx, id, m)?;
+            let row = Self::insert(&tx, &id, buffer, &m)?;
+            Self::touch_after_insert(&tx, &id, &m)?;
             tx.commit()?;
             Ok(row)
         })
@@ -398,63 +437,45 @@ impl SessionStore {
     /// Appends one message to both buffers in one transaction; returns the
     /// (display, context) row ids.
     pub fn append_both(&self, id: &str, m: &StoredMessage) -> Result<(i64, i64), StoreError> {
-        self.with(|c| {
-            let tx = c.transaction()?;
-            let d = Self::insert(&tx, id, Buffer::Display, m)?;
-            let x = Self::insert(&tx, id, Buffer::Context, m)?;
-            Self::touch_after_insert(&tx, id, m)?;
-            tx.commit()?;
-            Ok((d, x))
-        })
+        let (id, m) = (id.to_string(), m.clone());
+        self.with(move |c| Self::insert_both(c, &id, &m))
+    }
+
+    /// [`append_both`](Self::append_both) for async callers.
+    pub async fn append_both_async(
+        &self,
+        id: &str,
+        m: &StoredMessage,
+    ) -> Result<(i64, i64), StoreError> {
+        let (id, m) = (id.to_string(), m.clone());
+        self.with_async(move |c| Self::insert_both(c, &id, &m))
+            .await
+    }
+
+    fn insert_both(
+        c: &mut Connection,
+        id: &str,
+        m: &StoredMessage,
+    ) -> Result<(i64, i64), StoreError> {
+        let tx = c.transaction()?;
+        let d = Self::insert(&tx, id, Buffer::Display, m)?;
+        let x = Self::insert(&tx, id, Buffer::Context, m)?;
+        Self::touch_after_insert(&tx, id, m)?;
+        tx.commit()?;
+        Ok((d, x))
     }
 
     /// Replaces the whole context buffer (compression, repair) atomically.
     pub fn replace_context(&self, id: &str, messages: &[StoredMessage]) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (id, messages) = (id.to_string(), messages.to_vec());
+        self.with(move |c| {
             let tx = c.transaction()?;
             tx.execute(
                 "DELETE FROM messages WHERE session_id = ?1 AND buffer = 1",
-                [id],
+                [&id],
             )?;
-            for m in messages {
-                Self::insert(&tx, id, Buffer::Context, m)?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
-    }
-
-    /// Updates the content of an already-written message (e.g. a stopped
-    /// answer's partial text written while streaming).
-    pub fn update_content(
-        &self,
-        rows: &[i64],
-        content: &str,
-        thinking: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.with(|c| {
-            let tx = c.transaction()?;
-            for row in rows {
-                tx.prepare_cached("UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1")?
-                    .execute(params![row, content, thinking])?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
-    }
-
-    /// Sets the tool calls of already-written assistant rows.
-    pub fn set_tool_calls(
-        &self,
-        rows: &[i64],
-        calls: &[crate::llm::ToolCall],
-    ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(calls).unwrap_or_default();
-        self.with(|c| {
-            let tx = c.transaction()?;
-            for row in rows {
-                tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
-                    .execute(params![row, json])?;
+            for m in &messages {
+                Self::insert(&tx, &id, Buffer::Context, m)?;
             }
             tx.commit()?;
             Ok(())
@@ -463,11 +484,12 @@ impl SessionStore {
 
     fn update_one(
         &self,
-        sql: &str,
+        sql: &'static str,
         id: &str,
-        value: &dyn rusqlite::ToSql,
+        value: impl rusqlite::ToSql + Send + 'static,
     ) -> Result<(), StoreError> {
-        let n = self.with(|c| Ok(c.execute(sql, params![id, value])?))?;
+        let sid = id.to_string();
+        let n = self.with(move |c| Ok(c.execute(sql, params![sid, value])?))?;
         if n == 0 {
             return Err(StoreError::NotFound(id.to_string()));
         }
@@ -478,7 +500,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET pinned = ?2 WHERE id = ?1",
             id,
-            &i64::from(pinned),
+            i64::from(pinned),
         )
     }
 
@@ -486,7 +508,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET title = ?2 WHERE id = ?1",
             id,
-            &title.trim(),
+            title.trim().to_string(),
         )
     }
 
@@ -494,7 +516,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET profile_id = ?2 WHERE id = ?1",
             id,
-            &profile_id,
+            profile_id.to_string(),
         )
     }
 
@@ -502,7 +524,7 @@ impl SessionStore {
         self.update_one(
             "UPDATE sessions SET context_token_count = ?2 WHERE id = ?1",
             id,
-            &(tokens as i64),
+            tokens as i64,
         )
     }
 
@@ -511,7 +533,9 @@ impl SessionStore {
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let held = self.holds_lock(id);
         self.lock(id)?;
-        let deleted = self.with(|c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [id])? > 0));
+        let sid = id.to_string();
+        let deleted =
+            self.with(move |c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [sid])? > 0));
         if deleted.is_ok() {
             self.locks.remove(id);
         } else if !held {
@@ -521,7 +545,8 @@ impl SessionStore {
     }
 
     pub fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
-        self.with(|c| {
+        let (id, key, value) = (id.to_string(), key.to_string(), value.to_string());
+        self.with(move |c| {
             c.prepare_cached(
                 "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT(session_id, key) DO UPDATE SET value = excluded.value",
@@ -532,7 +557,7 @@ impl SessionStore {
     }
 
     pub fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             Ok(c.query_row(
                 "SELECT value FROM session_state WHERE session_id = ?1 AND key = ?2",
                 params![id, key],

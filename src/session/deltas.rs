@@ -1,0 +1,261 @@
+//! Streaming text as appended deltas.
+//!
+//! A streaming answer is written once as a message row in each buffer (its
+//! first piece), then each later piece is appended as a `message_deltas` row
+//! (the text added since the last write) instead of rewriting the whole
+//! growing answer, so a long answer costs O(n) bytes, not O(n²). At the end
+//! of the call [`SessionStore::finish_stream`] writes the final content and
+//! deletes the deltas in one transaction.
+//!
+//! Invariants:
+//! - a message's text is its row's content followed by its deltas in `seq`
+//!   order; every read of the buffers folds them in (one read transaction,
+//!   so a fold in between cannot be seen twice or not at all);
+//! - deltas left by a process that died mid-stream are folded into the rows
+//!   for good only by the session's lock holder (on load), like crash repair;
+//! - a delta row names the display row (`message_id`) and the context row
+//!   (`context_id`) of the same message; both get the text.
+use super::store::{SessionStore, StoreError};
+use super::{Buffer, StoredMessage};
+use crate::llm::ChatMessage;
+use rusqlite::{Connection, params};
+use std::collections::HashMap;
+
+/// One delta: (display row, context row, content, thinking).
+type Delta = (i64, Option<i64>, String, String);
+
+/// Both buffers of a session, and whether deltas were folded into them.
+pub(super) struct Buffers {
+    pub display: Vec<StoredMessage>,
+    pub context: Vec<StoredMessage>,
+    pub had_deltas: bool,
+}
+
+// `CROSS JOIN` keeps the (small, unindexed) delta table the outer loop; each
+// delta finds its message by primary key.
+fn session_deltas(c: &Connection, id: &str) -> Result<Vec<Delta>, StoreError> {
+    let mut st = c.prepare_cached(
+        "SELECT d.message_id, d.context_id, d.content, d.thinking
+         FROM message_deltas d CROSS JOIN messages m ON m.id = d.message_id
+         WHERE m.session_id = ?1 ORDER BY d.seq",
+    )?;
+    let rows = st
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The text each row gains from `deltas`: row id → (content, thinking).
+fn gains(deltas: Vec<Delta>) -> HashMap<i64, (String, String)> {
+    let mut out: HashMap<i64, (String, String)> = HashMap::new();
+    for (display, context, content, thinking) in deltas {
+        for row in std::iter::once(display).chain(context) {
+            let g = out.entry(row).or_default();
+            g.0.push_str(&content);
+            g.1.push_str(&thinking);
+        }
+    }
+    out
+}
+
+fn apply(messages: &mut [StoredMessage], gains: &HashMap<i64, (String, String)>) {
+    for m in messages.iter_mut() {
+        if let Some((content, thinking)) = gains.get(&m.id) {
+            m.msg.content.push_str(content);
+            if !thinking.is_empty() {
+                m.msg
+                    .thinking
+                    .get_or_insert_with(String::new)
+                    .push_str(thinking);
+            }
+        }
+    }
+}
+
+impl SessionStore {
+    /// Both buffers of a session with any pending deltas folded in, read in
+    /// one transaction.
+    pub(super) fn read_buffers(&self, id: &str) -> Result<Buffers, StoreError> {
+        self.read(|c| {
+            let tx = c.unchecked_transaction()?;
+            let mut display = Self::messages(&tx, id, Buffer::Display)?;
+            let mut context = Self::messages(&tx, id, Buffer::Context)?;
+            let deltas = session_deltas(&tx, id)?;
+            tx.finish()?;
+            let had_deltas = !deltas.is_empty();
+            if had_deltas {
+                let g = gains(deltas);
+                apply(&mut display, &g);
+                apply(&mut context, &g);
+            }
+            Ok(Buffers {
+                display,
+                context,
+                had_deltas,
+            })
+        })
+    }
+
+    /// Writes the deltas of a session into its message rows and deletes them
+    /// (one transaction). Only for the session's lock holder.
+    pub(super) fn fold_deltas(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            let deltas = session_deltas(&tx, &id)?;
+            if deltas.is_empty() {
+                return Ok(());
+            }
+            let displays: Vec<i64> = deltas.iter().map(|d| d.0).collect();
+            for (row, (content, thinking)) in gains(deltas) {
+                tx.prepare_cached(
+                    "UPDATE messages SET content = content || ?2,
+                     thinking = CASE WHEN ?3 = '' THEN thinking ELSE COALESCE(thinking, '') || ?3 END
+                     WHERE id = ?1",
+                )?
+                .execute(params![row, content, thinking])?;
+            }
+            for row in displays {
+                tx.prepare_cached("DELETE FROM message_deltas WHERE message_id = ?1")?
+                    .execute([row])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Updates the content of an already-written message (e.g. a stopped
+    /// answer's partial text written while streaming); its pending deltas
+    /// are dropped, the new content replaces what they added.
+    pub fn update_content(
+        &self,
+        rows: &[i64],
+        content: &str,
+        thinking: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let (rows, content, thinking) = (
+            rows.to_vec(),
+            content.to_string(),
+            thinking.map(String::from),
+        );
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            Self::set_content(&tx, &rows, &content, thinking.as_deref())?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Sets the tool calls of already-written assistant rows.
+    pub fn set_tool_calls(
+        &self,
+        rows: &[i64],
+        calls: &[crate::llm::ToolCall],
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(calls).unwrap_or_default();
+        let rows = rows.to_vec();
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            for row in &rows {
+                tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
+                    .execute(params![row, json])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Sets the content of message rows and drops their pending deltas (the
+    /// new content replaces what they added).
+    pub(super) fn set_content(
+        c: &Connection,
+        rows: &[i64],
+        content: &str,
+        thinking: Option<&str>,
+    ) -> Result<(), StoreError> {
+        for row in rows {
+            c.prepare_cached("UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1")?
+                .execute(params![row, content, thinking])?;
+            c.prepare_cached("DELETE FROM message_deltas WHERE message_id = ?1")?
+                .execute([row])?;
+        }
+        Ok(())
+    }
+
+    /// Appends streamed text to a message written earlier in both buffers
+    /// (`display` and `context` are its two rows): what was added to its
+    /// content and to its thinking since the last write. Durable on return.
+    pub async fn append_delta_async(
+        &self,
+        display: i64,
+        context: Option<i64>,
+        content: &str,
+        thinking: &str,
+    ) -> Result<(), StoreError> {
+        let (content, thinking) = (content.to_string(), thinking.to_string());
+        self.with_async(move |c| insert_delta(c, display, context, &content, &thinking))
+            .await
+    }
+
+    /// [`append_delta_async`](Self::append_delta_async) for sync callers.
+    pub fn append_delta(
+        &self,
+        display: i64,
+        context: Option<i64>,
+        content: &str,
+        thinking: &str,
+    ) -> Result<(), StoreError> {
+        let (content, thinking) = (content.to_string(), thinking.to_string());
+        self.with(move |c| insert_delta(c, display, context, &content, &thinking))
+    }
+
+    /// Ends a streamed message: its rows get the final content, thinking and
+    /// tool calls, and its deltas are deleted, in one transaction.
+    pub async fn finish_stream_async(
+        &self,
+        rows: &[i64],
+        msg: &ChatMessage,
+    ) -> Result<(), StoreError> {
+        let (rows, msg) = (rows.to_vec(), msg.clone());
+        self.with_async(move |c| finish(c, &rows, &msg)).await
+    }
+
+    /// [`finish_stream_async`](Self::finish_stream_async) for sync callers.
+    pub fn finish_stream(&self, rows: &[i64], msg: &ChatMessage) -> Result<(), StoreError> {
+        let (rows, msg) = (rows.to_vec(), msg.clone());
+        self.with(move |c| finish(c, &rows, &msg))
+    }
+
+    /// How many delta rows the session has (tests, diagnostics).
+    pub fn pending_deltas(&self, id: &str) -> Result<usize, StoreError> {
+        self.read(|c| Ok(session_deltas(c, id)?.len()))
+    }
+}
+
+fn insert_delta(
+    c: &mut Connection,
+    display: i64,
+    context: Option<i64>,
+    content: &str,
+    thinking: &str,
+) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO message_deltas (message_id, context_id, content, thinking) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![display, context, content, thinking])?;
+    Ok(())
+}
+
+fn finish(c: &mut Connection, rows: &[i64], msg: &ChatMessage) -> Result<(), StoreError> {
+    let tx = c.transaction()?;
+    SessionStore::set_content(&tx, rows, &msg.content, msg.thinking.as_deref())?;
+    if !msg.tool_calls.is_empty() {
+        let json = serde_json::to_string(&msg.tool_calls).unwrap_or_default();
+        for row in rows {
+            tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
+                .execute(params![row, json])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
