@@ -112,10 +112,15 @@ pub fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) ->
 /// in it: it has no database row yet, so no position either.
 pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
     format!(
-        ">  -  {}  {:<14} {:>4} msgs  {:>8}  (new session)",
+        ">  -  {}  {:<14} {:>4} msgs  {:>8}  {}(new session)",
         &s.id[..8.min(s.id.len())],
         s.profile_id,
         0,
-        "now"
+        "now",
+        if s.title.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", s.title)
+        }
     )
 }
