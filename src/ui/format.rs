@@ -76,24 +76,6 @@ pub fn tokens_short(used: u64, max: u64) -> String {
     format!("{}/{window}", k(used))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn previews() {
-        assert_eq!(preview("hello\nworld", 20), "hello…");
-        assert_eq!(preview("abcdef", 3), "abc…");
-        assert_eq!(
-            args_preview(&serde_json::json!({"command": "ls -la"}), 40),
-            "command=\"ls -la\""
-        );
-        assert_eq!(tokens_short(12_345, 65_536), "12.3k/64k");
-        assert_eq!(tokens_short(900, 8192), "900/8k");
-        assert_eq!(tokens_short(2048, 128_000), "2k/128k");
-    }
-}
-
 /// One `/session list` row.
 pub fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) -> String {
     let mark = session_mark(s, current);
@@ -123,4 +105,22 @@ pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
             format!("{} ", s.title)
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previews() {
+        assert_eq!(preview("hello\nworld", 20), "hello…");
+        assert_eq!(preview("abcdef", 3), "abc…");
+        assert_eq!(
+            args_preview(&serde_json::json!({"command": "ls -la"}), 40),
+            "command=\"ls -la\""
+        );
+        assert_eq!(tokens_short(12_345, 65_536), "12.3k/64k");
+        assert_eq!(tokens_short(900, 8192), "900/8k");
+        assert_eq!(tokens_short(2048, 128_000), "2k/128k");
+    }
 }
