@@ -476,7 +476,7 @@ async fn session_delete_asks_for_confirmation() {
 
 /// `[ui].theme = "auto"`: the OSC 11 probe runs once, after the first frame
 /// is drawn; a light answer switches to the light theme; keys read during
-/// the probe reach the composer as typed, an escape sequence does not.
+/// the probe are handled as typed, an unknown escape sequence is reported.
 #[tokio::test]
 async fn background_probe_runs_after_the_first_frame_and_keeps_typed_keys() {
     let host_log = Arc::new(Mutex::new(Log::default()));
@@ -495,7 +495,7 @@ async fn background_probe_runs_after_the_first_frame_and_keeps_typed_keys() {
     let at = probed.clone();
     lp.probe_background = Some(Box::new(move || {
         *at.lock().unwrap() = Some(*seen.lock().unwrap());
-        navi::ui::tui::background::split_reply(b"ab\x1b]11;rgb:ffff/ffff/f0f0\x07\x1b[A")
+        navi::ui::tui::background::split_reply(b"ab\x1b]11;rgb:ffff/ffff/f0f0\x07\x1b[99z\x1b[?62c")
     }));
     let opts = LoopOptions {
         max_fps: 120,

@@ -6,11 +6,12 @@
 //! before the first frame.
 //!
 //! Invariants: the parsers never panic on any input; bytes read during the
-//! query that are not the reply are returned to the caller (typed text goes
-//! back into the composer), never dropped silently. The only `unsafe` is
+//! query that are not a reply are turned back into the keys they were and
+//! handled as typed; what is not a key is counted and reported, never typed. The only `unsafe` is
 //! one `poll(2)` on the tty descriptor opened here.
 #![allow(unsafe_code)]
 
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,50 +105,167 @@ pub struct Probe {
     pub other: Vec<u8>,
 }
 
-/// Splits what was read into the reply and the rest.
-pub fn split_reply(read: &[u8]) -> Probe {
-    match parse_osc11(read) {
-        Some((bg, range)) => {
-            let mut other = read[..range.start].to_vec();
-            other.extend_from_slice(&read[range.end..]);
-            Probe {
-                background: Some(bg),
-                other,
-            }
-        }
-        None => Probe {
-            background: None,
-            other: read.to_vec(),
-        },
-    }
+/// Finds a primary device attributes reply (`ESC [ ? … c`), which every
+/// terminal sends: it ends the wait when OSC 11 goes unanswered.
+pub fn find_da1(buf: &[u8]) -> Option<std::ops::Range<usize>> {
+    let start = buf.windows(3).position(|w| w == b"\x1b[?")?;
+    let rest = &buf[start + 3..];
+    let len = rest
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b';'))?;
+    (rest[len] == b'c').then_some(start..start + 3 + len + 1)
 }
 
-/// The text to put back into the composer from bytes read during a query:
-/// printable characters as typed, and how many other bytes (control keys,
-/// escape sequences, a malformed reply) were left out.
-pub fn typed_text(other: &[u8]) -> (String, usize) {
-    let text = String::from_utf8_lossy(other);
-    let mut kept = String::new();
+/// Splits what was read into the replies (OSC 11, DA1) and the rest.
+pub fn split_reply(read: &[u8]) -> Probe {
+    let mut other = read.to_vec();
+    let mut background = None;
+    if let Some((bg, range)) = parse_osc11(&other) {
+        background = Some(bg);
+        other.drain(range);
+    }
+    if let Some(range) = find_da1(&other) {
+        other.drain(range);
+    }
+    Probe { background, other }
+}
+
+fn key(code: KeyCode, m: KeyModifiers) -> Event {
+    Event::Key(KeyEvent::new(code, m))
+}
+
+/// The final byte of a CSI / SS3 sequence (with CSI's first parameter) as
+/// a key, when it is one the composer uses.
+fn csi_key(param: &str, last: u8) -> Option<KeyCode> {
+    Some(match (last, param) {
+        (b'A', _) => KeyCode::Up,
+        (b'B', _) => KeyCode::Down,
+        (b'C', _) => KeyCode::Right,
+        (b'D', _) => KeyCode::Left,
+        (b'H', _) => KeyCode::Home,
+        (b'F', _) => KeyCode::End,
+        (b'~', "1" | "7") => KeyCode::Home,
+        (b'~', "4" | "8") => KeyCode::End,
+        (b'~', "2") => KeyCode::Insert,
+        (b'~', "3") => KeyCode::Delete,
+        (b'~', "5") => KeyCode::PageUp,
+        (b'~', "6") => KeyCode::PageDown,
+        _ => return None,
+    })
+}
+
+/// Bytes read during a query turned back into the keys they were (typed
+/// text, Enter, Tab, Backspace, Ctrl-letter, arrows and the like), in
+/// order, plus how many bytes were not a key the UI knows (left out).
+pub fn key_events(bytes: &[u8]) -> (Vec<Event>, usize) {
+    let none = KeyModifiers::NONE;
+    let mut out = Vec::new();
     let mut dropped = 0;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            // An escape sequence: skip it whole (ESC [ … final, ESC ] … BEL/ST).
-            dropped += 1;
-            while let Some(&n) = chars.peek() {
-                chars.next();
-                dropped += n.len_utf8();
-                if n == '\x07' || n.is_ascii_alphabetic() || n == '~' || n == '\\' {
-                    break;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            0x1b => {
+                let next = bytes.get(i + 1).copied();
+                match next {
+                    None => {
+                        out.push(key(KeyCode::Esc, none));
+                        i += 1;
+                    }
+                    Some(b'[') | Some(b'O') => {
+                        // CSI: parameters, intermediates, one final byte.
+                        let mut j = i + 2;
+                        while j < bytes.len() && (0x20..=0x3f).contains(&bytes[j]) {
+                            j += 1;
+                        }
+                        let Some(&last) = bytes.get(j) else {
+                            dropped += bytes.len() - i;
+                            break;
+                        };
+                        let param = std::str::from_utf8(&bytes[i + 2..j]).unwrap_or("");
+                        match csi_key(param.split(';').next().unwrap_or(""), last) {
+                            Some(code) => out.push(key(code, none)),
+                            None => dropped += j + 1 - i,
+                        }
+                        i = j + 1;
+                    }
+                    Some(b']') | Some(b'P') | Some(b'_') => {
+                        // OSC / DCS / APC: up to BEL or ST, never typed.
+                        let mut j = i + 2;
+                        while j < bytes.len()
+                            && bytes[j] != 0x07
+                            && !(bytes[j] == 0x1b && bytes.get(j + 1) == Some(&b'\\'))
+                        {
+                            j += 1;
+                        }
+                        let end = if bytes.get(j) == Some(&0x07) {
+                            j + 1
+                        } else {
+                            j + 2
+                        };
+                        let end = end.min(bytes.len());
+                        dropped += end - i;
+                        i = end;
+                    }
+                    Some(c) if (0x20..0x7f).contains(&c) => {
+                        out.push(key(KeyCode::Char(c as char), KeyModifiers::ALT));
+                        i += 2;
+                    }
+                    Some(_) => {
+                        out.push(key(KeyCode::Esc, none));
+                        i += 1;
+                    }
                 }
             }
-        } else if c.is_control() || c == char::REPLACEMENT_CHARACTER {
-            dropped += c.len_utf8();
-        } else {
-            kept.push(c);
+            b'\r' | b'\n' => {
+                out.push(key(KeyCode::Enter, none));
+                i += 1;
+            }
+            b'\t' => {
+                out.push(key(KeyCode::Tab, none));
+                i += 1;
+            }
+            0x7f | 0x08 => {
+                out.push(key(KeyCode::Backspace, none));
+                i += 1;
+            }
+            0x01..=0x1a => {
+                out.push(key(
+                    KeyCode::Char((b'a' + b - 1) as char),
+                    KeyModifiers::CONTROL,
+                ));
+                i += 1;
+            }
+            0x00..=0x1f => {
+                dropped += 1;
+                i += 1;
+            }
+            _ => {
+                // One UTF-8 character (invalid bytes are left out, counted).
+                let len = match b {
+                    0xc0..=0xdf => 2,
+                    0xe0..=0xef => 3,
+                    0xf0..=0xf7 => 4,
+                    _ => 1,
+                };
+                let end = (i + len).min(bytes.len());
+                match std::str::from_utf8(&bytes[i..end])
+                    .ok()
+                    .and_then(|t| t.chars().next())
+                {
+                    Some(c) if !c.is_control() => {
+                        out.push(key(KeyCode::Char(c), none));
+                        i = end;
+                    }
+                    _ => {
+                        dropped += 1;
+                        i += 1;
+                    }
+                }
+            }
         }
     }
-    (kept, dropped)
+    (out, dropped)
 }
 
 /// Sends the OSC 11 query to the controlling terminal and reads until a
@@ -176,7 +294,7 @@ pub fn query_tty(deadline: Duration) -> Probe {
     let mut buf = [0u8; 256];
     loop {
         let left = until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() || parse_osc11(&read).is_some() {
+        if left.is_zero() || find_da1(&read).is_some() {
             break;
         }
         let mut pfd = libc::pollfd {
@@ -207,25 +325,15 @@ pub fn query_tty(_deadline: Duration) -> Probe {
 }
 
 impl super::state::TuiState {
-    /// Applies what a query found: the light theme on a light background
-    /// (dark is what "auto" starts with), and typed keys back into the
-    /// composer; other bytes are reported, not typed.
-    pub fn apply_probe(&mut self, probe: Probe) {
-        if probe.background == Some(Background::Light) {
+    /// Applies the background a query found: the light theme on a light
+    /// background (dark is what "auto" starts with).
+    pub fn apply_background(&mut self, background: Option<Background>) {
+        if background == Some(Background::Light) {
             let name = Background::Light.theme();
             match super::theme::Theme::load(name, self.config_dir.as_deref(), self.no_color) {
                 Ok(t) => self.set_theme(t),
                 Err(e) => self.hint(format!("light background, but theme {name}: {e}")),
             }
-        }
-        let (typed, dropped) = typed_text(&probe.other);
-        if !typed.is_empty() {
-            self.composer.insert(&typed);
-        }
-        if dropped > 0 {
-            self.hint(format!(
-                "{dropped} byte(s) of terminal input during background detection were not keys and were ignored"
-            ));
         }
     }
 }
@@ -289,14 +397,36 @@ mod tests {
     }
 
     #[test]
-    fn bytes_around_the_reply_are_kept_as_typed_text() {
-        let p = split_reply(b"hi\x1b]11;rgb:ffff/ffff/ffff\x1b\\ there");
+    fn bytes_around_the_replies_become_the_keys_they_were() {
+        let p = split_reply(b"hi\x1b]11;rgb:ffff/ffff/ffff\x1b\\ x\r\x1b[?62;22c");
         assert_eq!(p.background, Some(Background::Light));
-        assert_eq!(typed_text(&p.other), ("hi there".to_string(), 0));
-        // No reply: everything read is kept; an arrow key is left out, counted.
-        let p = split_reply(b"x\x1b[Ay");
-        assert_eq!(p.background, None);
-        assert_eq!(typed_text(&p.other), ("xy".to_string(), 3));
+        assert_eq!(p.other, b"hi x\r");
+        let (keys, dropped) = key_events(&p.other);
+        assert_eq!(dropped, 0);
+        assert_eq!(keys.len(), 5);
+        assert_eq!(keys[4], key(KeyCode::Enter, KeyModifiers::NONE));
+        // No OSC 11 answer (DA1 only): everything else is kept.
+        let p = split_reply(b"\x1b[?1;2cab");
+        assert_eq!((p.background, p.other.as_slice()), (None, &b"ab"[..]));
+        let (keys, dropped) =
+            key_events(b"\x1b[A\x7f\t\x03\x1bx\xc3\xa9\x1b[99z\x1b]11;junk\x07\xff");
+        assert_eq!(
+            keys,
+            vec![
+                key(KeyCode::Up, KeyModifiers::NONE),
+                key(KeyCode::Backspace, KeyModifiers::NONE),
+                key(KeyCode::Tab, KeyModifiers::NONE),
+                key(KeyCode::Char('c'), KeyModifiers::CONTROL),
+                key(KeyCode::Char('x'), KeyModifiers::ALT),
+                key(KeyCode::Char('\u{e9}'), KeyModifiers::NONE),
+            ]
+        );
+        assert_eq!(dropped, 5 + 10 + 1);
+        assert_eq!(
+            key_events(b"\x1b"),
+            (vec![key(KeyCode::Esc, KeyModifiers::NONE)], 0)
+        );
+        assert_eq!(key_events(b"\x1b[1").1, 3);
     }
 
     #[test]

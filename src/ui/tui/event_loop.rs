@@ -130,6 +130,21 @@ impl<'h, H: Host> EventLoop<'h, H> {
         }
     }
 
+    /// After the background query: the theme, then the keys read meanwhile,
+    /// handled as if they had just been typed.
+    fn probed(&mut self, probe: super::background::Probe) {
+        self.state.apply_background(probe.background);
+        let (keys, dropped) = super::background::key_events(&probe.other);
+        for ev in keys {
+            self.input(ev);
+        }
+        if dropped > 0 {
+            self.state.hint(format!(
+                "{dropped} byte(s) of terminal input during background detection were not keys and were ignored"
+            ));
+        }
+    }
+
     fn session_id(&self) -> String {
         self.state.status.session_id.clone()
     }
@@ -448,7 +463,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
                         first = false;
                         tracing::debug!(elapsed = ?started.elapsed(), "tui: first frame");
                         if let Some(probe) = self.probe_background.take() {
-                            self.state.apply_probe(probe());
+                            self.probed(probe());
                             sched.request();
                         }
                         if let Some(path) = self.state.history_file.clone() {
