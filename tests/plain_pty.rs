@@ -466,3 +466,46 @@ async fn history_is_on_disk_after_each_line() {
     assert!(history.contains("/help"), "{history:?}");
     assert!(history.contains("/tools"), "{history:?}");
 }
+
+/// `navi sessions list --json` from another process on the same home.
+fn session_rows(home: &Home) -> Vec<serde_json::Value> {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_navi"));
+    c.args(["sessions", "list", "--json"]);
+    let out = home.setup_for_test(c, "xterm-256color").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v.as_array().cloned().unwrap()
+}
+
+/// Plain mode keeps a new session pending too: no row while idle (also
+/// after `/session new`), "(new session)" in `/session list`, the row with
+/// the first message, and nothing new left by `/session new` then Ctrl-D.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_session_row_until_the_first_message() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("first answer"));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = xterm(&home);
+    pty.wait_prompt();
+    assert!(session_rows(&home).is_empty());
+    pty.send("/session new\r");
+    pty.wait_for("new session");
+    pty.wait_prompt();
+    pty.send("/session list\r");
+    pty.wait_for("(new session)");
+    pty.wait_prompt();
+    assert!(session_rows(&home).is_empty());
+    pty.send("hello plain\r");
+    pty.wait_for("first answer");
+    pty.wait_prompt();
+    let rows = session_rows(&home);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["profile_id"], "tester");
+    pty.send("/session new\r");
+    pty.wait_for("new session");
+    pty.wait_prompt();
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+    assert_eq!(session_rows(&home).len(), 1);
+}

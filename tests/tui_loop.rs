@@ -473,3 +473,75 @@ async fn session_delete_asks_for_confirmation() {
         ]
     );
 }
+
+/// `[ui].theme = "auto"`: the OSC 11 probe runs once, after the first frame
+/// is drawn; a light answer switches to the light theme; keys read during
+/// the probe are handled as typed, an unknown escape sequence is reported.
+#[tokio::test]
+async fn background_probe_runs_after_the_first_frame_and_keeps_typed_keys() {
+    let host_log = Arc::new(Mutex::new(Log::default()));
+    let mut host = FakeHost(host_log.clone(), None);
+    let (ktx, krx) = mpsc::unbounded_channel::<Event>();
+    let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok(e), rx))
+    }))
+    .fuse();
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    let st = state_with("dark", false);
+    assert_eq!(st.theme.name, "dark");
+    let mut lp = EventLoop::new(&mut host, st);
+    let frames = Arc::new(Mutex::new(0usize));
+    let (seen, probed) = (frames.clone(), Arc::new(Mutex::new(None::<usize>)));
+    let at = probed.clone();
+    lp.probe_background = Some(Box::new(move || {
+        *at.lock().unwrap() = Some(*seen.lock().unwrap());
+        navi::ui::tui::background::split_reply(b"ab\x1b]11;rgb:ffff/ffff/f0f0\x07\x1b[99z\x1b[?62c")
+    }));
+    let opts = LoopOptions {
+        max_fps: 120,
+        check_backend: false,
+    };
+    let h = Harness {
+        log: host_log.clone(),
+        keys: ktx,
+    };
+    let script = async move {
+        h.until("probe applied", |_, c| {
+            c.iter().any(|x| x.contains("background detection"))
+        })
+        .await;
+        h.typed("c");
+        h.enter();
+        h.until_log("turn started", |l| !l.turns.is_empty()).await;
+        h.ctrl_c();
+        h.ctrl_c();
+        h.ctrl_c();
+        h.ctrl_c();
+    };
+    let (count, log) = (frames.clone(), host_log.clone());
+    let looped = lp.run(
+        &mut terminal,
+        &mut input,
+        &opts,
+        |_| {},
+        |st| {
+            *count.lock().unwrap() += 1;
+            log.lock()
+                .unwrap()
+                .frames
+                .push((st.run.label(), summary(st)));
+        },
+    );
+    let (res, ()) = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::join!(looped, script)
+    })
+    .await
+    .expect("the loop did not quit");
+    res.unwrap();
+    assert_eq!(lp.state.theme.name, "light");
+    assert_eq!(host_log.lock().unwrap().turns, vec!["abc"]);
+    assert!(
+        probed.lock().unwrap().is_some_and(|n| n >= 1),
+        "the probe ran before the first frame was drawn"
+    );
+}

@@ -53,7 +53,9 @@ pub(super) async fn run_persistent(
     cancel: &CancellationToken,
 ) -> Result<TurnOutcome, AgentError> {
     // One writer per session: a turn runs only in the navi holding the
-    // session's lock (taken here if the front end did not already).
+    // session's lock (taken here if the front end did not already). A
+    // pending session (nothing sent yet) gets its row and lock now.
+    agent.store.materialize(session_id)?;
     agent.store.lock(session_id)?;
     let session = agent
         .store

@@ -188,6 +188,17 @@ impl App {
         choice: &SessionChoice,
         profile: Option<&str>,
     ) -> Result<SessionMeta, AppError> {
+        self.open_with(choice, profile, false)
+    }
+
+    /// `pending`: a new session is only [pending](SessionStore::create_pending)
+    /// (no row, no lock) until its first turn.
+    fn open_with(
+        &self,
+        choice: &SessionChoice,
+        profile: Option<&str>,
+        pending: bool,
+    ) -> Result<SessionMeta, AppError> {
         if let Some(p) = profile {
             self.check_profile(p)?;
         }
@@ -209,6 +220,9 @@ impl App {
                 let p = profile
                     .map(String::from)
                     .unwrap_or_else(|| self.profiles.default_id());
+                if pending {
+                    return Ok(self.store.create_pending(&p));
+                }
                 let meta = self.store.create(&p)?;
                 self.store.lock(&meta.id)?;
                 Ok(meta)
@@ -217,7 +231,8 @@ impl App {
     }
 
     /// What the interactive front ends open: like [`open_session`](Self::open_session),
-    /// but when the most recent session is busy in another navi (the user did
+    /// but a new session stays pending (no row, no lock) until the first
+    /// message is sent; and when the most recent session is busy in another navi (the user did
     /// not name it) a new session is started instead, with a note saying why.
     /// A session named with `--session` that is busy stays an error.
     pub fn open_interactive(
@@ -225,11 +240,11 @@ impl App {
         choice: &SessionChoice,
         profile: Option<&str>,
     ) -> Result<(SessionMeta, Option<String>), AppError> {
-        match self.open_session(choice, profile) {
+        match self.open_with(choice, profile, true) {
             Err(AppError::Store(StoreError::Lock(e @ LockError::Busy { .. })))
                 if *choice == SessionChoice::Latest =>
             {
-                let meta = self.open_session(&SessionChoice::New, profile)?;
+                let meta = self.open_with(&SessionChoice::New, profile, true)?;
                 Ok((meta, Some(format!("{e}: started a new session"))))
             }
             other => other.map(|m| (m, None)),

@@ -235,7 +235,7 @@ pub struct UiConfig {
 impl Default for UiConfig {
     fn default() -> Self {
         UiConfig {
-            theme: "dark".into(),
+            theme: "auto".into(),
             show_thinking: true,
             max_fps: 60,
         }

@@ -69,7 +69,12 @@ pub struct SessionStore {
     reader: Reader,
     path: PathBuf,
     locks: SessionLocks,
+    /// Sessions opened by an interactive front end with nothing sent yet:
+    /// no row, no lock until the first turn (see [`pending`]).
+    pending: Mutex<std::collections::HashMap<String, SessionMeta>>,
 }
+
+mod pending;
 
 const META_COLS: &str =
     "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count,
@@ -198,6 +203,7 @@ impl SessionStore {
             reader,
             path: path.to_path_buf(),
             locks: SessionLocks::for_database(path),
+            pending: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -207,12 +213,18 @@ impl SessionStore {
 
     /// Makes this process the session's one writer (re-entrant); `Err` names
     /// the pid of the navi that holds it. The lock dies with the process.
+    /// A pending session has nothing to guard yet: `Ok` without a lock file.
     pub fn lock(&self, id: &str) -> Result<(), StoreError> {
+        if self.is_pending(id) {
+            return Ok(());
+        }
         Ok(self.locks.try_lock(id)?)
     }
 
     /// Gives up the session's lock (leaving a session in the TUI or plain).
+    /// Leaving a pending session drops it (nothing was ever written).
     pub fn unlock(&self, id: &str) {
+        self.discard_pending(id);
         self.locks.unlock(id);
     }
 
@@ -263,6 +275,9 @@ impl SessionStore {
     }
 
     pub fn meta(&self, id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        if let Some(m) = self.pending_meta(id) {
+            return Ok(Some(m));
+        }
         self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s WHERE s.id = ?1"),
@@ -497,6 +512,9 @@ impl SessionStore {
     }
 
     pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<(), StoreError> {
+        if self.edit_pending(id, |m| m.pinned = pinned) {
+            return Ok(());
+        }
         self.update_one(
             "UPDATE sessions SET pinned = ?2 WHERE id = ?1",
             id,
@@ -505,6 +523,9 @@ impl SessionStore {
     }
 
     pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        if self.edit_pending(id, |m| m.title = title.trim().to_string()) {
+            return Ok(());
+        }
         self.update_one(
             "UPDATE sessions SET title = ?2 WHERE id = ?1",
             id,
@@ -513,6 +534,9 @@ impl SessionStore {
     }
 
     pub fn set_profile(&self, id: &str, profile_id: &str) -> Result<(), StoreError> {
+        if self.edit_pending(id, |m| m.profile_id = profile_id.to_string()) {
+            return Ok(());
+        }
         self.update_one(
             "UPDATE sessions SET profile_id = ?2 WHERE id = ?1",
             id,
@@ -531,6 +555,9 @@ impl SessionStore {
     /// Deletes a session and its messages. False when there was none.
     /// Deletes a session; refused while another navi has it open.
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        if self.discard_pending(id) {
+            return Ok(true);
+        }
         let held = self.holds_lock(id);
         self.lock(id)?;
         let sid = id.to_string();

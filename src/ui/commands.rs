@@ -264,19 +264,6 @@ pub enum Outcome {
     Compact(crate::agent::compact_run::CompactMode),
 }
 
-fn meta_line(i: usize, s: &SessionMeta, current: &str) -> String {
-    let mark = crate::ui::format::session_mark(s, current);
-    let title = crate::ui::format::session_title(s);
-    format!(
-        "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}",
-        i + 1,
-        &s.id[..8.min(s.id.len())],
-        s.profile_id,
-        s.message_count,
-        crate::cli::ago(s.last_active)
-    )
-}
-
 /// Code blocks (fenced) of a Markdown text.
 pub fn code_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -372,18 +359,22 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
             if st.running {
                 return Err("a turn is running; /stop it first".into());
             }
-            let meta = store.create(&st.session.profile_id).map_err(err)?;
+            // Pending until its first message: no row is written now.
+            let meta = store.create_pending(&st.session.profile_id);
             app.spawn_memory_extraction(&meta.id);
             switch_to(meta, "new session".into())
         }
         SessionList => {
             let list = store.list().map_err(err)?;
-            Ok(Outcome::Show(
-                list.iter()
-                    .enumerate()
-                    .map(|(i, s)| meta_line(i, s, &st.session.id))
-                    .collect(),
-            ))
+            let mut lines: Vec<String> = list
+                .iter()
+                .enumerate()
+                .map(|(i, s)| crate::ui::format::session_line(i, s, &st.session.id))
+                .collect();
+            if store.is_pending(&st.session.id) {
+                lines.insert(0, crate::ui::format::pending_session_line(&st.session));
+            }
+            Ok(Outcome::Show(lines))
         }
         SessionResume(None) => Ok(Outcome::Pick(store.list().map_err(err)?)),
         SessionResume(Some(key)) => {
@@ -411,7 +402,7 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
                     return Err("a turn is running; /stop it first".into());
                 }
                 store.delete(&meta.id).map_err(err)?;
-                let fresh = store.create(&meta.profile_id).map_err(err)?;
+                let fresh = store.create_pending(&meta.profile_id);
                 return switch_to(fresh, format!("deleted {}; started a new session", meta.id));
             }
             store.delete(&meta.id).map_err(err)?;

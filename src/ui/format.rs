@@ -76,6 +76,37 @@ pub fn tokens_short(used: u64, max: u64) -> String {
     format!("{}/{window}", k(used))
 }
 
+/// One `/session list` row.
+pub fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) -> String {
+    let mark = session_mark(s, current);
+    let title = session_title(s);
+    format!(
+        "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}",
+        i + 1,
+        &s.id[..8.min(s.id.len())],
+        s.profile_id,
+        s.message_count,
+        crate::cli::ago(s.last_active)
+    )
+}
+
+/// The `/session list` row of the current session while nothing was sent
+/// in it: it has no database row yet, so no position either.
+pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
+    format!(
+        ">  -  {}  {:<14} {:>4} msgs  {:>8}  {}(new session)",
+        &s.id[..8.min(s.id.len())],
+        s.profile_id,
+        0,
+        "now",
+        if s.title.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", s.title)
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -245,3 +245,133 @@ async fn attach_a_text_file_reaches_the_server() {
     t.keys(&["C-c"]);
     t.wait_text("NAVI-EXIT:0").await;
 }
+
+/// `navi sessions list --json` from another process, on the test's data dir.
+fn session_rows(home: &Path, cfg: &Path) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .args(["sessions", "list", "--json"])
+        .env("HOME", home)
+        .env("NAVI_DATA_DIR", home.join("data"))
+        .env("NAVI_CONFIG_DIR", cfg)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    serde_json::from_str::<serde_json::Value>(&text)
+        .unwrap()
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("not a JSON array: {text}"))
+}
+
+/// Lock files left under the data dir (there must be none for a session
+/// nothing was sent in).
+fn lock_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "lock") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A new session is pending until the first message: another process sees
+/// no row while the TUI is open and idle (also after `/session new` twice
+/// and a profile switch), `/session list` shows it as "(new session)", and
+/// the row appears with the first message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_session_row_until_the_first_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("First answer."));
+    let command = format!(
+        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+         {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    assert!(session_rows(dir.path(), &cfg).is_empty());
+    assert!(
+        lock_files(dir.path()).is_empty(),
+        "{:?}",
+        lock_files(dir.path())
+    );
+
+    t.type_line("/session new");
+    t.type_line("/session new");
+    t.type_line("/session list");
+    t.wait_text("(new session)").await;
+    assert!(session_rows(dir.path(), &cfg).is_empty());
+
+    t.type_line("hello there");
+    t.wait_text("First answer.").await;
+    let rows = session_rows(dir.path(), &cfg);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["profile_id"], "tester", "{rows:?}");
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 1);
+    assert!(chats[0].to_string().contains("hello there"), "{chats:?}");
+
+    // `/session new` then quitting keeps only the session with messages.
+    t.type_line("/session new");
+    t.wait_text("new session").await;
+    t.keys(&["C-c"]);
+    t.wait_text("press Ctrl-C again to quit").await;
+    t.keys(&["C-c"]);
+    t.wait_text("NAVI-EXIT:0").await;
+    assert_eq!(session_rows(dir.path(), &cfg).len(), 1);
+}
+
+/// kill -9 before the first message leaves no row and no lock file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_before_the_first_message_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let fake = FakeLlm::start().await;
+    let pidfile = dir.path().join("navi.pid");
+    let command = format!(
+        "sh -c 'echo $$ > {pid}; exec env HOME={home} NAVI_DATA_DIR={home}/data \
+         NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} {bin} --profile tester'; echo NAVI-EXIT:$?; sleep 60",
+        pid = pidfile.display(),
+        home = dir.path().display(),
+        cfg = cfg.display(),
+        url = fake.ollama_url(),
+        bin = env!("CARGO_BIN_EXE_navi"),
+    );
+    let t = Tmux::start(&command);
+    t.wait_text("new session with profile tester").await;
+    t.type_line("/session new");
+    t.wait_text("new session").await;
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    t.wait_text("NAVI-EXIT:137").await;
+    assert!(session_rows(dir.path(), &cfg).is_empty());
+    assert!(
+        lock_files(dir.path()).is_empty(),
+        "{:?}",
+        lock_files(dir.path())
+    );
+}

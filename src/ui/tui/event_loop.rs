@@ -104,7 +104,13 @@ pub struct EventLoop<'h, H: Host> {
     model_wanted: Option<String>,
     /// Runs `$EDITOR` on a draft (Ctrl-G); `None` in tests without one.
     pub editor: Option<EditorFn<'h>>,
+    /// Asks the terminal for its background once the first frame is drawn
+    /// (`[ui].theme = "auto"`); `None` when not wanted.
+    pub probe_background: Option<ProbeFn<'h>>,
 }
+
+/// Queries the terminal's background (OSC 11) with the input paused.
+pub type ProbeFn<'h> = Box<dyn FnOnce() -> super::background::Probe + 'h>;
 
 /// Edits a draft in an external editor: the new text, or why not.
 pub type EditorFn<'h> = Box<dyn FnMut(&str) -> Result<String, String> + 'h>;
@@ -119,7 +125,23 @@ impl<'h, H: Host> EventLoop<'h, H> {
             done: false,
             models: None,
             model_wanted: None,
+            probe_background: None,
             editor: None,
+        }
+    }
+
+    /// After the background query: the theme, then the keys read meanwhile,
+    /// handled as if they had just been typed.
+    fn probed(&mut self, probe: super::background::Probe) {
+        self.state.apply_background(probe.background);
+        let (keys, dropped) = super::background::key_events(&probe.other);
+        for ev in keys {
+            self.input(ev);
+        }
+        if dropped > 0 {
+            self.state.hint(format!(
+                "{dropped} byte(s) of terminal input during background detection were not keys and were ignored"
+            ));
         }
     }
 
@@ -440,6 +462,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
                     if first {
                         first = false;
                         tracing::debug!(elapsed = ?started.elapsed(), "tui: first frame");
+                        if let Some(probe) = self.probe_background.take() {
+                            self.probed(probe());
+                            sched.request();
+                        }
                         if let Some(path) = self.state.history_file.clone() {
                             hist = Some(tokio::task::spawn_blocking(move || {
                                 super::input_history::load(&path)

@@ -19,6 +19,7 @@
 pub mod apply;
 pub mod approval;
 pub mod approval_diff;
+pub mod background;
 pub mod cells;
 pub mod clipboard;
 pub mod composer;
@@ -75,7 +76,16 @@ pub fn initial_state(
     let (meta, busy_note) = app.open_interactive(choice, profile)?;
     let no_color = theme::no_color_env();
     let dir = app.paths.config_dir.clone();
-    let (theme, theme_error) = match Theme::load(&app.config.ui.theme, Some(&dir), no_color) {
+    // "auto": COLORFGBG now (no I/O); an OSC 11 query after the first frame.
+    let wanted = match app.config.ui.theme.as_str() {
+        "auto" => std::env::var("COLORFGBG")
+            .ok()
+            .and_then(|v| background::from_colorfgbg(&v))
+            .unwrap_or(background::Background::Dark)
+            .theme(),
+        name => name,
+    };
+    let (theme, theme_error) = match Theme::load(wanted, Some(&dir), no_color) {
         Ok(t) => (t, None),
         Err(e) => (Theme::fallback(no_color), Some(e)),
     };
@@ -96,6 +106,24 @@ pub fn initial_state(
         st.hint(note);
     }
     Ok(st)
+}
+
+/// Whether to ask the terminal for its background after the first frame:
+/// `[ui].theme = "auto"`, colours on, `COLORFGBG` silent, and a terminal
+/// that answers (see [`background::should_query`]).
+fn wants_probe(theme: &str) -> bool {
+    use std::io::IsTerminal;
+    theme == "auto"
+        && !theme::no_color_env()
+        && std::env::var("COLORFGBG")
+            .ok()
+            .and_then(|v| background::from_colorfgbg(&v))
+            .is_none()
+        && background::should_query(
+            std::env::var("TERM").ok().as_deref(),
+            std::env::var_os("TMUX").is_some(),
+            std::io::stdout().is_terminal(),
+        )
 }
 
 /// Resolves on SIGTERM or SIGHUP (never on other platforms), recording the
@@ -159,6 +187,15 @@ pub async fn run(
             .take_until(Box::pin(terminated(signal_code.clone())));
         let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);
+        if wants_probe(&app.config.ui.theme) {
+            let paused = shared.clone();
+            lp.probe_background = Some(Box::new(move || {
+                paused.pause();
+                let p = background::query_tty(std::time::Duration::from_millis(100));
+                paused.resume();
+                p
+            }));
+        }
         lp.editor = Some(Box::new(move |draft: &str| {
             editor::edit_draft(&shared, draft)
         }));
