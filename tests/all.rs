@@ -6,14 +6,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Shared helpers (directories with a mod.rs).
-mod support;
-mod common;
 mod cli_support;
-mod plain_support;
-mod tools_support;
-mod tui_support;
+mod common;
 mod mcp_support;
+mod plain_support;
+mod support;
+mod tools_support;
 mod tui_loop_support;
+mod tui_support;
 
 // One module per former test binary.
 #[path = "agent_delegate.rs"]
