@@ -1,6 +1,6 @@
 //! spawn_agent and switch_profile against the scripted backend.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod common;
+use crate::common;
 
 use common::*;
 use navi::agent::events::AgentEvent;

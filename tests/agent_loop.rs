@@ -1,6 +1,6 @@
 //! The tool-calling loop against a scripted backend and a real SQLite file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod common;
+use crate::common;
 
 use common::*;
 use navi::agent::events::{AgentEvent, EventSink};

@@ -1,7 +1,7 @@
 //! Planning pipeline and thinking mechanics, asserted on the requests the
 //! backend received.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod common;
+use crate::common;
 
 use common::*;
 use navi::agent::events::AgentEvent;

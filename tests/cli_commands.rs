@@ -3,8 +3,8 @@
 //! path|check`, `last`, `sessions export`, and errors from a server that is
 //! not an LLM API. The real binary against the fake LLM server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod cli_support;
-mod support;
+use crate::cli_support;
+use crate::support;
 
 use cli_support::{Env, Out};
 use serde_json::Value;

@@ -2,8 +2,8 @@
 //! prompt, `-f` attachments, per-run flags. The real binary against the
 //! fake LLM server and a real SQLite file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod cli_support;
-mod support;
+use crate::cli_support;
+use crate::support;
 
 use cli_support::{Env, last_user};
 use serde_json::{Value, json};

@@ -3,8 +3,7 @@
 //! items 4 and 5), against the fake server and a real database file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod context_support;
-mod support;
+use crate::{context_support, support};
 
 use context_support::*;
 use navi::agent::AgentError;

@@ -5,8 +5,7 @@
 //! request the server received is checked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod context_support;
-mod support;
+use crate::{context_support, support};
 
 use context_support::*;
 use navi::agent::events::{AgentEvent, EventSink};

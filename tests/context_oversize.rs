@@ -4,8 +4,7 @@
 //! transcript.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod context_support;
-mod support;
+use crate::{context_support, support};
 
 use context_support::*;
 use navi::config::BackendKind;

@@ -4,7 +4,7 @@
 //! the guard gives up on a stream.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use navi::config::BackendKind;
 use navi::llm::guard::{self, GuardConfig, GuardedStream};

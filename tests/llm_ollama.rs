@@ -2,7 +2,7 @@
 //! model endpoints, the "does not support" quirk, and every HTTP/stream fault.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use navi::config::ThinkSetting;
 use navi::llm::ollama::OllamaBackend;

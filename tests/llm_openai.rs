@@ -3,7 +3,7 @@
 //! request bodies and headers, `/models`, and every HTTP/stream fault.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use navi::config::ThinkSetting;
 use navi::llm::openai::OpenAiBackend;

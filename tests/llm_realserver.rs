@@ -3,7 +3,7 @@
 //! requests, a retry on a fresh connection, generation guards, OLLAMA_HOST.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use navi::agent::budget::{DEFAULT_PROFILE_BUDGET, PROFILE_BUDGET};
 use navi::app::{App, AppOptions};

@@ -3,8 +3,8 @@
 //! the reference filesystem server (npm), the time server (PyPI) and a
 //! deliberately misbehaving test server (tests/mcp_support/test_server.py).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod mcp_support;
-mod support;
+use crate::mcp_support;
+use crate::support;
 
 use mcp_support::env::{Env, offered_tools, test_server_entry, tool_results};
 use mcp_support::{servers_or_skip, test_server};

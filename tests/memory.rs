@@ -4,7 +4,7 @@
 //! the summary in the next request, the memory tools, the per-session claim,
 //! and todo/scratchpad surviving a restart.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::PathBuf;

@@ -1,8 +1,8 @@
 //! `navi --plain` with stdin and stdout on pipes: a plain reader of stdin
 //! lines that writes plain text.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod plain_support;
-mod support;
+use crate::plain_support;
+use crate::support;
 
 use plain_support::{Home, contents, piped};
 use serde_json::json;

@@ -1,8 +1,8 @@
 //! `navi --plain` end to end: the real binary in a real pty (reedline mode),
 //! against the fake LLM server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod plain_support;
-mod support;
+use crate::plain_support;
+use crate::support;
 #[path = "plain_pty_cases/typing.rs"]
 mod typing;
 

@@ -1,7 +1,7 @@
 //! `navi run` end to end: the real binary against the fake LLM server, with a
 //! real SQLite file, on both wire protocols.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

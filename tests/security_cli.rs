@@ -3,7 +3,7 @@
 //! owner-only under umask 000, bad log levels and env values are config
 //! errors naming what the user set, and unknown profile tools are warned about.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;

@@ -5,7 +5,7 @@
 //! opener only; SIGTERM / SIGHUP stop the turn, kill the tool's process group
 //! and exit 143 / 129 with the session saved.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::PathBuf;

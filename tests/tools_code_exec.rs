@@ -2,7 +2,7 @@
 //! directory, rlimits, and that timeout and cancel kill the process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tools_support;
+use crate::tools_support;
 
 use navi::tools::Tool;
 use navi::tools::builtin::code_exec::CodeExecTool;

@@ -5,7 +5,7 @@
 //! long output lines of process tools are cut with a note.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tools_support;
+use crate::tools_support;
 
 use navi::agent::events::{AgentEvent, EventSink};
 use navi::config::SecurityConfig;

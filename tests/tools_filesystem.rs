@@ -2,7 +2,7 @@
 //! atomic writes, and a table-driven traversal/symlink suite.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tools_support;
+use crate::tools_support;
 
 use navi::tools::Tool;
 use navi::tools::builtin::filesystem::FilesystemTool;

@@ -3,7 +3,7 @@
 //! the registry with the approval gate.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tools_support;
+use crate::tools_support;
 
 use navi::config::{ApprovalMode, SecurityConfig};
 use navi::llm::{ToolCall, ToolSchema};

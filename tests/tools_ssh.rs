@@ -5,8 +5,8 @@
 
 // The shared support module also carries helpers this file does not use.
 #[allow(unused_imports)]
-mod support;
-mod tools_support;
+use crate::support;
+use crate::tools_support;
 
 use navi::tools::Tool;
 use navi::tools::builtin::ssh_exec::{SshExecTool, close_session};

@@ -3,7 +3,7 @@
 //! whole process group (checked through /proc).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tools_support;
+use crate::tools_support;
 
 use navi::tools::Tool;
 use navi::tools::builtin::terminal::TerminalTool;

@@ -8,7 +8,7 @@
 mod allowlist_cases;
 #[path = "allowlist_support/fuzz.rs"]
 mod allowlist_fuzz;
-mod tools_support;
+use crate::tools_support;
 
 use allowlist_cases::*;
 use navi::tools::builtin::terminal::TerminalTool;

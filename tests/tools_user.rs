@@ -1,7 +1,7 @@
 //! User tools (manifest + script), reload_tools and write_tool, with real
 //! scripts run by python3 and sh.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod tools_support;
+use crate::tools_support;
 
 use navi::tools::builtin::{
     register_self_extension, reload_tools::ReloadToolsTool, write_tool::WriteToolTool,

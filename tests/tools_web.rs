@@ -2,7 +2,7 @@
 //! web_view, web_search (DuckDuckGo HTML and SearXNG JSON) and image_view.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tools_support;
+use crate::tools_support;
 
 use navi::tools::Tool;
 use navi::tools::builtin::http_request::HttpRequestTool;

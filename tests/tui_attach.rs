@@ -3,7 +3,7 @@
 //! `/attach` queues an image, `@path` attaches a text file, and the server
 //! receives both on the user message (Ollama `images`, OpenAI `image_url`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod support;
+use crate::support;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;

@@ -1,7 +1,7 @@
 //! Snapshots of every transcript cell type and state, fed `AgentEvent`s and
 //! drawn to a `TestBackend` (no terminal, no App, no model).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod tui_support;
+use crate::tui_support;
 
 use insta::assert_snapshot;
 use navi::llm::{ChatMessage, ToolCall};

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "tui_e2e_cases/more.rs"]
 mod more;
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::path::Path;

@@ -3,8 +3,8 @@
 //! `TestBackend`. Covers send → stream → idle, Ctrl-C/Esc stop, queueing,
 //! approvals, slash commands, and quitting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod tui_loop_support;
-mod tui_support;
+use crate::tui_loop_support;
+use crate::tui_support;
 
 use crossterm::event::{Event, KeyCode, KeyModifiers};
 use futures_util::StreamExt;

@@ -2,7 +2,7 @@
 //! popup, session picker, queued messages and busy status, the narrow layout,
 //! every built-in theme (with styles) and NO_COLOR.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod tui_support;
+use crate::tui_support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;

@@ -1,0 +1,89 @@
+//! Every integration test in one binary, so `cargo test` links the test code once
+//! instead of once per file. A new test file `tests/foo.rs` must be added below as
+//! `#[path = "foo.rs"] mod foo;` (the `#[path]` keeps nested `#[path]` modules
+//! resolving relative to `tests/`); shared helpers are declared once here and
+//! used from test files with `use crate::support;`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// Shared helpers (directories with a mod.rs).
+mod cli_support;
+mod common;
+mod context_support;
+mod mcp_support;
+mod plain_support;
+mod support;
+mod tools_support;
+mod tui_loop_support;
+mod tui_support;
+
+// One module per former test binary.
+#[path = "agent_delegate.rs"]
+mod agent_delegate;
+#[path = "agent_loop.rs"]
+mod agent_loop;
+#[path = "agent_planning.rs"]
+mod agent_planning;
+#[path = "cli_commands.rs"]
+mod cli_commands;
+#[path = "cli_scripts.rs"]
+mod cli_scripts;
+#[path = "config.rs"]
+mod config;
+#[path = "context_compact.rs"]
+mod context_compact;
+#[path = "context_mgmt.rs"]
+mod context_mgmt;
+#[path = "context_oversize.rs"]
+mod context_oversize;
+#[path = "llm_guard.rs"]
+mod llm_guard;
+#[path = "llm_ollama.rs"]
+mod llm_ollama;
+#[path = "llm_openai.rs"]
+mod llm_openai;
+#[path = "llm_realserver.rs"]
+mod llm_realserver;
+#[path = "mcp.rs"]
+mod mcp;
+#[path = "memory.rs"]
+mod memory;
+#[path = "plain_pipe.rs"]
+mod plain_pipe;
+#[path = "plain_pty.rs"]
+mod plain_pty;
+#[path = "run_cli.rs"]
+mod run_cli;
+#[path = "security_cli.rs"]
+mod security_cli;
+#[path = "session_lock.rs"]
+mod session_lock;
+#[path = "session_store.rs"]
+mod session_store;
+#[path = "tools_code_exec.rs"]
+mod tools_code_exec;
+#[path = "tools_exposure.rs"]
+mod tools_exposure;
+#[path = "tools_filesystem.rs"]
+mod tools_filesystem;
+#[path = "tools_meta.rs"]
+mod tools_meta;
+#[path = "tools_ssh.rs"]
+mod tools_ssh;
+#[path = "tools_terminal.rs"]
+mod tools_terminal;
+#[path = "tools_terminal_allowlist.rs"]
+mod tools_terminal_allowlist;
+#[path = "tools_user.rs"]
+mod tools_user;
+#[path = "tools_web.rs"]
+mod tools_web;
+#[path = "tui_attach.rs"]
+mod tui_attach;
+#[path = "tui_cells.rs"]
+mod tui_cells;
+#[path = "tui_e2e.rs"]
+mod tui_e2e;
+#[path = "tui_loop.rs"]
+mod tui_loop;
+#[path = "tui_overlays.rs"]
+mod tui_overlays;
