@@ -8,10 +8,10 @@
 use criterion::{Criterion, criterion_group};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
-use navi::agent::events::AgentEvent;
 use navi::llm::{ChatMessage, ToolCall};
+use navi::protocol::AgentEvent;
+use navi::protocol::Decision;
 use navi::session::{MessageKind, SessionMeta, StoredMessage, now_ms};
-use navi::tools::Decision;
 use navi::ui::commands::{Outcome, SlashCommand, UiState};
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
 use navi::ui::tui::host::{Check, Host, Turn};
