@@ -207,7 +207,7 @@ fn check_config(i: &CheckInput) -> Vec<Finding> {
         if !i.tool_names.contains(name) {
             v.push(Finding::error(format!(
                 "[security].approval_tools names unknown tool '{name}'{}",
-                crate::ui::format::suggest_name(name, &i.tool_names)
+                crate::config::suggest_name(name, &i.tool_names)
             )));
         }
     }
@@ -244,7 +244,7 @@ fn check_profiles(i: &CheckInput) -> Vec<Finding> {
                 v.push(Finding::warning(format!(
                     "profile {}: tool '{t}' does not exist and is skipped{}",
                     p.id,
-                    crate::ui::format::suggest_name(t, &i.tool_names)
+                    crate::config::suggest_name(t, &i.tool_names)
                 )));
             }
         }
@@ -416,9 +416,9 @@ mod tests {
     fn near_misses_are_suggested() {
         let known = vec!["terminal".to_string(), "todo".to_string()];
         assert_eq!(
-            crate::ui::format::suggest_name("termnal", &known),
+            crate::config::suggest_name("termnal", &known),
             "; did you mean 'terminal'?"
         );
-        assert_eq!(crate::ui::format::suggest_name("zzzzzz", &known), "");
+        assert_eq!(crate::config::suggest_name("zzzzzz", &known), "");
     }
 }

@@ -13,7 +13,8 @@ pub mod out;
 mod transcript;
 
 pub use crate::app::launch::{Failure, GlobalArgs, build_app, load_config};
-pub use crate::ui::format::{ago, suggest_name};
+pub use crate::config::suggest_name;
+pub use crate::ui::format::ago;
 pub use crate::ui::run::RunArgs;
 
 use crate::app::SessionChoice;

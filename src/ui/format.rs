@@ -107,6 +107,17 @@ pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
     )
 }
 
+/// "3m ago", "2h ago", "5d ago".
+pub fn ago(ms: i64) -> String {
+    let s = ((crate::session::now_ms() - ms) / 1000).max(0);
+    match s {
+        0..=59 => format!("{s}s ago"),
+        60..=3599 => format!("{}m ago", s / 60),
+        3600..=86_399 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86_400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,40 +134,4 @@ mod tests {
         assert_eq!(tokens_short(900, 8192), "900/8k");
         assert_eq!(tokens_short(2048, 128_000), "2k/128k");
     }
-}
-
-/// "3m ago", "2h ago", "5d ago".
-pub fn ago(ms: i64) -> String {
-    let s = ((crate::session::now_ms() - ms) / 1000).max(0);
-    match s {
-        0..=59 => format!("{s}s ago"),
-        60..=3599 => format!("{}m ago", s / 60),
-        3600..=86_399 => format!("{}h ago", s / 3600),
-        _ => format!("{}d ago", s / 86_400),
-    }
-}
-
-/// `; did you mean 'x'?` for a near miss, else an empty string.
-pub fn suggest_name(name: &str, known: &[String]) -> String {
-    known
-        .iter()
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, k)| format!("; did you mean '{k}'?"))
-        .unwrap_or_default()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -165,7 +165,7 @@ fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
         if !known.contains(n) {
             return Err(Failure::usage(format!(
                 "--approve {n}: no such tool{}; known tools: {}",
-                crate::ui::format::suggest_name(n, &known),
+                crate::config::suggest_name(n, &known),
                 known.join(", ")
             )));
         }
