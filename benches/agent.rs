@@ -3,12 +3,12 @@
 //! session; append of one message. Real SQLite files in a temp dir.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use criterion::{Criterion, criterion_group, criterion_main};
-use navi::agent::events::EventSink;
 use navi::agent::{Agent, AgentParts};
 use navi::config::{Config, Paths};
 use navi::llm::scripted::{ScriptedBackend, text_chunks};
 use navi::llm::{ChatMessage, LlmBackend};
 use navi::profile::{ProfileRegistry, parse};
+use navi::protocol::EventSink;
 use navi::session::{MessageKind, SessionStore, StoredMessage};
 use navi::tools::{ApprovalGate, ToolEnv, ToolRegistry, builtin};
 use std::sync::{Arc, RwLock};

@@ -19,12 +19,12 @@
 mod fake_llm;
 
 use fake_llm::{FakeLlm, Reply};
-use navi::agent::events::EventSink;
 use navi::agent::{Agent, AgentParts};
 use navi::config::{Config, Paths};
 use navi::llm::LlmBackend;
 use navi::llm::ollama::OllamaBackend;
 use navi::profile::{ProfileRegistry, parse};
+use navi::protocol::EventSink;
 use navi::session::SessionStore;
 use navi::tools::{ApprovalGate, ToolEnv, ToolRegistry};
 use std::sync::{Arc, RwLock};

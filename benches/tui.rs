@@ -8,10 +8,10 @@
 use criterion::{Criterion, criterion_group};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
-use navi::agent::events::AgentEvent;
 use navi::llm::{ChatMessage, ToolCall};
+use navi::protocol::AgentEvent;
+use navi::protocol::Decision;
 use navi::session::{MessageKind, SessionMeta, StoredMessage, now_ms};
-use navi::tools::Decision;
 use navi::ui::commands::{Outcome, SlashCommand, UiState};
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
 use navi::ui::tui::host::{Check, Host, Turn};
@@ -89,7 +89,10 @@ fn history(n: usize) -> Vec<StoredMessage> {
 fn state_10k() -> TuiState {
     navi::ui::tui::highlight::warm_up();
     let mut st = TuiState::new(Theme::load("dark", None, false).unwrap());
-    st.switch_session(&meta(), &history(10_000));
+    st.switch_session(
+        &meta(),
+        &navi::session::replay::events(&history(10_000), &Default::default()),
+    );
     st
 }
 
@@ -137,11 +140,13 @@ fn benches(c: &mut Criterion) {
         });
     });
 
+    // Rows → events is part of what a resume costs.
     let h = history(10_000);
     g.bench_function("load_10k_history", |b| {
         b.iter(|| {
             let mut st = TuiState::new(Theme::load("dark", None, false).unwrap());
-            st.switch_session(&meta(), black_box(&h));
+            let events = navi::session::replay::events(black_box(&h), &Default::default());
+            st.switch_session(&meta(), &events);
             st
         });
     });

@@ -1,7 +1,8 @@
 //! Navi: a personal, modular AI agent for the terminal.
 //!
-//! Layers (top depends on bottom, never the reverse): `ui` → `app` → `agent`
-//! → `tools`, `profile` → `session`, `llm`, `config`.
+//! Layers (top depends on bottom, never the reverse): `cli` → `ui` → `app` →
+//! `agent` → `tools`, `profile` → `session`, `llm`, `config`; all of them speak
+//! `protocol`, which depends on nothing in the crate.
 
 pub mod agent;
 pub mod app;
@@ -15,6 +16,7 @@ pub mod mcp;
 pub mod memory;
 pub mod private_fs;
 pub mod profile;
+pub mod protocol;
 pub mod session;
 pub mod tools;
 pub mod ui;

@@ -3,8 +3,8 @@
 use crate::common;
 
 use common::*;
-use navi::agent::events::AgentEvent;
 use navi::llm::Role;
+use navi::protocol::AgentEvent;
 use serde_json::json;
 
 const TOOLS: &[&str] = &["todo", "echo", "spawn_agent", "switch_profile"];

@@ -3,9 +3,9 @@
 use crate::common;
 
 use common::*;
-use navi::agent::events::{AgentEvent, EventSink};
 use navi::llm::scripted::{Scripted, ScriptedBackend, text_chunks};
 use navi::llm::{ChatChunk, Role};
+use navi::protocol::{AgentEvent, EventSink};
 use serde_json::json;
 
 #[tokio::test]

@@ -4,9 +4,9 @@
 use crate::common;
 
 use common::*;
-use navi::agent::events::AgentEvent;
 use navi::config::ThinkSetting;
 use navi::llm::Role;
+use navi::protocol::AgentEvent;
 use navi::session::MessageKind;
 use serde_json::json;
 
@@ -281,7 +281,7 @@ async fn compaction_replaces_old_turns_with_a_summary() {
         let _ = turn(&h, &s.id, &format!("question {i}")).await;
     }
     h.backend.push_text("- the user asked four questions");
-    let (sink, mut rx) = navi::agent::events::EventSink::channel(10);
+    let (sink, mut rx) = navi::protocol::EventSink::channel(10);
     let (before, after) = h
         .agent
         .compact(&s.id, &sink, &tokio_util::sync::CancellationToken::new())

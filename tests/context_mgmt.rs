@@ -8,8 +8,8 @@
 use crate::{context_support, support};
 
 use context_support::*;
-use navi::agent::events::{AgentEvent, EventSink};
 use navi::config::BackendKind;
+use navi::protocol::{AgentEvent, EventSink};
 use navi::session::MessageKind;
 use serde_json::{Value, json};
 use support::{Fault, Reply};

@@ -57,9 +57,9 @@ fn every_shipped_profile_base_request_is_under_budget() {
 
 // ---- against the fake server, through the real agent ----
 
-use navi::agent::events::{AgentEvent, EventSink};
 use navi::agent::{AgentError, TurnOutcome};
 use navi::config::BackendKind;
+use navi::protocol::{AgentEvent, EventSink};
 use serde_json::{Value, json};
 use support::{FakeLlm, Fault, Reply};
 use tokio_util::sync::CancellationToken;

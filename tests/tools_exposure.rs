@@ -7,15 +7,16 @@
 
 use crate::tools_support;
 
-use navi::agent::events::{AgentEvent, EventSink};
 use navi::config::SecurityConfig;
 use navi::llm::ToolCall;
+use navi::protocol::Decision;
+use navi::protocol::{AgentEvent, EventSink};
 use navi::tools::builtin::http_request::HttpRequestTool;
 use navi::tools::builtin::image_view::ImageViewTool;
 use navi::tools::builtin::terminal::TerminalTool;
 use navi::tools::builtin::web_view::WebViewTool;
 use navi::tools::user::{Manifest, UserTool};
-use navi::tools::{ApprovalGate, Decision, Tool, ToolContext, ToolRegistry, builtin};
+use navi::tools::{ApprovalGate, Tool, ToolContext, ToolRegistry, builtin};
 use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;

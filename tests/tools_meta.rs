@@ -288,7 +288,7 @@ fn gate_sec(mode: ApprovalMode) -> SecurityConfig {
 }
 
 /// Waits until the gate holds a question, then answers it.
-async fn answer_when_asked(g: &ApprovalGate, d: navi::tools::Decision) {
+async fn answer_when_asked(g: &ApprovalGate, d: navi::protocol::Decision) {
     for _ in 0..2000 {
         if let Some(id) = g.pending_ids().first() {
             assert!(g.answer(id, d));
@@ -301,7 +301,7 @@ async fn answer_when_asked(g: &ApprovalGate, d: navi::tools::Decision) {
 
 #[tokio::test]
 async fn a_session_allowance_is_listed_and_revoking_it_makes_the_next_call_ask() {
-    use navi::tools::Decision;
+    use navi::protocol::Decision;
     use navi::ui::commands::approvals;
     let h = Harness::new(|_, _| {});
     let mut reg = ToolRegistry::new();

@@ -215,7 +215,8 @@ fn history_renders_with_the_same_cells() {
             MessageKind::Notice,
         ),
     ];
-    st.switch_session(&meta("0123456789abcdef", "Run tests"), &history);
+    let replayed = navi::session::replay::events(&history, &Default::default());
+    st.switch_session(&meta("0123456789abcdef", "Run tests"), &replayed);
     assert_eq!(st.last_answer, "Two tests fail.");
     assert_snapshot!(screen(&mut st, 90, 26));
 }

@@ -9,8 +9,8 @@ use crate::tui_support;
 use crossterm::event::{Event, KeyCode, KeyModifiers};
 use futures_util::StreamExt;
 use navi::llm::ChatMessage;
+use navi::protocol::Decision;
 use navi::session::{MessageKind, StoredMessage};
-use navi::tools::Decision;
 use navi::ui::commands::SlashCommand;
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
 use ratatui::Terminal;
@@ -239,8 +239,8 @@ async fn resumed_session_shows_its_saved_todo_list_at_once() {
             ],
         );
         let mut items = todos.get(&s.id);
-        items[0].status = "done".into();
-        items[1].status = "in_progress".into();
+        items[0].status = navi::protocol::TodoStatus::Done;
+        items[1].status = navi::protocol::TodoStatus::InProgress;
         todos.set(&s.id, items);
         s.id
     };

@@ -43,7 +43,10 @@ fn approval_overlay_shows_the_command_in_full() {
     let acts = key(&mut st, KeyCode::Char('s'), KeyModifiers::NONE);
     assert_eq!(
         acts,
-        vec![Action::Answer("t1".into(), navi::tools::Decision::Session)]
+        vec![Action::Answer(
+            "t1".into(),
+            navi::protocol::Decision::Session
+        )]
     );
     assert!(st.approvals.is_empty());
     assert!(st.composer.is_empty());
@@ -74,7 +77,7 @@ fn typed_ahead_keys_never_answer_an_approval_and_ctrl_c_there_stops_the_turn() {
     let acts = key(&mut st, KeyCode::Char('y'), KeyModifiers::NONE);
     assert_eq!(
         acts,
-        vec![Action::Answer("t1".into(), navi::tools::Decision::Once)]
+        vec![Action::Answer("t1".into(), navi::protocol::Decision::Once)]
     );
     assert_eq!(st.queue.len(), 1);
     // A second request needs its own draw before a key counts.
@@ -258,7 +261,7 @@ fn approval_overlay_shows_a_file_write_as_a_scrollable_diff() {
     let acts = key(&mut st, KeyCode::Char('y'), KeyModifiers::NONE);
     assert_eq!(
         acts,
-        vec![Action::Answer("t1".into(), navi::tools::Decision::Once)]
+        vec![Action::Answer("t1".into(), navi::protocol::Decision::Once)]
     );
 }
 

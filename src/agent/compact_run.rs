@@ -14,11 +14,11 @@ use super::compaction::{
     MAX_SUMMARY_INPUT_CHARS, SUMMARY_HEADING, SUMMARY_PROMPT, choose_keep, clean_summary,
     partition, render_for_summary,
 };
-use super::events::{AgentEvent, EventSink};
 use super::tokens::{estimate, scale};
 use super::{Agent, AgentError};
 use crate::config::ThinkSetting;
 use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmBackend, LlmError};
+use crate::protocol::{AgentEvent, EventSink};
 use crate::session::{MessageKind, StoredMessage};
 use tokio_util::sync::CancellationToken;
 

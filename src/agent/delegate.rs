@@ -16,7 +16,7 @@ pub struct SpawnAgentTool {
 #[async_trait::async_trait]
 impl Tool for SpawnAgentTool {
     fn name(&self) -> &str {
-        "spawn_agent"
+        crate::protocol::SPAWN_AGENT_TOOL
     }
 
     fn description(&self) -> &str {
@@ -109,7 +109,7 @@ pub struct SwitchProfileTool {
 #[async_trait::async_trait]
 impl Tool for SwitchProfileTool {
     fn name(&self) -> &str {
-        "switch_profile"
+        crate::protocol::SWITCH_PROFILE_TOOL
     }
 
     fn description(&self) -> &str {

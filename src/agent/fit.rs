@@ -6,9 +6,9 @@
 //! rest of the session.
 use super::AgentError;
 use super::conversation::Conversation;
-use super::events::AgentEvent;
 use super::tokens::estimate_request;
 use super::turn::{CallResult, Run};
+use crate::protocol::AgentEvent;
 
 impl Run<'_> {
     /// Automatic compaction: before a turn's first call and after its answer

@@ -6,8 +6,8 @@
 //! - adaptive replan: a step newly marked `failed` → a re-plan prompt next call.
 //!
 //! Step validation lives in the `todo` tool (it refuses `done` without evidence).
-use crate::agent::events::TodoItem;
 use crate::profile::Profile;
+use crate::protocol::{TodoItem, TodoStatus};
 use std::collections::HashSet;
 
 #[derive(Clone, Debug, Default)]
@@ -17,7 +17,7 @@ pub struct Mechanics {
     stall_after: Option<u32>,
     replan: bool,
     without_progress: u32,
-    last_snapshot: Vec<(u32, String)>,
+    last_snapshot: Vec<(u32, TodoStatus)>,
     seen_failed: HashSet<u32>,
     replan_queue: Vec<u32>,
 }
@@ -33,7 +33,7 @@ pub struct Injection {
 fn open_items(todos: &[TodoItem]) -> Vec<String> {
     todos
         .iter()
-        .filter(|t| matches!(t.status.as_str(), "pending" | "in_progress"))
+        .filter(|t| !t.status.is_finished())
         .map(|t| format!("{}. {} ({})", t.id, t.text, t.status))
         .collect()
 }
@@ -55,10 +55,10 @@ impl Mechanics {
 
     /// Starts tracking from the todo list as it is when the loop begins.
     pub fn start(&mut self, todos: &[TodoItem]) {
-        self.last_snapshot = todos.iter().map(|t| (t.id, t.status.clone())).collect();
+        self.last_snapshot = todos.iter().map(|t| (t.id, t.status)).collect();
         self.seen_failed = todos
             .iter()
-            .filter(|t| t.status == "failed")
+            .filter(|t| t.status == TodoStatus::Failed)
             .map(|t| t.id)
             .collect();
     }
@@ -125,14 +125,14 @@ impl Mechanics {
 
     /// Updates progress tracking after a batch of tool calls.
     pub fn after_tools(&mut self, todos: &[TodoItem]) {
-        let snapshot: Vec<(u32, String)> = todos.iter().map(|t| (t.id, t.status.clone())).collect();
+        let snapshot: Vec<(u32, TodoStatus)> = todos.iter().map(|t| (t.id, t.status)).collect();
         if snapshot == self.last_snapshot {
             self.without_progress += 1;
         } else {
             self.without_progress = 0;
         }
         self.last_snapshot = snapshot;
-        for t in todos.iter().filter(|t| t.status == "failed") {
+        for t in todos.iter().filter(|t| t.status == TodoStatus::Failed) {
             if self.seen_failed.insert(t.id) && self.replan {
                 self.replan_queue.push(t.id);
             }
@@ -153,7 +153,7 @@ mod tests {
         TodoItem {
             id,
             text: format!("step {id}"),
-            status: status.into(),
+            status: TodoStatus::parse(status).unwrap_or_default(),
             executor: None,
             validation: None,
         }

@@ -13,7 +13,7 @@ pub mod compaction;
 pub mod context;
 pub mod conversation;
 pub mod delegate;
-pub mod events;
+
 mod fit;
 pub mod mechanics;
 pub mod oversize;
@@ -32,9 +32,9 @@ use crate::llm::guard::GuardConfig;
 use crate::llm::select::{self, Selection};
 use crate::llm::{LlmBackend, LlmError, build_backend, catalog};
 use crate::profile::{Profile, ProfileRegistry};
+use crate::protocol::{AgentOrigin, EventSink};
 use crate::session::{SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry};
-use events::{AgentOrigin, EventSink};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio_util::sync::CancellationToken;
@@ -76,6 +76,13 @@ pub enum AgentError {
         "{model} cannot take images (the server lists: {capabilities}); nothing was sent. Switch to a vision model with /model (or --model), or send the message without the image"
     )]
     NoVision { model: String, capabilities: String },
+}
+
+impl AgentError {
+    /// The user stopped it (Ctrl-C, /stop): not a failure to report.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, AgentError::Llm(LlmError::Cancelled))
+    }
 }
 
 /// A window size to suggest: the next power of two with room for an answer.

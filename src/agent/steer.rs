@@ -11,9 +11,9 @@
 //!   ended without reaching a safe point.
 //! - Only the main agent of a session is steered, never a subagent.
 use super::AgentError;
-use super::events::AgentEvent;
 use super::turn::Run;
 use crate::llm::ChatMessage;
+use crate::protocol::AgentEvent;
 use crate::session::MessageKind;
 use std::collections::HashMap;
 use std::sync::Mutex;

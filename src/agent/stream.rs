@@ -7,10 +7,10 @@
 //! and kept as far as it got. A server's "prompt exceeds the context"
 //! rejection becomes the same clear error as the agent's own window check.
 use super::AgentError;
-use super::events::AgentEvent;
 use super::repetition::{RepetitionGuard, Runaway};
 use super::turn::{CallResult, FLUSH_EVERY, Run};
 use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmError, ToolCall, guard};
+use crate::protocol::AgentEvent;
 use crate::session::MessageKind;
 use std::time::Instant;
 

@@ -2,12 +2,12 @@
 //! execution in between, then `stream_end` (or `stream_stopped`).
 use super::context::{last_user_goal, system_prompt_with_roster};
 use super::conversation::Conversation;
-use super::events::{AgentEvent, AgentOrigin, EventSink};
 use super::mechanics::Mechanics;
 use super::tokens::TokenTracker;
 use super::{Agent, AgentError, TurnOutcome, planning};
 use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, Role, ToolCall};
 use crate::profile::Profile;
+use crate::protocol::{AgentEvent, AgentOrigin, EventSink};
 use crate::session::MessageKind;
 use crate::tools::ToolContext;
 use std::collections::HashSet;
@@ -99,10 +99,7 @@ pub(super) async fn run_persistent(
         })
         .await;
         let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
-        let _ = notice.push_display_only(
-            ChatMessage::system(format!("error: {e}")),
-            MessageKind::Notice,
-        );
+        let _ = notice.push_display_only(ChatMessage::system(e.to_string()), MessageKind::Error);
     }
     result
 }

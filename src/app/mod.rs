@@ -2,13 +2,16 @@
 //! built once, and the one place that spawns agent runs.
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
-use crate::agent::events::{AgentEvent, EventSink};
+pub mod launch;
+pub mod probe;
+
 use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
 use crate::config::{Config, Overrides, Paths};
 use crate::llm::LlmBackend;
 use crate::memory::MemoryStore;
 use crate::memory::extract::{ExtractReport, Extractor};
 use crate::profile::ProfileRegistry;
+use crate::protocol::{AgentEvent, EventSink};
 use crate::session::{LockError, SessionMeta, SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry, builtin};
 use std::path::PathBuf;

@@ -2,7 +2,8 @@
 use super::{Failure, GlobalArgs, SessionsCommand, build_app, load_config};
 use crate::app::AppOptions;
 use crate::llm::{ModelInfo, build_backend};
-use crate::session::{SessionStore, now_ms};
+use crate::session::SessionStore;
+use crate::ui::format::ago;
 
 fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
     let s = serde_json::to_string_pretty(v).map_err(Failure::runtime)?;
@@ -77,17 +78,6 @@ fn store_err(e: crate::session::StoreError) -> Failure {
     }
 }
 
-/// "3m ago", "2h ago", "5d ago".
-pub fn ago(ms: i64) -> String {
-    let s = ((now_ms() - ms) / 1000).max(0);
-    match s {
-        0..=59 => format!("{s}s ago"),
-        60..=3599 => format!("{}m ago", s / 60),
-        3600..=86_399 => format!("{}h ago", s / 3600),
-        _ => format!("{}d ago", s / 86_400),
-    }
-}
-
 pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
     let store = open_store(g)?;
     match cmd {
@@ -144,25 +134,8 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
             )?;
             crate::outln!("context: {}", account.describe())?;
             let pins = crate::session::pins::load(&store, &meta.id).map_err(store_err)?;
-            for m in &session.display {
-                let pinned = crate::session::pins::pinnable(m)
-                    && pins.contains(&crate::session::pins::key(m));
-                let who = match (m.msg.role, m.kind) {
-                    (_, crate::session::MessageKind::Plan) => "plan".to_string(),
-                    (_, crate::session::MessageKind::Notice) => "notice".to_string(),
-                    (crate::llm::Role::Tool, _) => {
-                        format!("tool {}", m.msg.tool_name.as_deref().unwrap_or(""))
-                    }
-                    (r, _) => r.as_str().to_string(),
-                };
-                crate::outln!("\n[{who}]{}", if pinned { " 📌 pinned" } else { "" })?;
-                if !m.msg.content.is_empty() {
-                    crate::outln!("{}", m.msg.content)?;
-                }
-                for c in &m.msg.tool_calls {
-                    crate::outln!("→ {}({})", c.name, c.arguments)?;
-                }
-            }
+            let history = crate::session::replay::events(&session.display, &pins);
+            super::out::text(&super::transcript::listing(&history))?;
             Ok(0)
         }
         SessionsCommand::Delete { id } => {

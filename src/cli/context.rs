@@ -43,7 +43,7 @@ pub async fn compact(
     preview: bool,
 ) -> Result<u8, Failure> {
     use crate::agent::compact_run::{CompactMode, preview_lines};
-    use crate::agent::events::{AgentEvent, EventSink};
+    use crate::protocol::{AgentEvent, EventSink};
     use std::io::IsTerminal;
     let (app, _log) = build_app(g, AppOptions::default())?;
     let store_err = |e: crate::session::StoreError| match e {

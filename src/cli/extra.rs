@@ -3,8 +3,7 @@
 //! Everything they print goes through `out` (a closed pipe is a quiet exit 0).
 use super::{Cli, ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
 use crate::config::{Config, Paths};
-use crate::llm::Role;
-use crate::session::{MessageKind, SessionStore, StoredMessage};
+use crate::session::SessionStore;
 use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 
@@ -161,7 +160,13 @@ fn check(g: &GlobalArgs) -> Result<u8, Failure> {
     crate::tools::builtin::register_self_extension(&reg);
     let mut names = reg.read().map(|r| r.names()).unwrap_or_default();
     // Registered by the agent once it exists (see agent::delegate).
-    names.extend(["spawn_agent", "switch_profile"].map(String::from));
+    names.extend(
+        [
+            crate::protocol::SPAWN_AGENT_TOOL,
+            crate::protocol::SWITCH_PROFILE_TOOL,
+        ]
+        .map(String::from),
+    );
     // Registered with the memory store when memory is on (see app::App::build).
     if config.memory.enabled {
         names.extend(["memory_search", "memory_forget"].map(String::from));
@@ -202,7 +207,7 @@ fn check_config(i: &CheckInput) -> Vec<Finding> {
         if !i.tool_names.contains(name) {
             v.push(Finding::error(format!(
                 "[security].approval_tools names unknown tool '{name}'{}",
-                suggest(name, &i.tool_names)
+                crate::config::suggest_name(name, &i.tool_names)
             )));
         }
     }
@@ -239,7 +244,7 @@ fn check_profiles(i: &CheckInput) -> Vec<Finding> {
                 v.push(Finding::warning(format!(
                     "profile {}: tool '{t}' does not exist and is skipped{}",
                     p.id,
-                    suggest(t, &i.tool_names)
+                    crate::config::suggest_name(t, &i.tool_names)
                 )));
             }
         }
@@ -248,31 +253,6 @@ fn check_profiles(i: &CheckInput) -> Vec<Finding> {
         v.push(Finding::ok(format!("{} profiles loaded", reg.ids().len())));
     }
     v
-}
-
-/// `; did you mean 'x'?` for a near miss, else an empty string.
-pub fn suggest(name: &str, known: &[String]) -> String {
-    known
-        .iter()
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, k)| format!("; did you mean '{k}'?"))
-        .unwrap_or_default()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 fn open_store(g: &GlobalArgs) -> Result<SessionStore, Failure> {
@@ -289,12 +269,6 @@ fn store_err(e: crate::session::StoreError) -> Failure {
     }
 }
 
-fn is_answer(m: &StoredMessage) -> bool {
-    m.msg.role == Role::Assistant
-        && m.kind == MessageKind::Message
-        && !m.msg.content.trim().is_empty()
-}
-
 /// `navi last [ID]`: the last answer, exactly as stored.
 pub fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
     let store = open_store(g)?;
@@ -309,13 +283,15 @@ pub fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
         .load(&meta.id)
         .map_err(store_err)?
         .ok_or_else(|| Failure::usage(format!("no session {}", meta.id)))?;
-    let Some(m) = session.display.iter().rev().find(|m| is_answer(m)) else {
+    let history = crate::session::replay::events(&session.display, &Default::default());
+    let answer = crate::protocol::last_answer(&history);
+    if answer.is_empty() {
         return Err(Failure::runtime(format!(
             "session {} has no answer yet",
             meta.id
         )));
-    };
-    out::line(m.msg.content.trim_end())?;
+    }
+    out::line(answer.trim_end())?;
     Ok(0)
 }
 
@@ -341,33 +317,10 @@ pub fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8
         "# {title}\n\nSession `{}` · profile `{}`\n",
         meta.id, meta.profile_id
     );
-    for m in &session.display {
-        let heading = match (m.msg.role, m.kind) {
-            (_, MessageKind::Plan) => "Plan".to_string(),
-            (_, MessageKind::Notice) => "Notice".to_string(),
-            (Role::Tool, _) => format!(
-                "Tool result: {}",
-                m.msg.tool_name.as_deref().unwrap_or("tool")
-            ),
-            (Role::User, _) => "User".into(),
-            (Role::Assistant, _) => "Assistant".into(),
-            (Role::System, _) => "System".into(),
-        };
-        md.push_str(&format!("\n## {heading}\n\n"));
-        if !m.msg.content.is_empty() {
-            if m.msg.role == Role::Tool {
-                md.push_str(&format!("```\n{}\n```\n", m.msg.content.trim_end()));
-            } else {
-                md.push_str(&format!("{}\n", m.msg.content.trim_end()));
-            }
-        }
-        for c in &m.msg.tool_calls {
-            md.push_str(&format!("\n→ `{}({})`\n", c.name, c.arguments));
-        }
-        if !m.msg.images.is_empty() {
-            md.push_str(&format!("\n({} image(s) attached)\n", m.msg.images.len()));
-        }
-    }
+    let pins = crate::session::pins::load(store, &meta.id).map_err(store_err)?;
+    md.push_str(&super::transcript::markdown(
+        &crate::session::replay::events(&session.display, &pins),
+    ));
     out::text(&md)?;
     Ok(0)
 }
@@ -462,7 +415,10 @@ mod tests {
     #[test]
     fn near_misses_are_suggested() {
         let known = vec!["terminal".to_string(), "todo".to_string()];
-        assert_eq!(suggest("termnal", &known), "; did you mean 'terminal'?");
-        assert_eq!(suggest("zzzzzz", &known), "");
+        assert_eq!(
+            crate::config::suggest_name("termnal", &known),
+            "; did you mean 'terminal'?"
+        );
+        assert_eq!(crate::config::suggest_name("zzzzzz", &known), "");
     }
 }

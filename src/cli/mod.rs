@@ -10,14 +10,15 @@ mod extra;
 mod mcp;
 mod memory;
 pub mod out;
+mod transcript;
 
-pub use admin::ago;
-pub use extra::suggest as suggest_name;
+pub use crate::app::launch::{Failure, GlobalArgs, build_app, load_config};
+pub use crate::config::suggest_name;
+pub use crate::ui::format::ago;
+pub use crate::ui::run::RunArgs;
 
-use crate::app::{App, AppOptions, SessionChoice};
-use crate::config::{self, BackendKind, LoadOptions};
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use crate::app::SessionChoice;
+use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -47,22 +48,6 @@ pub struct Cli {
     pub continue_last: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-#[derive(Args, Debug, Clone, Default)]
-pub struct GlobalArgs {
-    /// Backend for this invocation (overrides config and profile).
-    #[arg(long, global = true, value_parser = ["ollama", "openai"])]
-    pub backend: Option<String>,
-    /// Model for this invocation (overrides config and profile).
-    #[arg(short = 'm', long, global = true, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Config file (instead of $NAVI_CONFIG or the platform config dir).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Log level for the log file (error, warn, info, debug, trace).
-    #[arg(long, global = true, value_name = "LEVEL")]
-    pub log_level: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -176,59 +161,6 @@ pub enum McpCommand {
     },
 }
 
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// The message; `-` reads it from standard input. Piped input given
-    /// together with a message is sent after it.
-    #[arg(value_name = "MESSAGE")]
-    pub message: Option<String>,
-    /// Profile for a new session (or switch the continued one).
-    #[arg(short = 'p', long, value_name = "ID")]
-    pub profile: Option<String>,
-    /// Continue this session (id, id prefix, or list number).
-    #[arg(short = 's', long, value_name = "ID", conflicts_with = "continue_last")]
-    pub session: Option<String>,
-    /// Continue the most recent session.
-    #[arg(short = 'c', long = "continue")]
-    pub continue_last: bool,
-    /// Attach a file (repeatable): text inline, images as image input,
-    /// other files stored as session files.
-    #[arg(short = 'f', long = "file", value_name = "PATH")]
-    pub files: Vec<PathBuf>,
-    /// Extra system text for this run (added to the profile's prompt).
-    #[arg(long, value_name = "TEXT")]
-    pub system: Option<String>,
-    /// Sampling temperature for this run (overrides the profile).
-    #[arg(long, value_name = "T", value_parser = parse_temperature)]
-    pub temperature: Option<f64>,
-    /// Cap on the tokens the model may generate per call.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tokens: Option<u32>,
-    /// Skip the planning phases.
-    #[arg(long)]
-    pub no_plan: bool,
-    /// Offer the model no tools.
-    #[arg(long)]
-    pub no_tools: bool,
-    /// Ephemeral run: nothing is written to the session database.
-    #[arg(long, conflicts_with_all = ["session", "continue_last"])]
-    pub no_save: bool,
-    /// Print the event stream as JSON lines on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Allow this risky tool without asking (repeatable).
-    #[arg(long, value_name = "TOOL")]
-    pub approve: Vec<String>,
-    /// Allow every risky tool without asking (a tool set to "deny" in the
-    /// config stays denied).
-    #[arg(long)]
-    pub approve_all: bool,
-    /// If the session is busy in another navi, wait until it is free
-    /// instead of failing.
-    #[arg(long)]
-    pub wait: bool,
-}
-
 #[derive(Subcommand, Debug)]
 pub enum SessionsCommand {
     /// List sessions (pinned first, then most recent).
@@ -285,92 +217,6 @@ pub enum ProfilesCommand {
         #[arg(long)]
         json: bool,
     },
-}
-
-fn parse_temperature(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(t) if (0.0..=2.0).contains(&t) => Ok(t),
-        _ => Err(format!("expected a number from 0 to 2, got '{s}'")),
-    }
-}
-
-/// An error with its exit code.
-pub struct Failure {
-    pub code: u8,
-    pub message: String,
-}
-
-impl Failure {
-    pub fn usage(m: impl ToString) -> Self {
-        Failure {
-            code: 2,
-            message: m.to_string(),
-        }
-    }
-    pub fn runtime(m: impl ToString) -> Self {
-        Failure {
-            code: 1,
-            message: m.to_string(),
-        }
-    }
-    /// Ends the command with exit 0 and no message (stdout was closed).
-    pub fn quiet() -> Self {
-        Failure {
-            code: 0,
-            message: String::new(),
-        }
-    }
-}
-
-impl From<crate::app::AppError> for Failure {
-    fn from(e: crate::app::AppError) -> Self {
-        match e {
-            crate::app::AppError::Persona { .. } | crate::app::AppError::NoProfile { .. } => {
-                Failure::usage(e)
-            }
-            crate::app::AppError::Store(
-                crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_),
-            ) => Failure::usage(e),
-            other => Failure::runtime(other),
-        }
-    }
-}
-
-/// Loads config (exit 2 on problems) and starts file logging.
-pub fn load_config(
-    g: &GlobalArgs,
-) -> Result<(config::Config, config::Paths, config::Overrides), Failure> {
-    let opts = LoadOptions {
-        config_file: g.config.clone(),
-        backend: g.backend.as_deref().and_then(BackendKind::parse),
-        model: g.model.clone(),
-        log_level: g.log_level.clone(),
-    };
-    let getenv = |k: &str| std::env::var(k).ok();
-    config::load(&opts, &getenv).map_err(Failure::usage)
-}
-
-pub fn build_app(
-    g: &GlobalArgs,
-    opts: AppOptions,
-) -> Result<(App, crate::logging::LogGuard), Failure> {
-    let (config, paths, overrides) = load_config(g)?;
-    let log = crate::logging::init(&paths.log_dir, &config.logging.level);
-    let opts = AppOptions {
-        backend_forced: g.backend.is_some(),
-        ..opts
-    };
-    let app = App::build(config, paths, overrides, opts)?;
-    for e in &app.profiles.errors {
-        eprintln!("warning: skipped {e}");
-    }
-    for e in &app.tool_errors {
-        eprintln!("warning: skipped user tool {e}");
-    }
-    for w in &app.profile_warnings {
-        eprintln!("warning: {w}");
-    }
-    Ok((app, log))
 }
 
 pub fn main() -> ExitCode {

@@ -8,10 +8,7 @@
 use super::Failure;
 use std::io::Write;
 
-/// True for the error a write to a closed pipe gives.
-pub fn is_broken_pipe(e: &std::io::Error) -> bool {
-    e.kind() == std::io::ErrorKind::BrokenPipe
-}
+pub use crate::app::launch::is_broken_pipe;
 
 fn io_failure(e: std::io::Error) -> Failure {
     if is_broken_pipe(&e) {

@@ -7,9 +7,11 @@
 mod env;
 mod load;
 pub mod mcp;
+pub mod suggest;
 
 pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
 pub use mcp::McpServerConfig;
+pub use suggest::suggest_name;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -11,6 +11,7 @@ mod deltas;
 pub mod lock;
 pub mod pins;
 mod reader;
+pub mod replay;
 mod schema;
 pub mod store;
 mod writer;
@@ -47,8 +48,11 @@ pub enum MessageKind {
     Plan,
     /// A compression summary replacing older context.
     Summary,
-    /// A UI notice (stopped, error, profile switched); display buffer only.
+    /// A UI notice (stopped, profile switched); display buffer only.
     Notice,
+    /// A turn's failure, as shown to the user; display buffer only. Older
+    /// builds stored these as notices starting with `error: `.
+    Error,
 }
 
 impl MessageKind {
@@ -58,6 +62,7 @@ impl MessageKind {
             MessageKind::Plan => "plan",
             MessageKind::Summary => "summary",
             MessageKind::Notice => "notice",
+            MessageKind::Error => "error",
         }
     }
 
@@ -66,6 +71,7 @@ impl MessageKind {
             "plan" => MessageKind::Plan,
             "summary" => MessageKind::Summary,
             "notice" => MessageKind::Notice,
+            "error" => MessageKind::Error,
             _ => MessageKind::Message,
         }
     }

@@ -41,32 +41,68 @@ pub fn numbered(display: &[StoredMessage]) -> Vec<(usize, &StoredMessage)> {
         .collect()
 }
 
-/// The display history with a notice after each pinned message, as the
-/// front ends show it (the notice is not stored).
-pub fn marked(display: Vec<StoredMessage>, pins: &BTreeSet<String>) -> Vec<StoredMessage> {
-    if pins.is_empty() {
-        return display;
-    }
-    let mut out = Vec::with_capacity(display.len() + pins.len());
-    for (n, m) in display.into_iter().enumerate() {
-        let pinned = pinnable(&m) && pins.contains(&key(&m));
-        let at = m.created_at;
-        out.push(m);
-        if pinned {
-            let mut note = StoredMessage::new(
-                crate::llm::ChatMessage::system(PINNED_NOTE),
-                MessageKind::Notice,
-            );
-            note.created_at = at;
-            note.id = -(n as i64) - 1;
-            out.push(note);
-        }
-    }
-    out
+/// A message `/pin` can name, as the front ends list it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Its number in `/pin`'s list, from 1.
+    pub n: usize,
+    /// `user` or `assistant`.
+    pub role: &'static str,
+    pub text: String,
+    pub pinned: bool,
 }
 
-/// What marks a pinned message in a transcript.
-pub const PINNED_NOTE: &str = "📌 pinned: kept verbatim through compaction (/unpin to undo)";
+/// Which message a `/pin` or `/unpin` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The latest answer.
+    LastAnswer,
+    Number(usize),
+}
+
+/// The pinnable messages of a session, numbered, with their pin state.
+pub fn entries(store: &SessionStore, id: &str) -> Result<Vec<Entry>, StoreError> {
+    let display = store.load(id)?.map(|s| s.display).unwrap_or_default();
+    let pins = load(store, id)?;
+    Ok(numbered(&display)
+        .into_iter()
+        .map(|(n, m)| entry(n, m, &pins))
+        .collect())
+}
+
+fn entry(n: usize, m: &StoredMessage, pins: &BTreeSet<String>) -> Entry {
+    Entry {
+        n,
+        role: m.msg.role.as_str(),
+        text: m.msg.content.clone(),
+        pinned: pins.contains(&key(m)),
+    }
+}
+
+/// Pins or unpins the message `target` names. `Ok(None)` when there is no
+/// such message; otherwise the entry (as it was) and whether anything changed.
+pub fn set_target(
+    store: &SessionStore,
+    id: &str,
+    target: Target,
+    pinned: bool,
+) -> Result<Option<(Entry, bool)>, StoreError> {
+    let display = store.load(id)?.map(|s| s.display).unwrap_or_default();
+    let list = numbered(&display);
+    let found = match target {
+        Target::LastAnswer => list
+            .iter()
+            .rev()
+            .find(|(_, m)| m.msg.role == Role::Assistant),
+        Target::Number(n) => list.iter().find(|(i, _)| *i == n),
+    };
+    let Some(&(n, m)) = found else {
+        return Ok(None);
+    };
+    let before = entry(n, m, &load(store, id)?);
+    let changed = set(store, id, m, pinned)?;
+    Ok(Some((before, changed)))
+}
 
 pub fn load(store: &SessionStore, id: &str) -> Result<BTreeSet<String>, StoreError> {
     Ok(store
@@ -114,11 +150,19 @@ mod tests {
         let pins = load(&store, &s.id).unwrap();
         assert!(pins.contains(&key(&again.context[0])));
         assert!(pins.contains(&key(&again.display[0])));
-        let shown = marked(again.display.clone(), &pins);
-        assert_eq!(shown.len(), 2);
-        assert_eq!(shown[1].msg.content, PINNED_NOTE);
-        assert_eq!(shown[1].kind, MessageKind::Notice);
-        assert!(set(&store, &s.id, &again.display[0], false).unwrap());
+        let listed = entries(&store, &s.id).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].pinned);
+        let (e, changed) = set_target(&store, &s.id, Target::Number(1), false)
+            .unwrap()
+            .unwrap();
+        assert!(e.pinned && changed);
+        assert!(
+            set_target(&store, &s.id, Target::LastAnswer, true)
+                .unwrap()
+                .is_none()
+        );
+        assert!(!set(&store, &s.id, &again.display[0], false).unwrap());
         assert!(load(&store, &s.id).unwrap().is_empty());
     }
 }

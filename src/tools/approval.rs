@@ -11,21 +11,12 @@
 //! then the question.
 
 use super::ToolContext;
-use crate::agent::events::AgentEvent;
 use crate::config::{ApprovalMode, SecurityConfig};
+use crate::protocol::{AgentEvent, Decision};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// Run this one call.
-    Once,
-    /// Run this and every later call of the same tool in this session.
-    Session,
-    Deny,
-}
 
 pub struct ApprovalGate {
     mode: ApprovalMode,

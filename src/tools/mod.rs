@@ -26,12 +26,12 @@ pub mod shell_wrappers;
 pub mod ssh_hosts;
 pub mod user;
 
-pub use approval::{ApprovalGate, Decision};
+pub use approval::ApprovalGate;
 pub use registry::ToolRegistry;
 
-use crate::agent::events::{AgentOrigin, EventSink};
 use crate::config::{Config, Paths};
 use crate::llm::ToolSchema;
+use crate::protocol::{AgentOrigin, EventSink};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};

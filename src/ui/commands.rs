@@ -1,7 +1,9 @@
 //! Slash commands: one parser and one dispatcher shared by the TUI and plain
 //! mode. Front ends turn an [`Outcome`] into what they show.
 use crate::app::App;
-use crate::session::{MessageKind, SessionMeta, StoredMessage};
+use crate::protocol::AgentEvent;
+use crate::session::SessionMeta;
+pub use export::export_markdown;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -249,7 +251,7 @@ pub enum Outcome {
     /// The session changed: show its history.
     Switched {
         session: SessionMeta,
-        history: Vec<StoredMessage>,
+        history: Vec<AgentEvent>,
         note: String,
     },
     /// Open a session picker with these sessions.
@@ -282,51 +284,6 @@ pub fn code_blocks(text: &str) -> Vec<String> {
     out
 }
 
-/// The transcript as Markdown.
-pub fn export_markdown(meta: &SessionMeta, history: &[StoredMessage]) -> String {
-    let mut md = format!(
-        "# {}\n\n",
-        if meta.title.is_empty() {
-            "Navi session"
-        } else {
-            &meta.title
-        }
-    );
-    md.push_str(&format!(
-        "Session `{}`, profile `{}`\n\n",
-        meta.id, meta.profile_id
-    ));
-    for m in history {
-        match (m.msg.role, m.kind) {
-            (_, MessageKind::Notice) => md.push_str(&format!("> {}\n\n", m.msg.content)),
-            (_, MessageKind::Plan) => md.push_str(&format!("## Plan\n\n{}\n\n", m.msg.content)),
-            (crate::llm::Role::User, _) => md.push_str(&format!("## You\n\n{}\n\n", m.msg.content)),
-            (crate::llm::Role::Assistant, _) => {
-                if !m.msg.content.is_empty() {
-                    md.push_str(&format!("## Navi\n\n{}\n\n", m.msg.content));
-                }
-                for c in &m.msg.tool_calls {
-                    md.push_str(&format!("**→ {}** `{}`\n\n", c.name, c.arguments));
-                }
-            }
-            (crate::llm::Role::Tool, _) => {
-                let mark = if m.success == Some(false) {
-                    "✗"
-                } else {
-                    "✓"
-                };
-                md.push_str(&format!(
-                    "{mark} `{}`:\n\n```\n{}\n```\n\n",
-                    m.msg.tool_name.as_deref().unwrap_or("tool"),
-                    m.msg.content.trim_end()
-                ));
-            }
-            (crate::llm::Role::System, _) => {}
-        }
-    }
-    md
-}
-
 fn err(e: impl ToString) -> String {
     e.to_string()
 }
@@ -343,10 +300,8 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
             store.lock(&meta.id).map_err(err)?;
             store.unlock(&current);
         }
-        let history = store
-            .load(&meta.id)
+        let history = crate::session::replay::load_events(store, &meta.id)
             .map_err(err)?
-            .map(|s| s.display)
             .unwrap_or_default();
         Ok(Outcome::Switched {
             session: meta,
@@ -512,10 +467,8 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
             }
         }
         Export(path) => {
-            let history = store
-                .load(&st.session.id)
+            let history = crate::session::replay::load_events(store, &st.session.id)
                 .map_err(err)?
-                .map(|s| s.display)
                 .unwrap_or_default();
             let path = path.unwrap_or_else(|| {
                 PathBuf::from(format!(
@@ -558,6 +511,7 @@ pub fn osc52(text: &str) -> String {
 }
 
 pub mod approvals;
+mod export;
 mod info;
 mod memory;
 mod pin;

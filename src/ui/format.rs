@@ -86,7 +86,7 @@ pub fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) ->
         &s.id[..8.min(s.id.len())],
         s.profile_id,
         s.message_count,
-        crate::cli::ago(s.last_active)
+        ago(s.last_active)
     )
 }
 
@@ -105,6 +105,17 @@ pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
             format!("{} ", s.title)
         }
     )
+}
+
+/// "3m ago", "2h ago", "5d ago".
+pub fn ago(ms: i64) -> String {
+    let s = ((crate::session::now_ms() - ms) / 1000).max(0);
+    match s {
+        0..=59 => format!("{s}s ago"),
+        60..=3599 => format!("{}m ago", s / 60),
+        3600..=86_399 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86_400),
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub mod markdown;
 pub mod style;
 
 use super::format::{args_preview, preview, tokens_short};
-use crate::agent::events::{AgentEvent, AgentOrigin, TodoItem};
+use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, TodoItem, TodoStatus};
 pub use highlight::CodeStyle;
 use markdown::Markdown;
 use std::collections::HashMap;
@@ -99,7 +99,7 @@ pub struct LineRenderer {
     md: Markdown,
     thinking_words: HashMap<Option<String>, Summary>,
     streamed_thinking: Vec<Option<String>>,
-    todos: HashMap<u32, String>,
+    todos: HashMap<u32, TodoStatus>,
     usage: Usage,
     model: String,
     answered: bool,
@@ -113,16 +113,6 @@ fn indent(agent: &Option<AgentOrigin>) -> String {
 
 fn key(agent: &Option<AgentOrigin>) -> Option<String> {
     agent.as_ref().map(|a| a.id.clone())
-}
-
-fn todo_mark(status: &str) -> &'static str {
-    match status {
-        "done" => "[x]",
-        "in_progress" => "[~]",
-        "failed" => "[!]",
-        "skipped" => "[-]",
-        _ => "[ ]",
-    }
 }
 
 impl LineRenderer {
@@ -420,17 +410,8 @@ impl LineRenderer {
                             });
                         }
                     }
-                } else if !content.is_empty() {
-                    self.break_line(&mut out);
-                    let color = self.opts.color && self.opts.markdown;
-                    let mut text = Markdown::render(content, color, &self.opts.code);
-                    if !text.ends_with('\n') {
-                        text.push('\n');
-                    }
-                    out.push(Piece {
-                        stream: Stream::Answer,
-                        text,
-                    });
+                } else {
+                    self.answer(&mut out, content);
                 }
             }
             AgentEvent::StreamStopped => {
@@ -517,8 +498,51 @@ impl LineRenderer {
                 self.saw_error = true;
                 self.line(&mut out, Stream::Info, p.red(&format!("error: {message}")));
             }
+            AgentEvent::UserMessage {
+                message, pinned, ..
+            } => {
+                let t = format!("{}{}", p.bold("you> "), message.trim_end());
+                self.line(&mut out, Stream::Info, t);
+                if *pinned {
+                    self.line(&mut out, Stream::Info, p.dim(PINNED_NOTE));
+                }
+            }
+            AgentEvent::AgentMessage { content, pinned } => {
+                self.answer(&mut out, content);
+                if *pinned {
+                    self.line(&mut out, Stream::Info, p.dim(PINNED_NOTE));
+                }
+            }
+            AgentEvent::Notice { message } => {
+                let t = format!("· {}", message.trim_end());
+                self.line(&mut out, Stream::Info, p.dim(&t));
+            }
+            AgentEvent::ContextSummary { .. } => {
+                self.line(
+                    &mut out,
+                    Stream::Info,
+                    p.dim("· (summary of older context)"),
+                );
+            }
         }
         out
+    }
+
+    /// A whole answer at once, rendered as Markdown.
+    fn answer(&mut self, out: &mut Vec<Piece>, content: &str) {
+        if content.trim().is_empty() {
+            return;
+        }
+        self.break_line(out);
+        let color = self.opts.color && self.opts.markdown;
+        let mut text = Markdown::render(content, color, &self.opts.code);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        out.push(Piece {
+            stream: Stream::Answer,
+            text,
+        });
     }
 
     fn todos(&mut self, out: &mut Vec<Piece>, items: &[TodoItem]) {
@@ -530,15 +554,15 @@ impl LineRenderer {
             return;
         }
         for i in &changed {
-            let t = format!("  {} {}. {}", todo_mark(&i.status), i.id, i.text);
-            let t = if i.status == "done" {
+            let t = format!("  {} {}. {}", i.status.checkbox(), i.id, i.text);
+            let t = if i.status == TodoStatus::Done {
                 self.pal.dim(&t)
             } else {
                 t
             };
             self.line(out, Stream::Info, t);
         }
-        self.todos = items.iter().map(|i| (i.id, i.status.clone())).collect();
+        self.todos = items.iter().map(|i| (i.id, i.status)).collect();
     }
 
     /// The status line after a turn: context use, tokens out, time, model.

@@ -11,7 +11,7 @@ pub mod tui;
 pub mod typeahead;
 
 use crate::app::SessionChoice;
-use crate::cli::{Failure, GlobalArgs};
+use crate::app::launch::{Failure, GlobalArgs};
 use std::io::IsTerminal;
 
 /// `navi` / `navi --plain`. Falls back to plain mode when the terminal can't

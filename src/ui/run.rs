@@ -12,15 +12,16 @@
 //! with a preview when large). `-f` files go through [`crate::attach`].
 use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_style_for, style};
 use super::signals::StopSignals;
-use crate::agent::events::AgentEvent;
 use crate::agent::tweaks::TurnTweaks;
+use crate::app::launch::{Failure, GlobalArgs, build_app, is_broken_pipe};
 use crate::app::{App, AppError, AppOptions, SessionChoice};
 use crate::attach::{self, Attachment, FilesPolicy};
-use crate::cli::out::is_broken_pipe;
-use crate::cli::{Failure, GlobalArgs, RunArgs, build_app};
+use crate::protocol::AgentEvent;
+use crate::protocol::Decision;
 use crate::session::{LockError, StoreError};
-use crate::tools::Decision;
+use clap::Args;
 use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
 
 async fn read_stdin() -> Result<Vec<u8>, Failure> {
     tokio::task::spawn_blocking(|| {
@@ -164,7 +165,7 @@ fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
         if !known.contains(n) {
             return Err(Failure::usage(format!(
                 "--approve {n}: no such tool{}; known tools: {}",
-                crate::cli::suggest_name(n, &known),
+                crate::config::suggest_name(n, &known),
                 known.join(", ")
             )));
         }
@@ -335,7 +336,7 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     match outcome {
         Ok(o) if o.stopped => Ok(130),
         Ok(_) => Ok(0),
-        Err(crate::agent::AgentError::Llm(crate::llm::LlmError::Cancelled)) => Ok(130),
+        Err(e) if e.is_cancelled() => Ok(130),
         Err(e) => Err(Failure::runtime(e)),
     }
 }
@@ -356,4 +357,65 @@ fn write_pieces(pieces: Vec<Piece>, out: &mut impl Write) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+/// `navi run`'s own flags.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The message; `-` reads it from standard input. Piped input given
+    /// together with a message is sent after it.
+    #[arg(value_name = "MESSAGE")]
+    pub message: Option<String>,
+    /// Profile for a new session (or switch the continued one).
+    #[arg(short = 'p', long, value_name = "ID")]
+    pub profile: Option<String>,
+    /// Continue this session (id, id prefix, or list number).
+    #[arg(short = 's', long, value_name = "ID", conflicts_with = "continue_last")]
+    pub session: Option<String>,
+    /// Continue the most recent session.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_last: bool,
+    /// Attach a file (repeatable): text inline, images as image input,
+    /// other files stored as session files.
+    #[arg(short = 'f', long = "file", value_name = "PATH")]
+    pub files: Vec<PathBuf>,
+    /// Extra system text for this run (added to the profile's prompt).
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Sampling temperature for this run (overrides the profile).
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temperature: Option<f64>,
+    /// Cap on the tokens the model may generate per call.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+    /// Skip the planning phases.
+    #[arg(long)]
+    pub no_plan: bool,
+    /// Offer the model no tools.
+    #[arg(long)]
+    pub no_tools: bool,
+    /// Ephemeral run: nothing is written to the session database.
+    #[arg(long, conflicts_with_all = ["session", "continue_last"])]
+    pub no_save: bool,
+    /// Print the event stream as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Allow this risky tool without asking (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    pub approve: Vec<String>,
+    /// Allow every risky tool without asking (a tool set to "deny" in the
+    /// config stays denied).
+    #[arg(long)]
+    pub approve_all: bool,
+    /// If the session is busy in another navi, wait until it is free
+    /// instead of failing.
+    #[arg(long)]
+    pub wait: bool,
+}
+
+fn parse_temperature(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if (0.0..=2.0).contains(&t) => Ok(t),
+        _ => Err(format!("expected a number from 0 to 2, got '{s}'")),
+    }
 }

@@ -3,12 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
-use navi::agent::events::{AgentEvent, EventSink};
 use navi::agent::{Agent, AgentParts};
 use navi::config::{Config, Paths};
 use navi::llm::LlmBackend;
 use navi::llm::scripted::ScriptedBackend;
 use navi::profile::{ProfileRegistry, parse};
+use navi::protocol::{AgentEvent, EventSink};
 use navi::session::SessionStore;
 use navi::tools::{ApprovalGate, Tool, ToolContext, ToolEnv, ToolRegistry, ToolResult, builtin};
 use serde_json::{Value, json};

@@ -4,10 +4,10 @@
 #![allow(dead_code)]
 
 use crate::support::FakeLlm;
-use navi::agent::events::{AgentEvent, EventSink};
 use navi::agent::{AgentError, TurnOutcome};
 use navi::app::{App, AppOptions};
 use navi::config::{BackendKind, Config, Overrides, Paths};
+use navi::protocol::{AgentEvent, EventSink};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -3,8 +3,8 @@
 //! requests and answers from a route function.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use navi::agent::events::EventSink;
 use navi::config::{Config, Paths};
+use navi::protocol::EventSink;
 use navi::tools::{Tool, ToolContext, ToolEnv, ToolRegistry, ToolResult, builtin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -5,9 +5,9 @@
 use crate::tui_support::*;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
-use navi::agent::events::AgentEvent;
+use navi::protocol::AgentEvent;
+use navi::protocol::Decision;
 use navi::session::{SessionMeta, StoredMessage};
-use navi::tools::Decision;
 use navi::ui::commands::{Outcome, SlashCommand, UiState};
 use navi::ui::tui::cells::CellKind;
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
@@ -88,7 +88,7 @@ impl Host for FakeHost {
         let h = self.1.clone()?;
         Some(Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(300)).await;
-            Ok(h)
+            Ok(navi::session::replay::events(&h, &Default::default()))
         }))
     }
 }

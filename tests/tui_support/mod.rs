@@ -2,7 +2,7 @@
 //! public protocol) and drawn to a ratatui `TestBackend`.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use navi::agent::events::AgentEvent;
+use navi::protocol::AgentEvent;
 use navi::session::SessionMeta;
 use navi::ui::tui::render::render;
 use navi::ui::tui::state::TuiState;

@@ -20,10 +20,10 @@ pub mod skip;
 pub use parse::{PlanStep, parse_plan};
 
 use super::AgentError;
-use super::events::AgentEvent;
 use super::turn::Run;
 use crate::config::ThinkSetting;
 use crate::llm::ChatMessage;
+use crate::protocol::AgentEvent;
 use crate::session::MessageKind;
 
 pub const PLANNING_TEMPERATURE: f64 = 0.3;

@@ -1,6 +1,6 @@
 //! `todo`: a per-session checklist. Statuses: pending, in_progress, done,
 //! failed, skipped. With step validation on, `done` needs a `validation` note.
-use crate::agent::events::{AgentEvent, TodoItem};
+use crate::protocol::{AgentEvent, TodoItem, TodoStatus};
 use crate::session::SessionStore;
 use crate::tools::{Tool, ToolContext, ToolResult, args};
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ impl TodoBoard {
             .map(|(i, (text, executor))| TodoItem {
                 id: i as u32 + 1,
                 text,
-                status: "pending".into(),
+                status: TodoStatus::Pending,
                 executor,
                 validation: None,
             })
@@ -79,7 +79,7 @@ impl TodoBoard {
     pub fn progress(&self, session: &str) -> usize {
         self.get(session)
             .iter()
-            .filter(|i| matches!(i.status.as_str(), "done" | "failed" | "skipped"))
+            .filter(|i| i.status.is_finished())
             .count()
     }
 
@@ -87,7 +87,7 @@ impl TodoBoard {
     pub fn failed_ids(&self, session: &str) -> Vec<u32> {
         self.get(session)
             .iter()
-            .filter(|i| i.status == "failed")
+            .filter(|i| i.status == TodoStatus::Failed)
             .map(|i| i.id)
             .collect()
     }
@@ -106,13 +106,7 @@ pub fn render(items: &[TodoItem]) -> String {
     items
         .iter()
         .map(|i| {
-            let mark = match i.status.as_str() {
-                "done" => "[x]",
-                "in_progress" => "[~]",
-                "failed" => "[!]",
-                "skipped" => "[-]",
-                _ => "[ ]",
-            };
+            let mark = i.status.checkbox();
             let exec = i
                 .executor
                 .as_deref()
@@ -208,7 +202,7 @@ impl Tool for TodoTool {
                         list.push(TodoItem {
                             id: start + n as u32 + 1,
                             text,
-                            status: "pending".into(),
+                            status: TodoStatus::Pending,
                             executor,
                             validation: None,
                         });
@@ -224,7 +218,9 @@ impl Tool for TodoTool {
                     Err(e) => return ToolResult::err(e),
                 };
                 let status = match args::str_req(a, "status") {
-                    Ok(s) if STATUSES.contains(&s) => s.to_string(),
+                    Ok(s) if TodoStatus::parse(s).is_some() => {
+                        TodoStatus::parse(s).unwrap_or_default()
+                    }
                     Ok(s) => {
                         return ToolResult::err(format!(
                             "unknown status '{s}'; use one of {}",
@@ -238,7 +234,7 @@ impl Tool for TodoTool {
                     .flatten()
                     .map(str::trim)
                     .filter(|s| !s.is_empty());
-                if status == "done" && ctx.step_validation && validation.is_none() {
+                if status == TodoStatus::Done && ctx.step_validation && validation.is_none() {
                     return ToolResult::err(format!(
                         "step {id} not marked done: step validation is on, so say in 'validation' how you verified the result (command output, file checked, test passed), then update again"
                     ));

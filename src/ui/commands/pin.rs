@@ -5,7 +5,7 @@
 //! the order of the transcript, from 1. `last` is the latest answer.
 use crate::agent::compact_run::CompactMode;
 use crate::app::App;
-use crate::session::{StoredMessage, pins};
+use crate::session::pins;
 
 pub const USAGE: &str = "usage: /pin [n|last] · /unpin n|last — /pin alone lists the messages";
 
@@ -21,15 +21,9 @@ pub fn compact_mode(arg: Option<&str>) -> Result<CompactMode, String> {
     }
 }
 
-fn preview(m: &StoredMessage) -> String {
-    let who = m.msg.role.as_str();
-    let text = m
-        .msg
-        .content
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!("{who}: {}", crate::ui::format::preview(&text, 70))
+fn preview(e: &pins::Entry) -> String {
+    let text = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{}: {}", e.role, crate::ui::format::preview(&text, 70))
 }
 
 /// Runs `/pin` / `/unpin` on `session`; returns the lines to show.
@@ -40,19 +34,11 @@ pub fn execute(
     pin: bool,
 ) -> Result<Vec<String>, String> {
     let err = |e: crate::session::StoreError| e.to_string();
-    let display = app
-        .store
-        .load(session)
-        .map_err(err)?
-        .map(|s| s.display)
-        .unwrap_or_default();
-    let list = pins::numbered(&display);
-    let pinned = pins::load(&app.store, session).map_err(err)?;
-    let is_pinned = |m: &StoredMessage| pinned.contains(&pins::key(m));
     let Some(arg) = arg else {
         if !pin {
             return Err(USAGE.into());
         }
+        let list = pins::entries(&app.store, session).map_err(err)?;
         if list.is_empty() {
             return Ok(vec![
                 "nothing to pin yet: no messages in this session".into(),
@@ -60,38 +46,33 @@ pub fn execute(
         }
         let mut out: Vec<String> = list
             .iter()
-            .map(|(n, m)| {
-                let mark = if is_pinned(m) { "📌" } else { "  " };
-                format!("{mark}{n:>4}  {}", preview(m))
+            .map(|e| {
+                let mark = if e.pinned { "📌" } else { "  " };
+                format!("{mark}{:>4}  {}", e.n, preview(e))
             })
             .collect();
         out.push("/pin N keeps message N verbatim through compaction; /unpin N undoes it".into());
         return Ok(out);
     };
     let target = match arg {
-        "last" => list
-            .iter()
-            .rev()
-            .find(|(_, m)| m.msg.role == crate::llm::Role::Assistant)
-            .copied(),
-        n => {
-            let n: usize = n
-                .parse()
-                .map_err(|_| format!("'{n}' is not a message number; {USAGE}"))?;
-            list.iter().find(|(i, _)| *i == n).copied()
-        }
+        "last" => pins::Target::LastAnswer,
+        n => pins::Target::Number(
+            n.parse()
+                .map_err(|_| format!("'{n}' is not a message number; {USAGE}"))?,
+        ),
     };
-    let Some((n, m)) = target else {
+    let Some((e, changed)) = pins::set_target(&app.store, session, target, pin).map_err(err)?
+    else {
+        let count = pins::entries(&app.store, session).map_err(err)?.len();
         return Err(format!(
-            "no message {arg}: this session has {} pinnable messages (/pin lists them)",
-            list.len()
+            "no message {arg}: this session has {count} pinnable messages (/pin lists them)"
         ));
     };
-    let changed = pins::set(&app.store, session, m, pin).map_err(err)?;
+    let n = e.n;
     Ok(vec![match (pin, changed) {
         (true, true) => format!(
             "📌 pinned #{n} ({}): kept verbatim through every compaction",
-            preview(m)
+            preview(&e)
         ),
         (true, false) => format!("#{n} is already pinned"),
         (false, true) => format!("unpinned #{n}: a later compaction may summarise it"),

@@ -177,7 +177,7 @@ fn plan_is_numbered_and_todos_show_changes_only() {
     let item = |id, status: &str| TodoItem {
         id,
         text: format!("step {id}"),
-        status: status.into(),
+        status: crate::protocol::TodoStatus::parse(status).unwrap(),
         executor: None,
         validation: None,
     };

@@ -23,8 +23,8 @@ use super::lines::{
     CodeStyle, LineOptions, LineRenderer, Palette, Piece, Stream, ThinkingView, code_style_for,
     style,
 };
+use crate::app::launch::{Failure, GlobalArgs, build_app};
 use crate::app::{App, AppOptions, SessionChoice};
-use crate::cli::{Failure, GlobalArgs, build_app};
 use editor::{Editor, EditorConfig, NaviPrompt, Reply};
 use input::{Input, Interrupts, LineSource};
 use std::io::{IsTerminal, Write};
@@ -235,15 +235,11 @@ impl Plain {
     }
 
     fn greet(&mut self) {
-        let history = self
-            .app
-            .store
-            .load(&self.st.session.id)
+        let history = crate::session::replay::load_events(&self.app.store, &self.st.session.id)
             .ok()
             .flatten()
-            .map(|s| s.display)
             .unwrap_or_default();
-        self.st.last_answer = slash::last_answer(&history);
+        self.st.last_answer = crate::protocol::last_answer(&history).to_string();
         if !history.is_empty() {
             self.show_history(&history, 6);
         }

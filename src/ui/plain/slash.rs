@@ -5,27 +5,10 @@
 //! (session, profile, model…) is changed by `commands::execute`.
 use super::Plain;
 use super::editor::Reply;
-use crate::llm::Role;
-use crate::session::{MessageKind, StoredMessage};
+use crate::protocol::AgentEvent;
 use crate::ui::commands::{self, Outcome, SlashCommand};
-use crate::ui::format::{args_preview, preview};
-use crate::ui::lines::markdown::Markdown;
-use crate::ui::lines::{ThinkingView, code_style_for};
+use crate::ui::lines::{LineRenderer, ThinkingView, code_style_for};
 use tokio_util::sync::CancellationToken;
-
-/// The last assistant answer of a history (for /copy after a resume).
-pub fn last_answer(history: &[StoredMessage]) -> String {
-    history
-        .iter()
-        .rev()
-        .find(|m| {
-            m.msg.role == Role::Assistant
-                && m.kind == MessageKind::Message
-                && !m.msg.content.trim().is_empty()
-        })
-        .map(|m| m.msg.content.clone())
-        .unwrap_or_default()
-}
 
 impl Plain {
     /// Runs a slash command line. True when navi should quit.
@@ -105,7 +88,7 @@ impl Plain {
                 note,
             } => {
                 self.st.session = session;
-                self.st.last_answer = last_answer(&history);
+                self.st.last_answer = crate::protocol::last_answer(&history).to_string();
                 self.show_history(&history, 10);
                 let t = format!("{note} · {}", self.session_label());
                 self.say(&p.cyan(&t));
@@ -160,54 +143,40 @@ impl Plain {
         false
     }
 
-    /// The last `limit` messages of a history, as the transcript showed them.
-    pub(super) fn show_history(&mut self, history: &[StoredMessage], limit: usize) {
-        let p = self.pal();
-        let visible: Vec<&StoredMessage> = history
+    /// The last `limit` entries of a replayed history, rendered exactly as a
+    /// live turn is (a fresh renderer, answers printed whole).
+    pub(super) fn show_history(&mut self, history: &[AgentEvent], limit: usize) {
+        // Thinking and a call's start belong to the entry after them.
+        let counted = |e: &AgentEvent| {
+            !matches!(
+                e,
+                AgentEvent::TurnThinking { .. } | AgentEvent::ToolStarted { .. }
+            )
+        };
+        let total = history.iter().filter(|e| counted(e)).count();
+        let skip = total.saturating_sub(limit);
+        let mut start = history
             .iter()
-            .filter(|m| m.msg.role != Role::System || m.kind == MessageKind::Notice)
-            .collect();
-        let skip = visible.len().saturating_sub(limit);
+            .enumerate()
+            .filter(|(_, e)| counted(e))
+            .nth(skip)
+            .map_or(history.len(), |(i, _)| i);
+        while start > 0 && !counted(&history[start - 1]) {
+            start -= 1;
+        }
         if skip > 0 {
             let t = format!("… {skip} earlier messages (/export saves them all)");
-            self.say(&p.dim(&t));
+            let t = self.pal().dim(&t);
+            self.say(&t);
         }
-        let (color, code) = (self.r.opts.color, self.r.opts.code.clone());
-        for m in visible.into_iter().skip(skip) {
-            let content = m.msg.content.trim_end();
-            match (m.msg.role, m.kind) {
-                (_, MessageKind::Notice) => self.say(&p.dim(&format!("· {content}"))),
-                (_, MessageKind::Plan) => {
-                    self.say(&p.bold("plan:"));
-                    content.lines().for_each(|l| self.say(&format!("  {l}")));
-                }
-                (_, MessageKind::Summary) => self.say(&p.dim("· (summary of older context)")),
-                (Role::User, _) => {
-                    let t = format!("{}{content}", p.bold("you> "));
-                    self.say(&t);
-                }
-                (Role::Assistant, _) => {
-                    if !content.is_empty() {
-                        let text = Markdown::render(content, color, &code);
-                        self.say(text.trim_end_matches('\n'));
-                    }
-                    for c in &m.msg.tool_calls {
-                        let args = args_preview(&c.arguments, 100);
-                        let t = format!("{} {}({args})", p.cyan("→"), c.name);
-                        self.say(&t);
-                    }
-                }
-                (Role::Tool, _) => {
-                    let mark = if m.success == Some(false) {
-                        p.red("✗")
-                    } else {
-                        p.green("✓")
-                    };
-                    let name = m.msg.tool_name.as_deref().unwrap_or("tool");
-                    self.say(&format!("{mark} {name}: {}", preview(content, 120)));
-                }
-                (Role::System, _) => {}
-            }
+        let mut opts = self.r.opts.clone();
+        opts.live_answer = false;
+        let mut r = LineRenderer::new(opts);
+        let mut pieces = self.r.close();
+        for e in &history[start..] {
+            pieces.extend(r.event(e));
         }
+        pieces.extend(r.close());
+        self.emit(pieces);
     }
 }

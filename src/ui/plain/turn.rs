@@ -8,9 +8,8 @@
 use super::Plain;
 use super::editor::Reply;
 use crate::agent::AgentError;
-use crate::agent::events::{AgentEvent, EventSink};
-use crate::llm::LlmError;
-use crate::tools::Decision;
+use crate::protocol::Decision;
+use crate::protocol::{AgentEvent, EventSink};
 use crate::ui::lines::highlight;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +24,7 @@ pub fn decision(answer: &str) -> Decision {
 }
 
 fn is_cancel(e: &AgentError) -> bool {
-    matches!(e, AgentError::Llm(LlmError::Cancelled))
+    e.is_cancelled()
 }
 
 impl Plain {

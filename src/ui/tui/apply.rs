@@ -11,11 +11,9 @@ use super::approval::ApprovalPrompt;
 use super::cells::{Cell, CellKind, ToolCard};
 use super::state::{RunState, TuiState};
 use super::stream_doc::StreamDoc;
-use crate::agent::events::{AgentEvent, AgentOrigin};
+use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, SPAWN_AGENT_TOOL as SPAWN};
 use crate::ui::format::args_preview;
 use serde_json::{Value, json};
-
-const SPAWN: &str = "spawn_agent";
 
 fn origin_of(is_subagent: bool, agent: &Option<AgentOrigin>) -> Option<AgentOrigin> {
     match agent {
@@ -245,6 +243,30 @@ impl TuiState {
                 self.close_open();
                 self.steer_applied(message);
             }
+            UserMessage {
+                message, pinned, ..
+            } => {
+                self.close_open();
+                self.push(CellKind::User(message.clone()));
+                if *pinned {
+                    self.notice(PINNED_NOTE);
+                }
+            }
+            AgentMessage { content, pinned } => {
+                self.close_open();
+                if !content.trim().is_empty() {
+                    self.push(CellKind::Assistant(StreamDoc::finished(content.clone())));
+                    self.last_answer = content.clone();
+                }
+                if *pinned {
+                    self.notice(PINNED_NOTE);
+                }
+            }
+            Notice { message } => self.notice(message.clone()),
+            ContextSummary { summary } => self.notice(format!(
+                "summary of earlier conversation: {}",
+                crate::ui::format::preview(summary, 200)
+            )),
         }
     }
 

@@ -9,7 +9,7 @@
 use super::approval_diff::DiffLine;
 use super::theme::Theme;
 use super::wrap::wrap;
-use crate::tools::Decision;
+use crate::protocol::Decision;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

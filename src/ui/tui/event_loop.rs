@@ -19,8 +19,7 @@ use super::model_picker::{self, ModelPicker};
 use super::render::render;
 use super::scheduler::{ANIMATION, FrameScheduler};
 use super::state::{Action, RunState, TuiState};
-use crate::agent::events::AgentEvent;
-use crate::session::StoredMessage;
+use crate::protocol::AgentEvent;
 use crate::ui::commands;
 use crossterm::event::Event;
 use futures_util::{Stream, StreamExt};
@@ -72,7 +71,7 @@ async fn hist_opt(task: &mut Option<tokio::task::JoinHandle<Vec<String>>>) -> Ve
     }
 }
 
-async fn load_opt(load: &mut Option<Load>) -> Result<Vec<StoredMessage>, String> {
+async fn load_opt(load: &mut Option<Load>) -> Result<Vec<AgentEvent>, String> {
     match load {
         Some(l) => l.await,
         None => std::future::pending().await,

@@ -7,17 +7,16 @@
 //! cooperatively. Nothing here blocks on the network; the backend check runs
 //! as a future the loop polls after the first frame, and a resumed session's
 //! history loads on a blocking thread while the first frame is drawn.
-use crate::agent::events::{AgentEvent, EventSink, TodoItem};
 use crate::app::App;
 use crate::attach::{Attachment, FilesPolicy};
 use crate::llm::ChatMessage;
-use crate::session::{SessionMeta, StoredMessage};
-use crate::tools::Decision;
+use crate::protocol::Decision;
+use crate::protocol::{AgentEvent, EventSink, TodoItem};
+use crate::session::SessionMeta;
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
-use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +33,7 @@ pub type Check = Pin<Box<dyn Future<Output = Result<(String, u64), String>> + Se
 pub type Models = Pin<Box<dyn Future<Output = Result<Vec<crate::llm::ModelInfo>, String>> + Send>>;
 
 /// A session's display history, loaded off the UI thread.
-pub type Load = Pin<Box<dyn Future<Output = Result<Vec<StoredMessage>, String>> + Send>>;
+pub type Load = Pin<Box<dyn Future<Output = Result<Vec<AgentEvent>, String>> + Send>>;
 
 pub trait Host {
     fn start_turn(&mut self, session_id: &str, message: &str) -> Turn;
@@ -140,16 +139,12 @@ impl Host for AppHost<'_> {
         let id = session_id.to_string();
         Some(Box::pin(async move {
             let loaded = tokio::task::spawn_blocking(move || {
-                let pins = crate::session::pins::load(&store, &id).unwrap_or_default();
-                store.load(&id).map(|s| (s, pins))
+                crate::session::replay::load_events(&store, &id)
             })
             .await
             .map_err(|e| format!("cannot load the session: {e}"))?;
             match loaded {
-                Ok((s, pins)) => Ok(crate::session::pins::marked(
-                    s.map(|s| s.display).unwrap_or_default(),
-                    &pins,
-                )),
+                Ok(events) => Ok(events.unwrap_or_default()),
                 Err(e) => Err(format!("cannot load the session: {e}")),
             }
         }))
@@ -202,44 +197,6 @@ impl Host for AppHost<'_> {
     fn check_backend(&mut self, profile_id: &str) -> Option<Check> {
         let agent = self.app.agent.clone();
         let profile = agent.profile(profile_id).ok()?.clone();
-        // Building the HTTP client (TLS roots) costs tens of milliseconds of
-        // CPU: never on the UI task.
-        let (a, p) = (agent.clone(), profile.clone());
-        let task = tokio::task::spawn_blocking(move || a.backend_for(&p));
-        Some(Box::pin(async move {
-            let backend = match task.await {
-                Ok(Ok(b)) => b,
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(e) => return Err(format!("backend check failed: {e}")),
-            };
-            let url = backend.base_url().to_string();
-            let probe = tokio::spawn(async move {
-                tokio::time::timeout(Duration::from_secs(10), async {
-                    backend.list_models().await?;
-                    let sel = agent
-                        .select_model(&*backend, &profile)
-                        .await
-                        .map_err(|e| e.to_string());
-                    let sel = match sel {
-                        Ok(s) => s,
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    let window = agent.context_window(&*backend, &sel.model).await;
-                    Ok::<_, crate::llm::LlmError>(Ok((sel.model, window)))
-                })
-                .await
-            });
-            match probe.await {
-                Ok(Ok(Ok(Ok(found)))) => Ok(found),
-                Ok(Ok(Ok(Err(e)))) => Err(e),
-                Ok(Ok(Err(e))) => Err(format!(
-                    "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
-                )),
-                Ok(Err(_)) => Err(format!(
-                    "the backend at {url} did not answer within 10 s; check [llm] in the config"
-                )),
-                Err(e) => Err(format!("backend check failed: {e}")),
-            }
-        }))
+        Some(Box::pin(crate::app::probe::check_backend(agent, profile)))
     }
 }

@@ -52,8 +52,8 @@ pub mod theme;
 pub mod transcript;
 pub mod wrap;
 
+use crate::app::launch::{Failure, GlobalArgs, build_app};
 use crate::app::{App, AppOptions, SessionChoice};
-use crate::cli::{Failure, GlobalArgs, build_app};
 use event_loop::{EventLoop, LoopOptions};
 use futures_util::StreamExt;
 use host::AppHost;

@@ -8,7 +8,8 @@ use super::cells::CellKind;
 use super::picker::Picker;
 use super::state::{Action, TuiState};
 use super::theme::Theme;
-use crate::session::{SessionMeta, StoredMessage};
+use crate::protocol::AgentEvent;
+use crate::session::SessionMeta;
 use crate::ui::commands::{Outcome, UiState};
 
 impl TuiState {
@@ -27,7 +28,7 @@ impl TuiState {
 
     /// The open session's history arrived (start-up loads it after the
     /// first frame): it goes above whatever was shown meanwhile.
-    pub fn history_loaded(&mut self, session_id: &str, history: &[StoredMessage]) {
+    pub fn history_loaded(&mut self, session_id: &str, history: &[AgentEvent]) {
         if !self.loading || self.status.session_id != session_id {
             return;
         }
@@ -47,7 +48,7 @@ impl TuiState {
     }
 
     /// Opens another session: its history replaces the transcript.
-    pub fn switch_session(&mut self, meta: &SessionMeta, history: &[StoredMessage]) {
+    pub fn switch_session(&mut self, meta: &SessionMeta, history: &[AgentEvent]) {
         self.loading = false;
         self.session = None;
         self.status.ctx_used = 0;

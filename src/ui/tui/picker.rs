@@ -111,7 +111,7 @@ impl Picker {
                 "  {} · {} msgs · {}",
                 s.profile_id,
                 s.message_count,
-                crate::cli::ago(s.last_active)
+                crate::ui::format::ago(s.last_active)
             );
             let head = format!("{mark}{:>3}  {}  ", i + 1, &s.id[..8.min(s.id.len())]);
             let tw = iw.saturating_sub(head.chars().count() + meta.chars().count());

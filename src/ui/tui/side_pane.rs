@@ -5,7 +5,7 @@
 //! draws only inside its area; hidden by the layout on narrow terminals.
 use super::theme::Theme;
 use super::wrap::{truncate, wrap};
-use crate::agent::events::TodoItem;
+use crate::protocol::{TodoItem, TodoStatus};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -49,7 +49,11 @@ impl SidePane {
         }
         let w = usize::from(inner.width - 1);
         let mut lines: Vec<Line<'static>> = Vec::new();
-        let done = self.todos.iter().filter(|t| t.status == "done").count();
+        let done = self
+            .todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Done)
+            .count();
         let count = if self.todos.is_empty() {
             String::new()
         } else {
@@ -63,13 +67,14 @@ impl SidePane {
             lines.push(Line::from(Span::styled("no todo list yet", th.dim)));
         }
         for t in &self.todos {
-            let (mark, st) = match t.status.as_str() {
-                "done" => ("✓", th.todo_done),
-                "in_progress" => ("▶", th.todo_in_progress),
-                "failed" => ("✗", th.todo_failed),
-                "skipped" => ("–", th.todo_skipped),
-                _ => ("○", th.todo_pending),
+            let st = match t.status {
+                TodoStatus::Done => th.todo_done,
+                TodoStatus::InProgress => th.todo_in_progress,
+                TodoStatus::Failed => th.todo_failed,
+                TodoStatus::Skipped => th.todo_skipped,
+                TodoStatus::Pending => th.todo_pending,
             };
+            let mark = t.status.glyph();
             let line = Line::from(vec![
                 Span::styled(format!("{mark} "), st),
                 Span::styled(format!("{}. {}", t.id, t.text), st),

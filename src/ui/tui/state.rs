@@ -19,7 +19,7 @@ use super::popup::Popup;
 use super::side_pane::SidePane;
 use super::theme::Theme;
 use super::transcript::Transcript;
-use crate::tools::Decision;
+use crate::protocol::Decision;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Instant;

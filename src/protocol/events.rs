@@ -1,10 +1,11 @@
-//! `AgentEvent`: the one protocol between the core and every front end.
+//! `AgentEvent`: what the core tells every front end, live and on replay.
 //!
 //! Serialised with serde, tagged by `type`; `navi run --json` writes these
 //! objects one per line. Names and fields follow the original WebSocket
 //! protocol; additions are documented in `docs/events.md`. Fields are only ever
 //! added, never renamed or removed.
 
+use super::TodoItem;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -18,20 +19,6 @@ pub struct AgentOrigin {
     pub depth: u32,
     /// The profile the subagent runs under.
     pub profile_id: String,
-}
-
-/// A todo item as shown in the side pane.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TodoItem {
-    pub id: u32,
-    pub text: String,
-    /// pending | in_progress | done | failed | skipped
-    pub status: String,
-    /// `TOOL: name`, `AGENT: profile` or `SELF` when the item came from a plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub executor: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validation: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -162,6 +149,29 @@ pub enum AgentEvent {
     UserSteer {
         message: String,
     },
+    /// Replay only: a user message of a stored session.
+    UserMessage {
+        message: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pinned: bool,
+        /// Images that went with the message.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        images: usize,
+    },
+    /// Replay only: a finished answer of a stored session.
+    AgentMessage {
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pinned: bool,
+    },
+    /// Replay only: a notice the session recorded (a stop, a profile switch…).
+    Notice {
+        message: String,
+    },
+    /// Replay only: the summary that replaced older context.
+    ContextSummary {
+        summary: String,
+    },
 }
 
 impl AgentEvent {
@@ -189,6 +199,10 @@ impl AgentEvent {
             AgentEvent::Warning { .. } => "warning",
             AgentEvent::Error { .. } => "error",
             AgentEvent::UserSteer { .. } => "user_steer",
+            AgentEvent::UserMessage { .. } => "user_message",
+            AgentEvent::AgentMessage { .. } => "agent_message",
+            AgentEvent::Notice { .. } => "notice",
+            AgentEvent::ContextSummary { .. } => "context_summary",
         }
     }
 
@@ -198,6 +212,10 @@ impl AgentEvent {
             format!("{{\"type\":\"error\",\"message\":\"cannot serialise event: {e}\"}}")
         })
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Where a run's events go. Sending never fails the run: when the front end

@@ -1,0 +1,108 @@
+//! Start-up plumbing every entry point shares: the global flags, loading the
+//! configuration, building the [`App`], and the error type that carries an
+//! exit code. The command line (`cli`) and the front ends (`ui`) both use
+//! it, so neither imports the other's internals.
+use super::{App, AppOptions};
+use crate::config::{self, BackendKind, LoadOptions};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// Backend for this invocation (overrides config and profile).
+    #[arg(long, global = true, value_parser = ["ollama", "openai"])]
+    pub backend: Option<String>,
+    /// Model for this invocation (overrides config and profile).
+    #[arg(short = 'm', long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Config file (instead of $NAVI_CONFIG or the platform config dir).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log level for the log file (error, warn, info, debug, trace).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+}
+
+/// An error with its exit code.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn usage(m: impl ToString) -> Self {
+        Failure {
+            code: 2,
+            message: m.to_string(),
+        }
+    }
+    pub fn runtime(m: impl ToString) -> Self {
+        Failure {
+            code: 1,
+            message: m.to_string(),
+        }
+    }
+    /// Ends the command with exit 0 and no message (stdout was closed).
+    pub fn quiet() -> Self {
+        Failure {
+            code: 0,
+            message: String::new(),
+        }
+    }
+}
+
+impl From<crate::app::AppError> for Failure {
+    fn from(e: crate::app::AppError) -> Self {
+        match e {
+            crate::app::AppError::Persona { .. } | crate::app::AppError::NoProfile { .. } => {
+                Failure::usage(e)
+            }
+            crate::app::AppError::Store(
+                crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_),
+            ) => Failure::usage(e),
+            other => Failure::runtime(other),
+        }
+    }
+}
+
+/// True for the error a write to a closed pipe gives.
+pub fn is_broken_pipe(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+/// Loads config (exit 2 on problems) and starts file logging.
+pub fn load_config(
+    g: &GlobalArgs,
+) -> Result<(config::Config, config::Paths, config::Overrides), Failure> {
+    let opts = LoadOptions {
+        config_file: g.config.clone(),
+        backend: g.backend.as_deref().and_then(BackendKind::parse),
+        model: g.model.clone(),
+        log_level: g.log_level.clone(),
+    };
+    let getenv = |k: &str| std::env::var(k).ok();
+    config::load(&opts, &getenv).map_err(Failure::usage)
+}
+
+pub fn build_app(
+    g: &GlobalArgs,
+    opts: AppOptions,
+) -> Result<(App, crate::logging::LogGuard), Failure> {
+    let (config, paths, overrides) = load_config(g)?;
+    let log = crate::logging::init(&paths.log_dir, &config.logging.level);
+    let opts = AppOptions {
+        backend_forced: g.backend.is_some(),
+        ..opts
+    };
+    let app = App::build(config, paths, overrides, opts)?;
+    for e in &app.profiles.errors {
+        eprintln!("warning: skipped {e}");
+    }
+    for e in &app.tool_errors {
+        eprintln!("warning: skipped user tool {e}");
+    }
+    for w in &app.profile_warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok((app, log))
+}

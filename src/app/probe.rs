@@ -1,0 +1,48 @@
+//! Whether the backend answers, and which model and window a profile gets:
+//! what a front end shows on its status line before the first message.
+use crate::agent::Agent;
+use crate::profile::Profile;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The model a profile resolves to and its context window, or a message
+/// saying why the backend cannot be used. Gives up after 10 s.
+pub async fn check_backend(agent: Arc<Agent>, profile: Profile) -> Result<(String, u64), String> {
+    // Building the HTTP client (TLS roots) costs tens of milliseconds of
+    // CPU: never on the UI task.
+    let (a, p) = (agent.clone(), profile.clone());
+    let task = tokio::task::spawn_blocking(move || a.backend_for(&p));
+    let backend = match task.await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(e) => return Err(format!("backend check failed: {e}")),
+    };
+    let url = backend.base_url().to_string();
+    let probe = tokio::spawn(async move {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            backend.list_models().await?;
+            let sel = agent
+                .select_model(&*backend, &profile)
+                .await
+                .map_err(|e| e.to_string());
+            let sel = match sel {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(e)),
+            };
+            let window = agent.context_window(&*backend, &sel.model).await;
+            Ok::<_, crate::llm::LlmError>(Ok((sel.model, window)))
+        })
+        .await
+    });
+    match probe.await {
+        Ok(Ok(Ok(Ok(found)))) => Ok(found),
+        Ok(Ok(Ok(Err(e)))) => Err(e),
+        Ok(Ok(Err(e))) => Err(format!(
+            "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
+        )),
+        Ok(Err(_)) => Err(format!(
+            "the backend at {url} did not answer within 10 s; check [llm] in the config"
+        )),
+        Err(e) => Err(format!("backend check failed: {e}")),
+    }
+}

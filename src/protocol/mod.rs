@@ -1,0 +1,138 @@
+//! The protocol between the core and every front end.
+//!
+//! This module depends on nothing else in the crate (only serde and tokio),
+//! like codex-rs's `protocol` crate. The agent, the tools and the front ends
+//! all speak it:
+//!
+//! - [`Submission`]s go in: a user message, a steer, a stop, an approval answer.
+//! - [`AgentEvent`]s come out, on one channel per run.
+//! - A stored session's display history is replayed to a front end as the same
+//!   events ([`HistoryItem::to_events`]), so each front end has one rendering
+//!   path for live turns and for history.
+
+mod events;
+mod history;
+
+pub use events::{AgentEvent, AgentOrigin, EventSink};
+pub use history::{CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, last_answer, replay};
+
+use serde::{Deserialize, Serialize};
+
+/// The tool that starts a subagent. Front ends nest a subagent's events under
+/// the card of this tool's call.
+pub const SPAWN_AGENT_TOOL: &str = "spawn_agent";
+/// The tool that switches the session's profile.
+pub const SWITCH_PROFILE_TOOL: &str = "switch_profile";
+
+/// What a front end sends into a running session.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Submission {
+    /// A new user turn.
+    UserMessage(String),
+    /// Text for the running turn, added at its next safe point.
+    Steer(String),
+    /// A cooperative stop of the running turn.
+    Stop,
+    /// The answer to an [`AgentEvent::ApprovalRequest`] with this id.
+    Approval { id: String, decision: Decision },
+}
+
+/// The user's answer to an approval request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this one call.
+    Once,
+    /// Run this and every later call of the same tool in this session.
+    Session,
+    Deny,
+}
+
+/// Where a todo item stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    #[default]
+    Pending,
+    InProgress,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl TodoStatus {
+    pub const ALL: [TodoStatus; 5] = [
+        TodoStatus::Pending,
+        TodoStatus::InProgress,
+        TodoStatus::Done,
+        TodoStatus::Failed,
+        TodoStatus::Skipped,
+    ];
+
+    /// The wire name (`in_progress`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in_progress",
+            TodoStatus::Done => "done",
+            TodoStatus::Failed => "failed",
+            TodoStatus::Skipped => "skipped",
+        }
+    }
+
+    /// Parses a wire name; `None` for anything else.
+    pub fn parse(s: &str) -> Option<TodoStatus> {
+        TodoStatus::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Done, failed or skipped: nothing more will happen to it.
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            TodoStatus::Done | TodoStatus::Failed | TodoStatus::Skipped
+        )
+    }
+
+    /// The one-character mark the TUI shows.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "○",
+            TodoStatus::InProgress => "▶",
+            TodoStatus::Done => "✓",
+            TodoStatus::Failed => "✗",
+            TodoStatus::Skipped => "–",
+        }
+    }
+}
+
+impl TodoStatus {
+    /// The text checkbox line-mode output and the tool's listing show.
+    pub fn checkbox(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "[ ]",
+            TodoStatus::InProgress => "[~]",
+            TodoStatus::Done => "[x]",
+            TodoStatus::Failed => "[!]",
+            TodoStatus::Skipped => "[-]",
+        }
+    }
+}
+
+impl std::fmt::Display for TodoStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A todo item as shown in the side pane.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    pub id: u32,
+    pub text: String,
+    pub status: TodoStatus,
+    /// `TOOL: name`, `AGENT: profile` or `SELF` when the item came from a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<String>,
+}
