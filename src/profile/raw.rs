@@ -146,7 +146,7 @@ impl Errors<'_> {
     }
 
     /// Turns serde's error into one that names the key, the value and the fix.
-    fn from_serde(&self, e: &serde_json::Error, obj: &Map<String, Value>) -> ProfileError {
+    fn serde_error(&self, e: &serde_json::Error, obj: &Map<String, Value>) -> ProfileError {
         let line = e.line();
         let bare = without_position(&e.to_string());
         let names = backticked(&bare);
@@ -155,9 +155,7 @@ impl Errors<'_> {
             let hint = crate::cli::suggest_name(key, &names[1..]);
             return self.err(
                 key,
-                format!(
-                    "unknown key (typo?) at line {line}{hint}; see docs/profiles.md for the keys"
-                ),
+                format!("unknown key at line {line}{hint} (see docs/profiles.md for the keys)"),
             );
         }
         if let (Some(key), true) = (names.first(), bare.starts_with("duplicate field")) {
@@ -258,7 +256,7 @@ pub fn parse(
         }
     };
     let raw: RawProfile =
-        serde_json::from_str(config_json).map_err(|e| errs.from_serde(&e, &obj))?;
+        serde_json::from_str(config_json).map_err(|e| errs.serde_error(&e, &obj))?;
 
     let id = errs.required(raw.id, "id", "the directory's name")?;
     if id != dir_id {
