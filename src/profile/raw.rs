@@ -220,17 +220,40 @@ fn plain(msg: &str) -> String {
     .fold(msg.to_string(), |m, (from, to)| m.replace(from, to))
 }
 
-/// The line (1-based) of the first `"key":` in the text.
-fn line_of(json: &str, key: &str) -> Option<usize> {
-    let quoted = format!("\"{key}\"");
-    let mut from = 0;
-    while let Some(i) = json[from..].find(&quoted) {
-        let at = from + i;
-        let after = &json[at + quoted.len()..];
-        if after.trim_start().starts_with(':') {
-            return Some(json[..at].matches('\n').count() + 1);
+/// The line (1-based) of `key` among the top-level keys of the (already
+/// parsed, so well-formed) object: keys inside nested values and text inside
+/// strings are skipped. Keys with escapes are compared as written.
+pub(super) fn line_of(json: &str, key: &str) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let mut chars = json.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth = depth.saturating_sub(1),
+            '"' => {
+                let start = i + 1;
+                let mut end = start;
+                let mut escaped = false;
+                for (j, c) in chars.by_ref() {
+                    match c {
+                        '\n' => line += 1,
+                        '\\' if !escaped => escaped = true,
+                        '"' if !escaped => {
+                            end = j;
+                            break;
+                        }
+                        _ => escaped = false,
+                    }
+                }
+                let rest = json.get(end + 1..).unwrap_or_default();
+                let is_key = rest.trim_start().starts_with(':');
+                if depth == 1 && is_key && json.get(start..end) == Some(key) {
+                    return Some(line);
+                }
+            }
+            _ => {}
         }
-        from = at + quoted.len();
     }
     None
 }

@@ -229,6 +229,13 @@ fn ranges_and_backend_are_checked_after_types() {
         assert!(e.why.contains(want), "{extra}: {e}");
         assert!(e.why.contains("line 2"), "{extra}: {e}");
     }
+    // The line is the top-level key's, not a same-named one nested earlier
+    // or a string that looks like a key.
+    let e = err(
+        "{\"full_description\": {\"model\": \"x\", \"note\": \"\\\"model\\\": 1\"},\n\"id\": \"p\", \"name\": \"P\", \"description\": \"d\", \"enabled_tools\": [],\n\n\"model\": []}",
+    );
+    assert_eq!(e.key, "model");
+    assert!(e.why.ends_with("(line 4)"), "{e}");
     let ok = |extra: &str| parse(&with(extra), "x", None, "f", "p", "t").unwrap();
     assert_eq!(ok("\"max_iterations\": 10000").max_iterations, 10000);
     assert_eq!(ok("\"temperature\": 0").temperature, 0.0);
@@ -236,4 +243,16 @@ fn ranges_and_backend_are_checked_after_types() {
         ok("\"llm_backend\": \"openai-compatible\"").llm_backend,
         "openai-compatible"
     );
+}
+
+/// `line_of` finds top-level keys only and never panics, whatever the text.
+#[test]
+fn line_of_top_level_keys() {
+    use super::raw::line_of;
+    assert_eq!(line_of("{\n\"b\": {\"a\": 1},\n\"a\" : 2}", "a"), Some(3));
+    assert_eq!(line_of("{\"b\": \"\\\"a\\\": 1\"}", "a"), None);
+    assert_eq!(line_of("{\"é\": 1,\n\"a\": 2}", "a"), Some(2));
+    for text in ["", "\"", "{\"a", "{\"a\\", "}}]]{", "{\"a\"\u{0}"] {
+        let _ = line_of(text, "a");
+    }
 }
