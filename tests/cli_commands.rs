@@ -324,3 +324,53 @@ async fn no_model_available_says_how_to_pick_one() {
     assert!(o.stderr.contains("/model"), "{}", o.stderr);
     assert!(o.stderr.contains("default_model"), "{}", o.stderr);
 }
+
+/// `--backend` takes the backend names and their aliases (the same
+/// spellings `NAVI_BACKEND` and a profile's `llm_backend` take) and picks
+/// the protocol by them; any other value is a usage error (exit 2) that
+/// lists the choices and reaches no server.
+#[tokio::test]
+async fn backend_flag_spellings_pick_the_protocol() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("alpha:7b".into(), Some(8192))]);
+    for (spelling, path) in [
+        ("ollama", "/api/tags"),
+        ("openai", "/v1/models"),
+        ("openai-compatible", "/v1/models"),
+        ("openai_compatible", "/v1/models"),
+    ] {
+        let before = fake.requests().len();
+        let Out {
+            code,
+            stdout,
+            stderr,
+        } = env.run(&fake, spelling, &["models"]).await;
+        assert_eq!(code, 0, "{spelling}: {stderr}");
+        assert!(stdout.contains("alpha:7b"), "{spelling}: {stdout}");
+        let reqs = fake.requests();
+        assert!(
+            reqs[before..].iter().any(|r| r.path == path),
+            "{spelling}: {:?}",
+            reqs[before..].iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
+    }
+    let before = fake.requests().len();
+    for bad in ["bogus", "llama", "Ollama2"] {
+        let Out { code, stderr, .. } = env.run(&fake, bad, &["models"]).await;
+        assert_eq!(code, 2, "{bad:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("invalid value '{bad}' for '--backend <BACKEND>'")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("[possible values: ollama, openai]"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        fake.requests().len(),
+        before,
+        "a bad flag reaches no server"
+    );
+}

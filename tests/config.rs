@@ -76,6 +76,41 @@ fn precedence_is_flag_env_file_default() {
     assert_eq!(o.model.as_deref(), Some("m-flag"));
 }
 
+/// One set of backend spellings (from the `clap::ValueEnum` derive) for
+/// the flag, `NAVI_BACKEND` and profiles; a bad `NAVI_BACKEND` names the
+/// variable, the value and the choices.
+#[test]
+fn backend_spellings_are_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    let none = dir.path().join("nocfg");
+    let env = |v| {
+        [
+            ("NAVI_CONFIG_DIR", none.to_str().unwrap()),
+            ("NAVI_BACKEND", v),
+        ]
+    };
+    for (s, want) in [
+        ("ollama", BackendKind::Ollama),
+        (" Ollama ", BackendKind::Ollama),
+        ("openai", BackendKind::Openai),
+        ("OpenAI-Compatible", BackendKind::Openai),
+        ("openai_compatible", BackendKind::Openai),
+    ] {
+        assert_eq!(BackendKind::parse(s), Some(want), "{s:?}");
+        let (c, _, _) = load_with(&env(s), LoadOptions::default()).unwrap();
+        assert_eq!(c.llm.backend, want, "NAVI_BACKEND={s:?}");
+    }
+    for kind in <BackendKind as clap::ValueEnum>::value_variants() {
+        assert_eq!(BackendKind::parse(kind.as_str()), Some(*kind));
+    }
+    assert_eq!(BackendKind::parse("llama"), None);
+    assert_eq!(BackendKind::choices(), r#""ollama" or "openai""#);
+    let e = load_with(&env("llama"), LoadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NAVI_BACKEND") && e.contains("llama"), "{e}");
+}
+
 #[test]
 fn env_lists_and_data_dir() {
     let dir = tempfile::tempdir().unwrap();

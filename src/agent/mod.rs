@@ -314,11 +314,12 @@ impl Agent {
             .await
             .ok()
             .and_then(|i| i.context_length);
-        let mut w = catalog::context_window(model, from_server);
-        if backend.kind() == BackendKind::Ollama {
-            // Ollama only uses as much context as we ask for with num_ctx.
-            w = w.min(u64::from(self.config.llm.num_ctx));
-        }
+        // A server that sizes its context per request (Ollama, num_ctx) has
+        // at most [llm].num_ctx.
+        let w = backend.descriptor().planned_window(
+            catalog::context_window(model, from_server),
+            self.config.llm.num_ctx,
+        );
         if let Ok(mut m) = self.windows.lock() {
             m.insert(model.to_string(), w);
         }

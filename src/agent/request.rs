@@ -8,13 +8,14 @@
 //!   the end (`context::build_messages`).
 //! - Nothing is sent that is known not to fit the window: `check_room`
 //!   refuses it with the numbers and the fix.
-//! - Ollama gets `num_ctx` = the window the agent plans with, so the server
-//!   never truncates silently at its own default.
+//! - A backend that sizes its context per request (Ollama) gets `num_ctx` =
+//!   the window the agent plans with, so the server never truncates silently
+//!   at its own default.
 use super::AgentError;
 use super::context::build_messages;
 use super::tokens::{estimate, estimate_request, estimate_tools};
 use super::turn::Run;
-use crate::config::{BackendKind, ThinkSetting};
+use crate::config::ThinkSetting;
 use crate::llm::{ChatMessage, ChatRequest};
 
 impl Run<'_> {
@@ -46,7 +47,11 @@ impl Run<'_> {
         } else {
             ThinkSetting::Bool(false)
         });
-        req.num_ctx = Some(self.ollama_num_ctx());
+        req.num_ctx = Some(
+            self.backend
+                .descriptor()
+                .num_ctx(self.tracker.window, self.agent.config.llm.num_ctx),
+        );
         req.keep_alive = Some(self.agent.config.llm.keep_alive.clone());
         let cap = self.agent.config.llm.max_tokens;
         req.max_tokens = (cap > 0).then_some(cap);
@@ -58,17 +63,6 @@ impl Run<'_> {
         }
         req.cache_key = Some(self.state_session());
         req
-    }
-
-    /// `num_ctx` for Ollama: the window the agent plans with (the model's
-    /// length capped by `[llm].num_ctx`), else the configured value.
-    fn ollama_num_ctx(&self) -> u32 {
-        let cfg = self.agent.config.llm.num_ctx;
-        if self.backend.kind() == BackendKind::Ollama && self.tracker.window > 0 {
-            u32::try_from(self.tracker.window).unwrap_or(cfg).min(cfg)
-        } else {
-            cfg
-        }
     }
 
     /// The scaled estimate of the next request without notes: system

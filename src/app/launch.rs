@@ -10,8 +10,8 @@ use std::path::PathBuf;
 #[derive(Args, Debug, Clone, Default)]
 pub struct GlobalArgs {
     /// Backend for this invocation (overrides config and profile).
-    #[arg(long, global = true, value_parser = ["ollama", "openai"])]
-    pub backend: Option<String>,
+    #[arg(long, global = true, value_enum)]
+    pub backend: Option<BackendKind>,
     /// Model for this invocation (overrides config and profile).
     #[arg(short = 'm', long, global = true, value_name = "NAME")]
     pub model: Option<String>,
@@ -76,7 +76,7 @@ pub fn load_config(
 ) -> Result<(config::Config, config::Paths, config::Overrides), Failure> {
     let opts = LoadOptions {
         config_file: g.config.clone(),
-        backend: g.backend.as_deref().and_then(BackendKind::parse),
+        backend: g.backend,
         model: g.model.clone(),
         log_level: g.log_level.clone(),
     };

@@ -16,12 +16,17 @@ pub use suggest::suggest_name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Which wire protocol to speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+/// Which wire protocol to speak. Spellings (and `--backend`'s accepted
+/// values) come from the `clap::ValueEnum` derive; what each backend does
+/// differently lives in its file under `src/llm/` (`llm::descriptor`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     #[default]
     Ollama,
+    #[value(alias = "openai-compatible", alias = "openai_compatible")]
     Openai,
 }
 
@@ -33,11 +38,21 @@ impl BackendKind {
         }
     }
 
+    /// Any accepted spelling, case and surrounding blanks ignored.
     pub fn parse(s: &str) -> Option<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "ollama" => Some(BackendKind::Ollama),
-            "openai" | "openai-compatible" | "openai_compatible" => Some(BackendKind::Openai),
-            _ => None,
+        <Self as clap::ValueEnum>::from_str(s.trim(), true).ok()
+    }
+
+    /// The accepted names for messages: `"ollama" or "openai"`.
+    pub fn choices() -> String {
+        let names: Vec<String> = <Self as clap::ValueEnum>::value_variants()
+            .iter()
+            .map(|k| format!("{:?}", k.as_str()))
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
         }
     }
 }

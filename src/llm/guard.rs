@@ -14,7 +14,6 @@
 //!   never replayed.
 //! - After `Done` or an error, `next()` returns `None`.
 
-use super::http::display_name;
 use super::{ChatChunk, ChatRequest, ChunkStream, LlmBackend, LlmError};
 use futures_util::StreamExt;
 use std::time::Duration;
@@ -136,7 +135,7 @@ pub async fn open(
     cfg: &GuardConfig,
     cancel: &CancellationToken,
 ) -> Result<GuardedStream, LlmError> {
-    let name = display_name(backend.kind());
+    let name = backend.descriptor().display_name;
     let mut attempt = 0u32;
     loop {
         if cancel.is_cancelled() {

@@ -14,7 +14,7 @@
 //! - Error bodies are read with a size cap, never unbounded.
 
 use super::LlmError;
-use crate::config::BackendKind;
+use super::descriptor::BackendDescriptor;
 use futures_util::StreamExt;
 use std::error::Error as StdError;
 use std::time::Duration;
@@ -32,43 +32,25 @@ pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Cap on how much of an error response body is read.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Human name of a backend as it appears in error messages.
-pub fn display_name(kind: BackendKind) -> &'static str {
-    match kind {
-        BackendKind::Ollama => "Ollama",
-        BackendKind::Openai => "OpenAI-compatible API",
-    }
-}
-
 /// What an error message needs to know about the server being talked to.
 #[derive(Clone, Debug)]
 pub struct Target {
-    pub kind: BackendKind,
+    pub backend: &'static BackendDescriptor,
     /// Normalised base URL (no trailing slash).
     pub base: String,
 }
 
 impl Target {
     pub fn name(&self) -> String {
-        display_name(self.kind).to_string()
+        self.backend.display_name.to_string()
     }
 
     fn unreachable_hint(&self) -> String {
-        match self.kind {
-            BackendKind::Ollama => {
-                "is \"ollama serve\" running? set OLLAMA_HOST or [llm].ollama_host".into()
-            }
-            BackendKind::Openai => {
-                "is the server running? set OPENAI_BASE_URL or [llm].openai_base_url".into()
-            }
-        }
+        self.backend.unreachable_hint()
     }
 
     fn model_hint(&self, model: &str) -> String {
-        match self.kind {
-            BackendKind::Ollama => format!("pull it with \"ollama pull {model}\""),
-            BackendKind::Openai => "check the model id with `navi models`".into(),
-        }
+        (self.backend.missing_model_hint)(model)
     }
 
     /// Error for a failure while receiving the body of a 200 response.
@@ -434,15 +416,7 @@ impl HttpFailure {
                 url: t.base.clone(),
                 status: self.status,
                 content_type: self.content_type,
-                hint: match t.kind {
-                    BackendKind::Ollama => {
-                        "set OLLAMA_HOST or [llm].ollama_host to the Ollama server"
-                    }
-                    BackendKind::Openai => {
-                        "set OPENAI_BASE_URL or [llm].openai_base_url to the API's base URL"
-                    }
-                }
-                .into(),
+                hint: t.backend.not_an_api_hint(),
             };
         }
         match self.status {
@@ -470,10 +444,9 @@ impl HttpFailure {
                     "{} (is {} the right base URL?{})",
                     self.message,
                     t.base,
-                    if t.kind == BackendKind::Openai && !t.base.ends_with("/v1") {
-                        " OpenAI-compatible servers usually end in /v1"
-                    } else {
-                        ""
+                    match t.backend.usual_base_suffix {
+                        Some((suffix, note)) if !t.base.ends_with(suffix) => note,
+                        _ => "",
                     }
                 ),
             },
@@ -545,7 +518,7 @@ mod tests {
     #[test]
     fn statuses_map_to_typed_errors() {
         let t = Target {
-            kind: BackendKind::Ollama,
+            backend: &crate::llm::ollama::DESCRIPTOR,
             base: "http://h:1".into(),
         };
         let f = |status: u16, message: &str| HttpFailure {

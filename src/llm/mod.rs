@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod decode;
+pub mod descriptor;
 pub mod error;
 pub mod guard;
 pub mod host;
@@ -18,6 +19,7 @@ pub mod scripted;
 pub mod select;
 pub mod sse;
 
+pub use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
 
 use crate::config::{BackendKind, Config, ThinkSetting};
@@ -200,6 +202,11 @@ pub struct ModelInfo {
 #[async_trait::async_trait]
 pub trait LlmBackend: Send + Sync {
     fn kind(&self) -> BackendKind;
+    /// What the rest of Navi knows about this kind of backend (name in
+    /// messages, address keys, how requests are sized).
+    fn descriptor(&self) -> &'static BackendDescriptor {
+        descriptor(self.kind())
+    }
     fn base_url(&self) -> &str;
     /// Sends the request; resolves once the response headers arrived. The
     /// returned stream yields chunks until `Done` or an error. Dropping it drops
@@ -210,13 +217,8 @@ pub trait LlmBackend: Send + Sync {
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError>;
 }
 
-/// Builds the backend the configuration asks for. No network I/O happens here.
+/// Builds the backend the configuration asks for (through its
+/// [`descriptor`]). No network I/O happens here.
 pub fn build_backend(config: &Config) -> Result<Arc<dyn LlmBackend>, LlmError> {
-    Ok(match config.llm.backend {
-        BackendKind::Ollama => Arc::new(ollama::OllamaBackend::new(&config.llm.ollama_host)?),
-        BackendKind::Openai => Arc::new(openai::OpenAiBackend::new(
-            &config.llm.openai_base_url,
-            &config.llm.openai_api_key,
-        )?),
-    })
+    (descriptor(config.llm.backend).build)(&config.llm)
 }

@@ -14,6 +14,7 @@
 //!   is sent back with `{}`, since Ollama only accepts objects); tool results
 //!   are paired by `tool_name` (and `tool_call_id`, which newer servers read).
 
+use super::descriptor::BackendDescriptor;
 use super::http::{self, HttpFailure, Target};
 use super::ndjson::decode_ndjson;
 use super::{
@@ -23,6 +24,7 @@ use crate::config::BackendKind;
 use futures_util::TryStreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 pub use super::ndjson::NdjsonDecoder;
@@ -37,6 +39,21 @@ pub struct OllamaBackend {
     /// Models that answered "does not support tools".
     no_tools: Mutex<HashSet<String>>,
 }
+
+/// Ollama: addressed by `OLLAMA_HOST` / `[llm].ollama_host`; it uses only
+/// as much context as each request's `num_ctx` asks for.
+pub static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
+    kind: BackendKind::Ollama,
+    display_name: "Ollama",
+    url_env: "OLLAMA_HOST",
+    url_key: "ollama_host",
+    unreachable_check: "is \"ollama serve\" running?",
+    url_target: "the Ollama server",
+    usual_base_suffix: None,
+    missing_model_hint: |model| format!("pull it with \"ollama pull {model}\""),
+    window_set_per_request: true,
+    build: |llm| Ok(Arc::new(OllamaBackend::new(&llm.ollama_host)?)),
+};
 
 /// A capability Ollama can refuse with HTTP 400.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +85,7 @@ impl OllamaBackend {
             client: http::build_client(&base)?,
             fresh: http::build_fresh_client(&base)?,
             target: Target {
-                kind: BackendKind::Ollama,
+                backend: &DESCRIPTOR,
                 base,
             },
             no_think: Mutex::new(HashSet::new()),
@@ -188,7 +205,11 @@ fn context_length(model_info: Option<&Value>) -> Option<u64> {
 #[async_trait::async_trait]
 impl LlmBackend for OllamaBackend {
     fn kind(&self) -> BackendKind {
-        BackendKind::Ollama
+        DESCRIPTOR.kind
+    }
+
+    fn descriptor(&self) -> &'static BackendDescriptor {
+        &DESCRIPTOR
     }
 
     fn base_url(&self) -> &str {

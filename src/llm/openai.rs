@@ -25,6 +25,7 @@
 //!   fresh connection (`http::send_retrying_once`).
 //! - Dropping the returned stream drops the HTTP body; the server stops.
 
+use super::descriptor::BackendDescriptor;
 use super::http::{self, HttpFailure, Target};
 use super::llama::{self, ServerProps};
 use super::sse::decode_sse;
@@ -34,9 +35,31 @@ use super::{
 use crate::config::BackendKind;
 use futures_util::TryStreamExt;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use super::sse::SseDecoder;
+
+/// OpenAI-compatible servers (llama-server, vLLM, LM Studio, …): addressed
+/// by `OPENAI_BASE_URL` / `[llm].openai_base_url`; their context is fixed
+/// by the server, not by the request.
+pub static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
+    kind: BackendKind::Openai,
+    display_name: "OpenAI-compatible API",
+    url_env: "OPENAI_BASE_URL",
+    url_key: "openai_base_url",
+    unreachable_check: "is the server running?",
+    url_target: "the API's base URL",
+    usual_base_suffix: Some(("/v1", " OpenAI-compatible servers usually end in /v1")),
+    missing_model_hint: |_| "check the model id with `navi models`".into(),
+    window_set_per_request: false,
+    build: |llm| {
+        Ok(Arc::new(OpenAiBackend::new(
+            &llm.openai_base_url,
+            &llm.openai_api_key,
+        )?))
+    },
+};
 
 pub struct OpenAiBackend {
     target: Target,
@@ -59,7 +82,7 @@ impl OpenAiBackend {
             client: http::build_client(&base)?,
             fresh: http::build_fresh_client(&base)?,
             target: Target {
-                kind: BackendKind::Openai,
+                backend: &DESCRIPTOR,
                 base,
             },
             api_key: api_key.trim().to_string(),
@@ -237,7 +260,11 @@ fn entry_info(entry: &Value) -> Option<ModelInfo> {
 #[async_trait::async_trait]
 impl LlmBackend for OpenAiBackend {
     fn kind(&self) -> BackendKind {
-        BackendKind::Openai
+        DESCRIPTOR.kind
+    }
+
+    fn descriptor(&self) -> &'static BackendDescriptor {
+        &DESCRIPTOR
     }
 
     fn base_url(&self) -> &str {
