@@ -2,8 +2,10 @@
 //! failed, skipped. With step validation on, `done` needs a `validation` note.
 use crate::agent::events::{AgentEvent, TodoItem};
 use crate::session::SessionStore;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -156,8 +158,56 @@ impl TodoTool {
     }
 }
 
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoAction {
+    Set,
+    Add,
+    Update,
+    Read,
+}
+
+// The states of a todo item, as in `STATUSES` (no doc comment: it would be
+// sent to the model).
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl TodoStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => STATUSES[0],
+            TodoStatus::InProgress => STATUSES[1],
+            TodoStatus::Done => STATUSES[2],
+            TodoStatus::Failed => STATUSES[3],
+            TodoStatus::Skipped => STATUSES[4],
+        }
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct TodoArgs {
+    action: TodoAction,
+    // Task strings, or `{text, executor}` objects (what a plan hands over);
+    // checked by `parse_items` so each bad item is named.
+    #[schemars(with = "Option<Vec<String>>")]
+    items: Option<Value>,
+    id: Option<u64>,
+    status: Option<TodoStatus>,
+    /// how you checked the step is done
+    validation: Option<String>,
+}
+
 #[async_trait::async_trait]
-impl Tool for TodoTool {
+impl TypedTool for TodoTool {
+    type Args = TodoArgs;
+
     fn name(&self) -> &str {
         "todo"
     }
@@ -166,40 +216,22 @@ impl Tool for TodoTool {
         "Task checklist: set or add 'items'; update item 'id' to a 'status' with 'validation' evidence; read."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["set", "add", "update", "read"]},
-                "items": {"type": "array", "items": {"type": "string"}},
-                "id": {"type": "integer"},
-                "status": {"type": "string", "enum": STATUSES},
-                "validation": {"type": "string", "description": "how you checked the step is done"}
-            },
-            "required": ["action"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+    async fn run(&self, a: TodoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let board = &ctx.env.todos;
         let session = ctx.state_session();
-        let action = match args::str_req(a, "action") {
-            Ok(s) => s,
-            Err(e) => return ToolResult::err(e),
-        };
-        let result = match action {
-            "read" => return ToolResult::ok(render(&board.get(session))),
-            "set" | "add" => {
-                let items = match a.get("items").map(Self::parse_items) {
+        let result = match a.action {
+            TodoAction::Read => return Ok(render(&board.get(session)).into()),
+            TodoAction::Set | TodoAction::Add => {
+                let items = match a.items.as_ref().map(Self::parse_items) {
                     Some(Ok(items)) if !items.is_empty() => items,
-                    Some(Err(e)) => return ToolResult::err(e),
+                    Some(Err(e)) => return Err(ToolError::args(e)),
                     _ => {
-                        return ToolResult::err(
+                        return Err(ToolError::args(
                             "action 'set'/'add' needs a non-empty 'items' list",
-                        );
+                        ));
                     }
                 };
-                if action == "set" {
+                if a.action == TodoAction::Set {
                     board.set_texts(session, items);
                 } else {
                     let mut list = board.get(session);
@@ -215,52 +247,42 @@ impl Tool for TodoTool {
                     }
                     board.set(session, list);
                 }
-                ToolResult::ok(render(&board.get(session)))
+                ToolOutput::new(render(&board.get(session)))
             }
-            "update" => {
-                let id = match args::u64_opt(a, "id") {
-                    Ok(Some(id)) => id as u32,
-                    Ok(None) => return ToolResult::err("action 'update' needs 'id'"),
-                    Err(e) => return ToolResult::err(e),
+            TodoAction::Update => {
+                let Some(id) = a.id.map(|id| id as u32) else {
+                    return Err(ToolError::args("action 'update' needs 'id'"));
                 };
-                let status = match args::str_req(a, "status") {
-                    Ok(s) if STATUSES.contains(&s) => s.to_string(),
-                    Ok(s) => {
-                        return ToolResult::err(format!(
-                            "unknown status '{s}'; use one of {}",
-                            STATUSES.join(", ")
-                        ));
-                    }
-                    Err(e) => return ToolResult::err(e),
+                let Some(status) = a.status else {
+                    return Err(ToolError::missing(
+                        "status",
+                        &format!("one of {}", STATUSES.join(", ")),
+                    ));
                 };
-                let validation = args::str_opt(a, "validation")
-                    .ok()
-                    .flatten()
+                let status = status.as_str().to_string();
+                let validation = a
+                    .validation
+                    .as_deref()
                     .map(str::trim)
                     .filter(|s| !s.is_empty());
                 if status == "done" && ctx.step_validation && validation.is_none() {
-                    return ToolResult::err(format!(
+                    return Err(ToolError::failed(format!(
                         "step {id} not marked done: step validation is on, so say in 'validation' how you verified the result (command output, file checked, test passed), then update again"
-                    ));
+                    )));
                 }
                 let mut list = board.get(session);
                 let Some(item) = list.iter_mut().find(|i| i.id == id) else {
-                    return ToolResult::err(format!(
+                    return Err(ToolError::failed(format!(
                         "no todo item {id}; the list has {} items",
                         list.len()
-                    ));
+                    )));
                 };
                 item.status = status;
                 if let Some(v) = validation {
                     item.validation = Some(v.to_string());
                 }
                 board.set(session, list);
-                ToolResult::ok(render(&board.get(session)))
-            }
-            other => {
-                return ToolResult::err(format!(
-                    "unknown action '{other}'; use set, add, update or read"
-                ));
+                ToolOutput::new(render(&board.get(session)))
             }
         };
         ctx.events
@@ -268,6 +290,6 @@ impl Tool for TodoTool {
                 items: board.get(session),
             })
             .await;
-        result
+        Ok(result)
     }
 }
