@@ -196,9 +196,12 @@ async fn missing_python_is_a_clear_error() {
 async fn bad_arguments_and_approval() {
     let h = harness();
     let r = call(&CodeExecTool, json!({}), &h.ctx()).await;
-    assert_eq!(err_text(&r), "missing required argument 'code'");
+    assert_eq!(
+        err_text(&r),
+        "code_exec: missing required argument 'code' (a string)"
+    );
     let r = call(&CodeExecTool, json!({"code": ""}), &h.ctx()).await;
-    assert_eq!(err_text(&r), "argument 'code' is empty");
+    assert_eq!(err_text(&r), "code_exec: argument 'code' is empty");
     let s = CodeExecTool
         .approval_summary(&json!({"code": "import os\nos.remove('x')"}))
         .unwrap();

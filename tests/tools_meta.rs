@@ -160,7 +160,10 @@ async fn tool_manual_prefers_user_override_then_embedded_then_generated() {
         assert!(e.contains("weather"), "{e}");
     }
     let r = call(&ToolManualTool, json!({}), &ctx).await;
-    assert_eq!(err_text(&r), "missing required argument 'name'");
+    assert_eq!(
+        err_text(&r),
+        "tool_manual: missing required argument 'name' (a string)"
+    );
 }
 
 fn gate(mode: ApprovalMode) -> ApprovalGate {
@@ -345,4 +348,84 @@ async fn a_session_allowance_is_listed_and_revoking_it_makes_the_next_call_ask()
     assert!(!h.work.join("C").exists());
     // Other sessions never shared the allowance.
     assert!(g.session_allowed("other").is_empty());
+}
+
+/// A value of the type `prop` asks for, and one of the wrong type.
+fn sample_values(prop: &serde_json::Value) -> (serde_json::Value, serde_json::Value) {
+    if let Some(first) = prop.get("enum").and_then(|e| e.get(0)) {
+        return (first.clone(), json!("no_such_value"));
+    }
+    match prop.get("type").and_then(|t| t.as_str()) {
+        Some("string") => (json!("x"), json!(7)),
+        Some("integer") => (json!(1), json!("soon")),
+        Some("boolean") => (json!(true), json!("maybe")),
+        Some("array") => (json!(["x"]), json!("x")),
+        Some("object") => (json!({}), json!("x")),
+        _ => (json!("x"), serde_json::Value::Null),
+    }
+}
+
+/// Every argument of every built-in: leaving out a required one, or sending
+/// one of the wrong type, fails before the tool does anything, with one
+/// message format naming the tool, the argument and what was expected.
+#[tokio::test]
+async fn every_builtin_reports_bad_arguments_in_one_format() {
+    let h = Harness::new(|_, _| {});
+    let ctx = h.ctx();
+    let mut reg = ToolRegistry::new();
+    builtin::register_all(&mut reg);
+    let mut checked = 0;
+    for name in BUILTINS {
+        let tool = reg.get(name).unwrap();
+        let params = tool.parameters();
+        let props = params["properties"].as_object().unwrap();
+        let required: Vec<&str> = params["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        let valid: serde_json::Map<String, serde_json::Value> = required
+            .iter()
+            .map(|r| (r.to_string(), sample_values(&props[*r]).0))
+            .collect();
+        for r in &required {
+            let mut args = valid.clone();
+            args.remove(*r);
+            let res = tool.execute(&json!(args), &ctx).await;
+            let e = err_text(&res);
+            assert!(
+                e.starts_with(&format!("{name}: missing required argument '{r}' (")),
+                "{name} without {r}: {e}"
+            );
+            assert_eq!(tool.approval_summary(&json!(args)), None, "{name}");
+            checked += 1;
+        }
+        for (p, prop) in props {
+            let (_, wrong) = sample_values(prop);
+            if wrong.is_null() {
+                continue; // takes any JSON value (http_request's body)
+            }
+            let mut args = valid.clone();
+            args.insert(p.clone(), wrong.clone());
+            let res = tool.execute(&json!(args), &ctx).await;
+            let e = err_text(&res);
+            let want = if prop.get("enum").is_some() {
+                format!("{name}: unknown {p} 'no_such_value'; use one of ")
+            } else {
+                format!("{name}: argument '{p}' must be ")
+            };
+            assert!(e.starts_with(&want), "{name}.{p} = {wrong}: {e}");
+            assert!(
+                prop.get("enum").is_some() || e.ends_with(&format!(", got {wrong}")),
+                "{name}.{p}: {e}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "{checked}");
+    assert!(
+        std::fs::read_dir(&h.work).unwrap().next().is_none(),
+        "no call did anything"
+    );
 }

@@ -152,9 +152,14 @@ async fn write_tool_creates_enables_and_reloads() {
         registry: Arc::downgrade(&reg),
     };
     let summary = write
-        .approval_summary(&json!({"name": "add", "script": "a\nb"}))
+        .approval_summary(&json!({"name": "add", "description": "d", "script": "a\nb"}))
         .unwrap();
-    assert!(summary.contains("'add'") && summary.contains("2 lines"));
+    assert!(summary.contains("'add'") && summary.contains("2 lines of python3"));
+    // A call that cannot parse fails before doing anything: nothing to ask.
+    assert_eq!(
+        write.approval_summary(&json!({"name": "add", "script": "a\nb"})),
+        None
+    );
     let r = write
         .execute(
             &json!({

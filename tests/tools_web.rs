@@ -188,7 +188,7 @@ async fn http_errors_caps_and_binary() {
         (json!({"url": "not a url"}), "invalid URL"),
         (
             json!({"url": srv.base.clone(), "method": "TRACE"}),
-            "unsupported method 'TRACE'",
+            "http_request: unknown method 'TRACE'; use one of GET, POST, PUT, PATCH, DELETE, HEAD",
         ),
         (
             json!({"url": srv.base.clone(), "headers": "x"}),
@@ -396,7 +396,7 @@ async fn web_search_parses_duckduckgo_html() {
     let r = call(&WebSearchTool, json!({"query": "zzqx"}), &h.ctx()).await;
     assert_eq!(ok_text(&r), "No results for \"zzqx\".");
     let r = call(&WebSearchTool, json!({"query": " "}), &h.ctx()).await;
-    assert_eq!(err_text(&r), "argument 'query' is empty");
+    assert_eq!(err_text(&r), "web_search: argument 'query' is empty");
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 //! before `execute` runs (the registry does that, not each tool).
 
 pub mod approval;
+pub mod arg_check;
 pub mod builtin;
 pub mod child_env;
 pub mod exec_report;
@@ -24,10 +25,12 @@ pub mod shell_param;
 pub mod shell_parse;
 pub mod shell_wrappers;
 pub mod ssh_hosts;
+pub mod typed;
 pub mod user;
 
 pub use approval::ApprovalGate;
 pub use registry::ToolRegistry;
+pub use typed::{ToolError, ToolOutput, TypedTool};
 
 use crate::config::{Config, Paths};
 use crate::llm::ToolSchema;
@@ -276,6 +279,8 @@ impl ToolContext {
     }
 }
 
+/// The object-safe interface the registry holds (`Arc<dyn Tool>`). Built-ins
+/// get it from [`TypedTool`]; user and MCP tools implement it directly.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
@@ -303,7 +308,8 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// Argument helpers that turn bad input into clear messages.
+/// Argument helpers for the tools that still take `&Value` (`spawn_agent`,
+/// `switch_profile` in `agent/delegate.rs`); built-ins use [`TypedTool`].
 pub mod args {
     use serde_json::Value;
 

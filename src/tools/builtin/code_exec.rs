@@ -9,16 +9,26 @@
 //! Every call needs approval.
 use crate::tools::exec_report::report_capped;
 use crate::tools::process::{self, Limits, RunSpec};
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::typed::from_result;
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::time::Duration;
 
 pub struct CodeExecTool;
 
 const MB: u64 = 1024 * 1024;
 
+#[derive(Deserialize, JsonSchema)]
+pub struct CodeExecArgs {
+    code: String,
+    timeout_secs: Option<u64>,
+}
+
 #[async_trait::async_trait]
-impl Tool for CodeExecTool {
+impl TypedTool for CodeExecTool {
+    type Args = CodeExecArgs;
+
     fn name(&self) -> &str {
         "code_exec"
     }
@@ -27,43 +37,25 @@ impl Tool for CodeExecTool {
         "Run Python 3 code in a fresh process; returns exit code, stdout, stderr. print() results."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "code": {"type": "string"},
-                "timeout_secs": {"type": "integer"}
-            },
-            "required": ["code"]
-        })
+    fn approval(&self, a: &CodeExecArgs) -> Option<String> {
+        Some(format!("run Python code:\n{}", a.code))
     }
 
-    fn approval_summary(&self, a: &Value) -> Option<String> {
-        let code = a.get("code").and_then(Value::as_str).unwrap_or("");
-        Some(format!("run Python code:\n{code}"))
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let code = match args::str_req(a, "code") {
-            Ok(c) if !c.trim().is_empty() => c,
-            Ok(_) => return ToolResult::err("argument 'code' is empty"),
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: CodeExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let code = a.code.as_str();
+        if code.trim().is_empty() {
+            return Err(ToolError::empty("code"));
+        }
         let cfg = &ctx.env.config.tools;
         let max = cfg.code_exec_timeout_secs.max(1);
-        let timeout = match args::u64_opt(a, "timeout_secs") {
-            Ok(t) => Duration::from_secs(t.unwrap_or(max).clamp(1, max)),
-            Err(e) => return ToolResult::err(e),
-        };
-        let dir = match ctx.env.session_dir(ctx.state_session(), "code") {
-            Ok(d) => d,
-            Err(e) => {
-                return ToolResult::err(format!("cannot create the session code directory: {e}"));
-            }
-        };
+        let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
+        let dir = ctx
+            .env
+            .session_dir(ctx.state_session(), "code")
+            .map_err(|e| format!("cannot create the session code directory: {e}"))?;
         let script = dir.join(format!("_navi_{}.py", uuid::Uuid::new_v4().simple()));
         if let Err(e) = tokio::fs::write(&script, code).await {
-            return ToolResult::err(format!("cannot write {}: {e}", script.display()));
+            return Err(format!("cannot write {}: {e}", script.display()).into());
         }
         let python = if cfg.python.trim().is_empty() {
             "python3"
@@ -91,13 +83,17 @@ impl Tool for CodeExecTool {
         let result = process::run(cmd, &spec, &ctx.cancel).await;
         let _ = tokio::fs::remove_file(&script).await;
         match result {
-            Ok(outcome) => {
-                report_capped(&outcome, "the Python process", timeout, cfg.max_line_bytes)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ToolResult::err(format!(
-                "Python interpreter '{python}' not found: install Python 3 (e.g. `apt-get install python3`) or set [tools].python to its path"
+            Ok(outcome) => from_result(report_capped(
+                &outcome,
+                "the Python process",
+                timeout,
+                cfg.max_line_bytes,
             )),
-            Err(e) => ToolResult::err(format!("cannot start '{python}': {e}")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+                "Python interpreter '{python}' not found: install Python 3 (e.g. `apt-get install python3`) or set [tools].python to its path"
+            )
+            .into()),
+            Err(e) => Err(format!("cannot start '{python}': {e}").into()),
         }
     }
 }

@@ -15,13 +15,36 @@ use crate::tools::fetch::human_size;
 use crate::tools::fs_guard::OpenPolicy;
 use crate::tools::fs_ops::{self, DEFAULT_LIST_ENTRIES, DEFAULT_READ_LINES};
 use crate::tools::paths::FsRoots;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::path::Path;
 
 pub struct FilesystemTool;
 
-const ACTIONS: [&str; 7] = ["read", "write", "append", "list", "mkdir", "delete", "stat"];
+// The `filesystem` operations (a doc comment here would be sent to the model).
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum FsAction {
+    Read,
+    Write,
+    Append,
+    List,
+    Mkdir,
+    Delete,
+    Stat,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct FilesystemArgs {
+    action: FsAction,
+    path: String,
+    content: Option<String>,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    recursive: Option<bool>,
+    depth: Option<u64>,
+}
 
 /// What one call wants, validated.
 enum Op {
@@ -33,37 +56,31 @@ enum Op {
     Stat,
 }
 
-fn parse_op(a: &Value) -> Result<Op, String> {
-    let action = args::str_req(a, "action")?;
-    let limit = args::u64_opt(a, "limit")?.map(|l| l as usize);
-    Ok(match action {
-        "read" => Op::Read {
-            offset: args::u64_opt(a, "offset")?.unwrap_or(1) as usize,
+fn parse_op(a: FilesystemArgs) -> Result<Op, ToolError> {
+    let limit = a.limit.map(|l| l as usize);
+    let recursive = a.recursive.unwrap_or(false);
+    Ok(match a.action {
+        FsAction::Read => Op::Read {
+            offset: a.offset.unwrap_or(1) as usize,
             limit: limit.unwrap_or(DEFAULT_READ_LINES),
         },
-        "write" | "append" => Op::Write {
-            content: args::str_req(a, "content")?.to_string(),
-            append: action == "append",
+        FsAction::Write | FsAction::Append => Op::Write {
+            content: a
+                .content
+                .ok_or_else(|| ToolError::missing("content", "a string"))?,
+            append: a.action == FsAction::Append,
         },
-        "list" => Op::List {
-            depth: if args::bool_opt(a, "recursive")?.unwrap_or(false) {
-                args::u64_opt(a, "depth")?.unwrap_or(3).clamp(1, 20) as usize
+        FsAction::List => Op::List {
+            depth: if recursive {
+                a.depth.unwrap_or(3).clamp(1, 20) as usize
             } else {
                 1
             },
             limit: limit.unwrap_or(DEFAULT_LIST_ENTRIES).max(1),
         },
-        "mkdir" => Op::Mkdir,
-        "delete" => Op::Delete {
-            recursive: args::bool_opt(a, "recursive")?.unwrap_or(false),
-        },
-        "stat" => Op::Stat,
-        other => {
-            return Err(format!(
-                "unknown action '{other}'; use one of {}",
-                ACTIONS.join(", ")
-            ));
-        }
+        FsAction::Mkdir => Op::Mkdir,
+        FsAction::Delete => Op::Delete { recursive },
+        FsAction::Stat => Op::Stat,
     })
 }
 
@@ -153,7 +170,9 @@ fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Resul
 }
 
 #[async_trait::async_trait]
-impl Tool for FilesystemTool {
+impl TypedTool for FilesystemTool {
+    type Args = FilesystemArgs;
+
     fn name(&self) -> &str {
         "filesystem"
     }
@@ -162,54 +181,26 @@ impl Tool for FilesystemTool {
         "Read, write, append, list, mkdir, delete or stat local files. offset/limit are lines for read."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ACTIONS},
-                "path": {"type": "string"},
-                "content": {"type": "string"},
-                "offset": {"type": "integer"},
-                "limit": {"type": "integer"},
-                "recursive": {"type": "boolean"},
-                "depth": {"type": "integer"}
-            },
-            "required": ["action", "path"]
-        })
-    }
-
-    fn approval_summary(&self, a: &Value) -> Option<String> {
-        let action = a.get("action").and_then(Value::as_str).unwrap_or("");
-        let path = a.get("path").and_then(Value::as_str).unwrap_or("");
-        let len = a
-            .get("content")
-            .and_then(Value::as_str)
-            .map(str::len)
-            .unwrap_or(0);
-        let recursive = a.get("recursive").and_then(Value::as_bool).unwrap_or(false);
-        match action {
-            "write" => Some(format!(
+    fn approval(&self, a: &FilesystemArgs) -> Option<String> {
+        let path = &a.path;
+        let len = a.content.as_deref().map_or(0, str::len);
+        match a.action {
+            FsAction::Write => Some(format!(
                 "write {len} bytes to {path} (replacing it if it exists)"
             )),
-            "append" => Some(format!("append {len} bytes to {path}")),
-            "mkdir" => Some(format!("create directory {path}")),
-            "delete" if recursive => Some(format!("delete {path} and everything in it")),
-            "delete" => Some(format!("delete {path}")),
-            "read" | "list" | "stat" => None,
-            // Unknown actions fail in execute; ask anyway to be safe.
-            _ => Some(format!("filesystem action '{action}' on {path}")),
+            FsAction::Append => Some(format!("append {len} bytes to {path}")),
+            FsAction::Mkdir => Some(format!("create directory {path}")),
+            FsAction::Delete if a.recursive == Some(true) => {
+                Some(format!("delete {path} and everything in it"))
+            }
+            FsAction::Delete => Some(format!("delete {path}")),
+            FsAction::Read | FsAction::List | FsAction::Stat => None,
         }
     }
 
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let op = match parse_op(a) {
-            Ok(op) => op,
-            Err(e) => return ToolResult::err(e),
-        };
-        let raw = match args::str_req(a, "path") {
-            Ok(p) => p.to_string(),
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: FilesystemArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = a.path.clone();
+        let op = parse_op(a)?;
         let mut roots =
             FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, &ctx.env.work_dir);
         if matches!(op, Op::Read { .. } | Op::List { .. } | Op::Stat) {
@@ -237,15 +228,16 @@ impl Tool for FilesystemTool {
         let timed = tokio::time::timeout(std::time::Duration::from_secs(secs), job);
         let done = tokio::select! {
             r = timed => r,
-            _ = ctx.cancel.cancelled() => return ToolResult::err("operation cancelled by user"),
+            _ = ctx.cancel.cancelled() => return Err("operation cancelled by user".into()),
         };
         match done {
-            Ok(Ok(Ok(text))) => ToolResult::ok(text),
-            Ok(Ok(Err(e))) => ToolResult::err(e),
-            Ok(Err(e)) => ToolResult::err(format!("the file operation failed: {e}")),
-            Err(_) => ToolResult::err(format!(
+            Ok(Ok(Ok(text))) => Ok(text.into()),
+            Ok(Ok(Err(e))) => Err(e.into()),
+            Ok(Err(e)) => Err(format!("the file operation failed: {e}").into()),
+            Err(_) => Err(format!(
                 "{shown}: the file operation did not finish within {secs}s ([tools].fs_timeout_secs); the file system may be hung or the path may be a special file"
-            )),
+            )
+            .into()),
         }
     }
 }

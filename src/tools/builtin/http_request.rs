@@ -7,36 +7,62 @@
 //! does any call to a non-public address ([`crate::tools::net_guard`]).
 //! A 4xx/5xx status is `success: false` but still shows the response.
 use crate::tools::fetch::{self, human_size};
-use crate::tools::{Tool, ToolContext, ToolResult, args, truncate_output};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool, truncate_output};
 use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 use std::time::Duration;
 
 pub struct HttpRequestTool;
 
-const METHODS: [&str; 6] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
-
-fn method_of(a: &Value) -> Result<Method, String> {
-    let m = args::str_opt(a, "method")?
-        .unwrap_or("GET")
-        .trim()
-        .to_ascii_uppercase();
-    if !METHODS.contains(&m.as_str()) {
-        return Err(format!(
-            "unsupported method '{m}'; use one of {}",
-            METHODS.join(", ")
-        ));
-    }
-    Method::from_bytes(m.as_bytes()).map_err(|e| format!("invalid method '{m}': {e}"))
+// The methods `http_request` sends (matched ignoring case; no doc comment:
+// it would become a description the model is sent).
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Head,
 }
 
-fn has_body(a: &Value) -> bool {
-    !matches!(a.get("body"), None | Some(Value::Null))
+impl HttpMethod {
+    fn method(self) -> Method {
+        match self {
+            HttpMethod::Get => Method::GET,
+            HttpMethod::Post => Method::POST,
+            HttpMethod::Put => Method::PUT,
+            HttpMethod::Patch => Method::PATCH,
+            HttpMethod::Delete => Method::DELETE,
+            HttpMethod::Head => Method::HEAD,
+        }
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct HttpRequestArgs {
+    url: String,
+    method: Option<HttpMethod>,
+    headers: Option<Map<String, Value>>,
+    /// string, or JSON sent as application/json
+    body: Option<Value>,
+    timeout_secs: Option<u64>,
+}
+
+impl HttpRequestArgs {
+    fn method(&self) -> Method {
+        self.method.unwrap_or(HttpMethod::Get).method()
+    }
 }
 
 #[async_trait::async_trait]
-impl Tool for HttpRequestTool {
+impl TypedTool for HttpRequestTool {
+    type Args = HttpRequestArgs;
+
     fn name(&self) -> &str {
         "http_request"
     }
@@ -45,30 +71,18 @@ impl Tool for HttpRequestTool {
         "Send an HTTP request to an API; returns status, headers, body. For web pages use web_view."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string"},
-                "method": {"type": "string", "enum": METHODS},
-                "headers": {"type": "object"},
-                "body": {"description": "string, or JSON sent as application/json"},
-                "timeout_secs": {"type": "integer"}
-            },
-            "required": ["url"]
-        })
-    }
-
-    fn approval_summary(&self, a: &Value) -> Option<String> {
-        let method = method_of(a).unwrap_or(Method::POST);
-        let url = a.get("url").and_then(Value::as_str).unwrap_or("");
-        if !has_body(a) && (method == Method::GET || method == Method::HEAD) {
+    /// Reads (GET/HEAD without a body) run without asking; anything that
+    /// may change state asks.
+    fn approval(&self, a: &HttpRequestArgs) -> Option<String> {
+        let method = a.method();
+        let url = &a.url;
+        if a.body.is_none() && (method == Method::GET || method == Method::HEAD) {
             return None;
         }
-        let body = match a.get("body") {
+        let body = match &a.body {
             Some(Value::String(s)) => s.clone(),
-            Some(v) if !v.is_null() => v.to_string(),
-            _ => String::new(),
+            Some(v) => v.to_string(),
+            None => String::new(),
         };
         if body.is_empty() {
             Some(format!("{method} {url}"))
@@ -80,81 +94,45 @@ impl Tool for HttpRequestTool {
         }
     }
 
-    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
-        let summary = self.approval_summary(a);
-        let url = a.get("url").and_then(Value::as_str).unwrap_or("");
-        // A change (POST, a body, ...) is asked about wherever it goes.
+    async fn approval_request(&self, a: &HttpRequestArgs, ctx: &ToolContext) -> Option<String> {
+        let summary = self.approval(a);
+        let url = &a.url;
         let Some(net) = ctx.env.net_approval(url, ctx).await else {
             return summary;
         };
-        let head = summary.unwrap_or_else(|| {
-            let method = method_of(a).unwrap_or(Method::GET);
-            format!("{method} {url}")
-        });
+        let head = summary.unwrap_or_else(|| format!("{} {url}", a.method()));
         Some(format!("{head}\n{net}"))
     }
 
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let raw_url = match args::str_req(a, "url") {
-            Ok(u) => u,
-            Err(e) => return ToolResult::err(e),
-        };
-        let url = match fetch::parse_url(raw_url) {
-            Ok(u) => u,
-            Err(e) => return ToolResult::err(e),
-        };
-        let method = match method_of(a) {
-            Ok(m) => m,
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: HttpRequestArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let url = fetch::parse_url(&a.url)?;
+        let method = a.method();
         let cfg = &ctx.env.config.tools;
         let max = cfg.http_timeout_secs.max(1);
-        let timeout = match args::u64_opt(a, "timeout_secs") {
-            Ok(t) => Duration::from_secs(t.unwrap_or(max).clamp(1, max)),
-            Err(e) => return ToolResult::err(e),
-        };
-        let client = match ctx.env.web_client(&url, ctx).await {
-            Ok(c) => c,
-            Err(e) => return ToolResult::err(e),
-        };
+        let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
+        let client = ctx.env.web_client(&url, ctx).await?;
         let mut req = client.request(method.clone(), url.clone());
         let mut has_content_type = false;
-        match a.get("headers") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(map)) => {
-                for (k, v) in map {
-                    let value = match v {
-                        Value::String(s) => s.clone(),
-                        Value::Number(_) | Value::Bool(_) => v.to_string(),
-                        other => {
-                            return ToolResult::err(format!(
-                                "header '{k}' must be a string, got {other}"
-                            ));
-                        }
-                    };
-                    let name = match HeaderName::from_bytes(k.as_bytes()) {
-                        Ok(n) => n,
-                        Err(_) => return ToolResult::err(format!("invalid header name '{k}'")),
-                    };
-                    let value = match HeaderValue::from_str(&value) {
-                        Ok(v) => v,
-                        Err(_) => {
-                            return ToolResult::err(format!("invalid value for header '{k}'"));
-                        }
-                    };
-                    has_content_type |= name == CONTENT_TYPE;
-                    req = req.header(name, value);
+        for (k, v) in a.headers.iter().flatten() {
+            let value = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(_) | Value::Bool(_) => v.to_string(),
+                other => {
+                    return Err(ToolError::args(format!(
+                        "header '{k}' must be a string, got {other}"
+                    )));
                 }
-            }
-            Some(other) => {
-                return ToolResult::err(format!(
-                    "argument 'headers' must be an object of name → value, got {other}"
-                ));
-            }
+            };
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| ToolError::args(format!("invalid header name '{k}'")))?;
+            let value = HeaderValue::from_str(&value)
+                .map_err(|_| ToolError::args(format!("invalid value for header '{k}'")))?;
+            has_content_type |= name == CONTENT_TYPE;
+            req = req.header(name, value);
         }
-        match a.get("body") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => req = req.body(s.clone()),
+        match a.body {
+            None => {}
+            Some(Value::String(s)) => req = req.body(s),
             Some(v) => {
                 if !has_content_type {
                     req = req.header(CONTENT_TYPE, "application/json");
@@ -163,12 +141,8 @@ impl Tool for HttpRequestTool {
             }
         }
         let fetched =
-            match fetch::send_capped(req, url.as_str(), timeout, cfg.fetch_max_bytes, &ctx.cancel)
-                .await
-            {
-                Ok(f) => f,
-                Err(e) => return ToolResult::err(e),
-            };
+            fetch::send_capped(req, url.as_str(), timeout, cfg.fetch_max_bytes, &ctx.cancel)
+                .await?;
         let mut out = format!("{:?} {}\n", fetched.version, fetched.status);
         for (k, v) in &fetched.headers {
             out.push_str(&format!("{k}: {}\n", String::from_utf8_lossy(v.as_bytes())));
@@ -196,16 +170,13 @@ impl Tool for HttpRequestTool {
             ));
         }
         let status = fetched.status;
-        let result = if status.is_client_error() || status.is_server_error() {
-            ToolResult {
-                success: false,
-                output: out,
-                error: Some(format!("HTTP {status} from {}", fetched.final_url)),
-                ..Default::default()
-            }
-        } else {
-            ToolResult::ok(out)
-        };
-        result.with_meta("status", json!(status.as_u16()))
+        if status.is_client_error() || status.is_server_error() {
+            return Err(
+                ToolError::failed(format!("HTTP {status} from {}", fetched.final_url))
+                    .with_output(out)
+                    .with_meta("status", json!(status.as_u16())),
+            );
+        }
+        Ok(ToolOutput::new(out).with_meta("status", json!(status.as_u16())))
     }
 }

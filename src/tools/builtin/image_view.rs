@@ -11,9 +11,11 @@ use crate::tools::fetch::{self, human_size};
 use crate::tools::fs_guard::{OpenPolicy, open_regular};
 use crate::tools::image_probe::{dimensions, sniff};
 use crate::tools::paths::FsRoots;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use base64::Engine as _;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use std::io::Read;
 use std::time::Duration;
 
@@ -45,8 +47,16 @@ fn read_file_capped(
     Ok(buf)
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct ImageViewArgs {
+    path: Option<String>,
+    url: Option<String>,
+}
+
 #[async_trait::async_trait]
-impl Tool for ImageViewTool {
+impl TypedTool for ImageViewTool {
+    type Args = ImageViewArgs;
+
     fn name(&self) -> &str {
         "image_view"
     }
@@ -55,47 +65,31 @@ impl Tool for ImageViewTool {
         "Look at an image file or URL (PNG, JPEG, GIF, WebP); you see it on your next step."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "url": {"type": "string"}
-            }
-        })
-    }
-
-    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
-        let url = a.get("url").and_then(Value::as_str)?;
+    async fn approval_request(&self, a: &ImageViewArgs, ctx: &ToolContext) -> Option<String> {
+        let url = a.url.as_deref()?;
         let net = ctx.env.net_approval(url, ctx).await?;
         Some(format!("load image {url}\n{net}"))
     }
 
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let (path, url) = match (args::str_opt(a, "path"), args::str_opt(a, "url")) {
-            (Ok(p), Ok(u)) => (
-                p.filter(|s| !s.trim().is_empty()),
-                u.filter(|s| !s.trim().is_empty()),
-            ),
-            (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: ImageViewArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = a.path.as_deref().filter(|s| !s.trim().is_empty());
+        let url = a.url.as_deref().filter(|s| !s.trim().is_empty());
         let cap = ctx.env.config.tools.image_max_bytes.max(1);
         let (bytes, source) = match (path, url) {
-            (Some(_), Some(_)) => return ToolResult::err("give either 'path' or 'url', not both"),
+            (Some(_), Some(_)) => {
+                return Err(ToolError::args("give either 'path' or 'url', not both"));
+            }
             (None, None) => {
-                return ToolResult::err(
+                return Err(ToolError::args(
                     "missing argument: give 'path' (a local image file) or 'url'",
-                );
+                ));
             }
             (Some(p), None) => {
                 let roots = FsRoots::from_config(
                     &ctx.env.config.security.fs_allowed_paths,
                     &ctx.env.work_dir,
                 );
-                let resolved = match roots.resolve_checked(p, &ctx.env.work_dir) {
-                    Ok(r) => r,
-                    Err(e) => return ToolResult::err(e),
-                };
+                let resolved = roots.resolve_checked(p, &ctx.env.work_dir)?;
                 let shown = resolved.display().to_string();
                 let sec = &ctx.env.config.security;
                 let policy = OpenPolicy {
@@ -106,39 +100,31 @@ impl Tool for ImageViewTool {
                     tokio::task::spawn_blocking(move || read_file_capped(&resolved, cap, policy));
                 match tokio::time::timeout(Duration::from_secs(secs), job).await {
                     Ok(Ok(Ok(b))) => (b, shown),
-                    Ok(Ok(Err(e))) => return ToolResult::err(e),
-                    Ok(Err(e)) => return ToolResult::err(format!("reading the image failed: {e}")),
+                    Ok(Ok(Err(e))) => return Err(e.into()),
+                    Ok(Err(e)) => return Err(format!("reading the image failed: {e}").into()),
                     Err(_) => {
-                        return ToolResult::err(format!(
+                        return Err(format!(
                             "reading {shown} did not finish within {secs}s ([tools].fs_timeout_secs)"
-                        ));
+                        )
+                        .into());
                     }
                 }
             }
             (None, Some(u)) => {
-                let url = match fetch::parse_url(u) {
-                    Ok(u) => u,
-                    Err(e) => return ToolResult::err(e),
-                };
+                let url = fetch::parse_url(u)?;
                 let timeout = Duration::from_secs(ctx.env.config.tools.http_timeout_secs.max(1));
-                let client = match ctx.env.web_client(&url, ctx).await {
-                    Ok(c) => c,
-                    Err(e) => return ToolResult::err(e),
-                };
+                let client = ctx.env.web_client(&url, ctx).await?;
                 let req = client.get(url.clone());
-                let f = match fetch::send_capped(req, url.as_str(), timeout, cap, &ctx.cancel).await
-                {
-                    Ok(f) => f,
-                    Err(e) => return ToolResult::err(e),
-                };
+                let f = fetch::send_capped(req, url.as_str(), timeout, cap, &ctx.cancel).await?;
                 if !f.status.is_success() {
-                    return ToolResult::err(format!("HTTP {} for {}", f.status, f.final_url));
+                    return Err(format!("HTTP {} for {}", f.status, f.final_url).into());
                 }
                 if f.truncated {
-                    return ToolResult::err(format!(
+                    return Err(format!(
                         "the image at {url} is larger than the limit of {} ([tools].image_max_bytes)",
                         human_size(cap as u64)
-                    ));
+                    )
+                    .into());
                 }
                 (f.body, f.final_url.to_string())
             }
@@ -151,16 +137,17 @@ impl Tool for ImageViewTool {
             } else {
                 "an unsupported binary format".to_string()
             };
-            return ToolResult::err(format!(
+            return Err(format!(
                 "{source} is not a PNG, JPEG, GIF or WebP image (it looks like {what})"
-            ));
+            )
+            .into());
         };
         let dims = dimensions(kind, &bytes);
         let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let dims_text = dims
             .map(|(w, h)| format!(", {w}x{h} px"))
             .unwrap_or_default();
-        let mut result = ToolResult::ok(format!(
+        let mut result = ToolOutput::new(format!(
             "Loaded image {source}: {}, {}{dims_text}. It is now in your context.",
             kind.mime(),
             human_size(bytes.len() as u64)
@@ -175,6 +162,6 @@ impl Tool for ImageViewTool {
                 .with_meta("width", json!(w))
                 .with_meta("height", json!(h));
         }
-        result
+        Ok(result)
     }
 }

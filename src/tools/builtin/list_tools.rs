@@ -1,13 +1,21 @@
 //! `list_tools`: the tools the calling agent has right now, with their
 //! descriptions — read live from `ToolContext::tool_list`, so it always
 //! matches what the model can call (profile filters and reloads included).
-use crate::tools::{Tool, ToolContext, ToolResult};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub struct ListToolsTool;
 
+/// `list_tools` takes no arguments.
+#[derive(Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
 #[async_trait::async_trait]
-impl Tool for ListToolsTool {
+impl TypedTool for ListToolsTool {
+    type Args = NoArgs;
+
     fn name(&self) -> &str {
         "list_tools"
     }
@@ -16,13 +24,9 @@ impl Tool for ListToolsTool {
         "List the tools you can use now, one line each."
     }
 
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-
-    async fn execute(&self, _a: &Value, ctx: &ToolContext) -> ToolResult {
+    async fn run(&self, _a: NoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if ctx.tool_list.is_empty() {
-            return ToolResult::ok("No tools are available.");
+            return Ok("No tools are available.".into());
         }
         let mut out = format!("{} tools available:\n", ctx.tool_list.len());
         for t in ctx.tool_list.iter() {
@@ -40,6 +44,6 @@ impl Tool for ListToolsTool {
             ));
         }
         let names: Vec<&str> = ctx.tool_list.iter().map(|t| t.name.as_str()).collect();
-        ToolResult::ok(out).with_meta("tools", json!(names))
+        Ok(ToolOutput::new(out).with_meta("tools", json!(names)))
     }
 }

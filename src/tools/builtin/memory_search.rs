@@ -1,15 +1,26 @@
 //! `memory_search`: look up accepted long-term facts about the user.
 use crate::memory::{FactStatus, MemoryStore};
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::sync::Arc;
 
 pub struct MemorySearchTool {
     pub memory: Arc<MemoryStore>,
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct MemorySearchArgs {
+    /// keywords
+    query: String,
+    /// max results, default 15
+    limit: Option<u64>,
+}
+
 #[async_trait::async_trait]
-impl Tool for MemorySearchTool {
+impl TypedTool for MemorySearchTool {
+    type Args = MemorySearchArgs;
+
     fn name(&self) -> &str {
         "memory_search"
     }
@@ -18,39 +29,26 @@ impl Tool for MemorySearchTool {
         "Search what you remember about the user (facts from past sessions) by keywords."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "keywords"},
-                "limit": {"type": "integer", "description": "max results, default 15"}
-            },
-            "required": ["query"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, _ctx: &ToolContext) -> ToolResult {
-        let query = match args::str_req(a, "query") {
-            Ok(q) if !q.trim().is_empty() => q,
-            Ok(_) => return ToolResult::err("argument 'query' is empty; give a few keywords"),
-            Err(e) => return ToolResult::err(e),
-        };
-        let limit = match args::u64_opt(a, "limit") {
-            Ok(n) => n.unwrap_or(15).clamp(1, 100) as usize,
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: MemorySearchArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let query = a.query.as_str();
+        if query.trim().is_empty() {
+            return Err(ToolError::args(
+                "argument 'query' is empty; give a few keywords",
+            ));
+        }
+        let limit = a.limit.unwrap_or(15).clamp(1, 100) as usize;
         match self.memory.search(query, limit, Some(FactStatus::Active)) {
             Ok(facts) if facts.is_empty() => {
-                ToolResult::ok(format!("Nothing remembered matches '{query}'."))
+                Ok(format!("Nothing remembered matches '{query}'.").into())
             }
-            Ok(facts) => ToolResult::ok(
+            Ok(facts) => Ok(ToolOutput::new(
                 facts
                     .iter()
                     .map(|f| format!("{}: {} = {}", f.category, f.key, f.value))
                     .collect::<Vec<_>>()
                     .join("\n"),
-            ),
-            Err(e) => ToolResult::err(format!("cannot search memory: {e}")),
+            )),
+            Err(e) => Err(format!("cannot search memory: {e}").into()),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `reload_tools`: re-reads the user tools directory without a restart.
+use super::list_tools::NoArgs;
 use crate::tools::user::{reload_into, tools_dir};
-use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool};
 use std::sync::{RwLock, Weak};
 
 pub struct ReloadToolsTool {
@@ -45,7 +45,9 @@ pub fn reload(registry: &Weak<RwLock<ToolRegistry>>, ctx: &ToolContext) -> Resul
 }
 
 #[async_trait::async_trait]
-impl Tool for ReloadToolsTool {
+impl TypedTool for ReloadToolsTool {
+    type Args = NoArgs;
+
     fn name(&self) -> &str {
         "reload_tools"
     }
@@ -54,14 +56,7 @@ impl Tool for ReloadToolsTool {
         "Reload user tools from disk; lists what loaded and what failed."
     }
 
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-
-    async fn execute(&self, _args: &Value, ctx: &ToolContext) -> ToolResult {
-        match reload(&self.registry, ctx) {
-            Ok(text) => ToolResult::ok(text),
-            Err(e) => ToolResult::err(e),
-        }
+    async fn run(&self, _a: NoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(reload(&self.registry, ctx)?.into())
     }
 }

@@ -1,7 +1,8 @@
 //! `scratchpad`: per-session named sections of working notes.
 use crate::session::SessionStore;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -67,8 +68,26 @@ pub fn pad_of(ctx: &ToolContext) -> (String, String) {
 
 pub struct ScratchpadTool;
 
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum PadAction {
+    Write,
+    Append,
+    Read,
+    Clear,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ScratchpadArgs {
+    action: PadAction,
+    section: Option<String>,
+    content: Option<String>,
+}
+
 #[async_trait::async_trait]
-impl Tool for ScratchpadTool {
+impl TypedTool for ScratchpadTool {
+    type Args = ScratchpadArgs;
+
     fn name(&self) -> &str {
         "scratchpad"
     }
@@ -77,39 +96,23 @@ impl Tool for ScratchpadTool {
         "Working notes in named sections: write, append, read or clear a section (all when omitted)."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["write", "append", "read", "clear"]},
-                "section": {"type": "string"},
-                "content": {"type": "string"}
-            },
-            "required": ["action"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+    async fn run(&self, a: ScratchpadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let board = &ctx.env.scratch;
-        // Subagents get their own scratchpad (their own slot).
         let (owner, slot) = pad_of(ctx);
         let (owner, slot) = (owner.as_str(), slot.as_str());
-        let action = match args::str_req(a, "action") {
-            Ok(s) => s,
-            Err(e) => return ToolResult::err(e),
-        };
-        let section = match args::str_opt(a, "section") {
-            Ok(s) => s.map(str::trim).filter(|s| !s.is_empty()),
-            Err(e) => return ToolResult::err(e),
-        };
+        let action = a.action;
+        let section = a
+            .section
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
         match action {
-            "write" | "append" => {
-                let content = match args::str_req(a, "content") {
-                    Ok(c) => c.to_string(),
-                    Err(e) => return ToolResult::err(e),
-                };
+            PadAction::Write | PadAction::Append => {
+                let content = a
+                    .content
+                    .ok_or_else(|| ToolError::missing("content", "a string"))?;
                 let name = section.unwrap_or("notes").to_string();
-                let append = action == "append";
+                let append = action == PadAction::Append;
                 board.update(owner, slot, |pad| {
                     let entry = pad.entry(name.clone()).or_default();
                     if append && !entry.is_empty() {
@@ -126,32 +129,33 @@ impl Tool for ScratchpadTool {
                     .get(&name)
                     .map(String::len)
                     .unwrap_or(0);
-                ToolResult::ok(format!("section '{name}' now has {len} characters"))
+                Ok(format!("section '{name}' now has {len} characters").into())
             }
-            "read" => {
+            PadAction::Read => {
                 let pad = board.sections(owner, slot);
-                match section {
+                Ok(match section {
                     Some(name) => match pad.get(name) {
-                        Some(text) => ToolResult::ok(format!("## {name}\n{text}")),
-                        None => ToolResult::ok(format!(
+                        Some(text) => format!("## {name}\n{text}").into(),
+                        None => format!(
                             "section '{name}' is empty; sections: {}",
                             if pad.is_empty() {
                                 "none".to_string()
                             } else {
                                 pad.keys().cloned().collect::<Vec<_>>().join(", ")
                             }
-                        )),
+                        )
+                        .into(),
                     },
-                    None if pad.is_empty() => ToolResult::ok("The scratchpad is empty."),
-                    None => ToolResult::ok(
-                        pad.iter()
-                            .map(|(k, v)| format!("## {k}\n{v}"))
-                            .collect::<Vec<_>>()
-                            .join("\n\n"),
-                    ),
-                }
+                    None if pad.is_empty() => "The scratchpad is empty.".into(),
+                    None => pad
+                        .iter()
+                        .map(|(k, v)| format!("## {k}\n{v}"))
+                        .collect::<Vec<_>>()
+                        .join("\n\n")
+                        .into(),
+                })
             }
-            "clear" => {
+            PadAction::Clear => {
                 let name = section.map(String::from);
                 board.update(owner, slot, |pad| match &name {
                     Some(n) => {
@@ -159,14 +163,12 @@ impl Tool for ScratchpadTool {
                     }
                     None => pad.clear(),
                 });
-                ToolResult::ok(match section {
+                Ok(match section {
                     Some(n) => format!("section '{n}' cleared"),
-                    None => "scratchpad cleared".into(),
-                })
+                    None => "scratchpad cleared".to_string(),
+                }
+                .into())
             }
-            other => ToolResult::err(format!(
-                "unknown action '{other}'; use write, append, read or clear"
-            )),
         }
     }
 }

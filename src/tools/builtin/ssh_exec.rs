@@ -12,8 +12,11 @@
 use crate::tools::exec_report::report_capped;
 use crate::tools::process::{self, RunSpec};
 use crate::tools::ssh_hosts::{self, HostEntry};
-use crate::tools::{Tool, ToolContext, ToolEnv, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::typed::from_result;
+use crate::tools::{ToolContext, ToolEnv, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -156,8 +159,17 @@ fn ssh_failure_hint(stderr: &str, name: &str) -> String {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct SshExecArgs {
+    host: String,
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
 #[async_trait::async_trait]
-impl Tool for SshExecTool {
+impl TypedTool for SshExecTool {
+    type Args = SshExecArgs;
+
     fn name(&self) -> &str {
         "ssh_exec"
     }
@@ -166,62 +178,39 @@ impl Tool for SshExecTool {
         "Run a command on a configured remote host (by its name in the hosts file) over SSH."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "host": {"type": "string"},
-                "command": {"type": "string"},
-                "timeout_secs": {"type": "integer"}
-            },
-            "required": ["host", "command"]
-        })
+    fn approval(&self, a: &SshExecArgs) -> Option<String> {
+        Some(format!("run `{}` on ssh host '{}'", a.command, a.host))
     }
 
-    fn approval_summary(&self, a: &Value) -> Option<String> {
-        let host = a.get("host").and_then(Value::as_str).unwrap_or("");
-        let cmd = a.get("command").and_then(Value::as_str).unwrap_or("");
-        Some(format!("run `{cmd}` on ssh host '{host}'"))
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let (name, command) = match (args::str_req(a, "host"), args::str_req(a, "command")) {
-            (Ok(h), Ok(c)) if !c.trim().is_empty() => (h.trim(), c),
-            (Ok(_), Ok(_)) => return ToolResult::err("argument 'command' is empty"),
-            (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: SshExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let (name, command) = (a.host.trim(), a.command.as_str());
+        if command.trim().is_empty() {
+            return Err(ToolError::empty("command"));
+        }
         let max = ctx.env.config.tools.ssh_timeout_secs.max(1);
-        let timeout = match args::u64_opt(a, "timeout_secs") {
-            Ok(t) => Duration::from_secs(t.unwrap_or(max).clamp(1, max)),
-            Err(e) => return ToolResult::err(e),
-        };
-        let hosts = match ssh_hosts::load(&ctx.env) {
-            Ok(h) => h,
-            Err(e) => return ToolResult::err(e),
-        };
+        let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
+        let hosts = ssh_hosts::load(&ctx.env)?;
         let Some(entry) = hosts.get(name) else {
             let names: Vec<&str> = hosts.keys().map(String::as_str).collect();
-            return ToolResult::err(format!(
+            return Err(format!(
                 "unknown ssh host '{name}'; configured hosts: {}",
                 if names.is_empty() {
                     "none".to_string()
                 } else {
                     names.join(", ")
                 }
-            ));
+            )
+            .into());
         };
         let session = ctx.state_session().to_string();
-        let ssh_args = match ssh_args(
+        let ssh_args = ssh_args(
             &ctx.env,
             &session,
             name,
             entry,
             command,
             timeout.as_secs().min(15),
-        ) {
-            Ok(a) => a,
-            Err(e) => return ToolResult::err(e),
-        };
+        )?;
         let mut cmd = tokio::process::Command::new("ssh");
         cmd.args(&ssh_args);
         let spec = RunSpec {
@@ -235,11 +224,11 @@ impl Tool for SshExecTool {
         let outcome = match process::run(cmd, &spec, &ctx.cancel).await {
             Ok(o) => o,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return ToolResult::err(
-                    "the OpenSSH client `ssh` is not installed; install openssh-client",
+                return Err(
+                    "the OpenSSH client `ssh` is not installed; install openssh-client".into(),
                 );
             }
-            Err(e) => return ToolResult::err(format!("cannot start ssh: {e}")),
+            Err(e) => return Err(format!("cannot start ssh: {e}").into()),
         };
         let mut result = report_capped(
             &outcome,
@@ -250,6 +239,6 @@ impl Tool for SshExecTool {
         if outcome.ending == process::Ending::Exited(255) {
             result.error = Some(ssh_failure_hint(&outcome.stderr.text(), name));
         }
-        result.with_meta("host", json!(name))
+        from_result(result.with_meta("host", json!(name)))
     }
 }

@@ -9,14 +9,25 @@ use crate::tools::exec_report::report_capped;
 use crate::tools::paths;
 use crate::tools::process::{self, RunSpec};
 use crate::tools::shell_check::{self, AllowList};
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::typed::from_result;
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::time::Duration;
 
 pub struct TerminalTool;
 
+#[derive(Deserialize, JsonSchema)]
+pub struct TerminalArgs {
+    command: String,
+    cwd: Option<String>,
+    timeout_secs: Option<u64>,
+}
+
 #[async_trait::async_trait]
-impl Tool for TerminalTool {
+impl TypedTool for TerminalTool {
+    type Args = TerminalArgs;
+
     fn name(&self) -> &str {
         "terminal"
     }
@@ -25,54 +36,35 @@ impl Tool for TerminalTool {
         "Run a shell command (sh -c, no stdin); returns exit code, stdout, stderr."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string"},
-                "cwd": {"type": "string"},
-                "timeout_secs": {"type": "integer"}
-            },
-            "required": ["command"]
-        })
-    }
-
-    fn approval_summary(&self, a: &Value) -> Option<String> {
-        let cmd = a.get("command").and_then(Value::as_str).unwrap_or("");
-        match a.get("cwd").and_then(Value::as_str) {
+    fn approval(&self, a: &TerminalArgs) -> Option<String> {
+        let cmd = &a.command;
+        match &a.cwd {
             Some(cwd) => Some(format!("run `{cmd}` in {cwd}")),
             None => Some(format!("run `{cmd}`")),
         }
     }
 
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let command = match args::str_req(a, "command") {
-            Ok(c) if !c.trim().is_empty() => c,
-            Ok(_) => return ToolResult::err("argument 'command' is empty"),
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: TerminalArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let command = a.command.as_str();
+        if command.trim().is_empty() {
+            return Err(ToolError::empty("command"));
+        }
         let cfg = &ctx.env.config;
         let max = cfg.tools.terminal_timeout_secs.max(1);
-        let timeout = match args::u64_opt(a, "timeout_secs") {
-            Ok(t) => Duration::from_secs(t.unwrap_or(max).clamp(1, max)),
-            Err(e) => return ToolResult::err(e),
-        };
-        let cwd = match args::str_opt(a, "cwd") {
-            Ok(Some(c)) => paths::absolute(c, &ctx.env.work_dir),
-            Ok(None) => ctx.env.work_dir.clone(),
-            Err(e) => return ToolResult::err(e),
+        let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
+        let cwd = match &a.cwd {
+            Some(c) => paths::absolute(c, &ctx.env.work_dir),
+            None => ctx.env.work_dir.clone(),
         };
         if !cwd.is_dir() {
-            return ToolResult::err(format!(
+            return Err(ToolError::failed(format!(
                 "working directory {} does not exist or is not a directory",
                 cwd.display()
-            ));
+            )));
         }
         let list = AllowList::new(&cfg.security.terminal_allowed_commands)
             .with_file_redirects(cfg.security.terminal_allow_file_redirects);
-        if let Err(why) = shell_check::check(command, &list) {
-            return ToolResult::err(why);
-        }
+        shell_check::check(command, &list)?;
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(&cwd);
         if !list.allows_everything() {
@@ -90,11 +82,14 @@ impl Tool for TerminalTool {
             limits: None,
             env_passthrough: cfg.security.env_passthrough.clone(),
         };
-        match process::run(cmd, &spec, &ctx.cancel).await {
-            Ok(outcome) => {
-                report_capped(&outcome, "the command", timeout, cfg.tools.max_line_bytes)
-            }
-            Err(e) => ToolResult::err(format!("cannot start sh: {e}")),
-        }
+        let outcome = process::run(cmd, &spec, &ctx.cancel)
+            .await
+            .map_err(|e| format!("cannot start sh: {e}"))?;
+        from_result(report_capped(
+            &outcome,
+            "the command",
+            timeout,
+            cfg.tools.max_line_bytes,
+        ))
     }
 }

@@ -2,12 +2,17 @@
 //! failed, skipped. With step validation on, `done` needs a `validation` note.
 use crate::protocol::{AgentEvent, TodoItem, TodoStatus};
 use crate::session::SessionStore;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub const STATUSES: [&str; 5] = ["pending", "in_progress", "done", "failed", "skipped"];
+/// The statuses' wire names, in order.
+pub fn statuses() -> Vec<&'static str> {
+    TodoStatus::ALL.iter().map(|s| s.as_str()).collect()
+}
 
 /// All sessions' todo lists: cached in memory, persisted per session in the
 /// session database (`session_state`, key `todo`) once a store is attached,
@@ -150,8 +155,46 @@ impl TodoTool {
     }
 }
 
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoAction {
+    Set,
+    Add,
+    Update,
+    Read,
+}
+
+// The schema of `protocol::TodoStatus`, which the arguments deserialise
+// into (no doc comment: it would be sent to the model).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum StatusSchema {
+    Pending,
+    InProgress,
+    Done,
+    Failed,
+    Skipped,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct TodoArgs {
+    action: TodoAction,
+    // Task strings, or `{text, executor}` objects (what a plan hands over);
+    // checked by `parse_items` so each bad item is named.
+    #[schemars(with = "Option<Vec<String>>")]
+    items: Option<Value>,
+    id: Option<u64>,
+    #[schemars(with = "Option<StatusSchema>")]
+    status: Option<TodoStatus>,
+    /// how you checked the step is done
+    validation: Option<String>,
+}
+
 #[async_trait::async_trait]
-impl Tool for TodoTool {
+impl TypedTool for TodoTool {
+    type Args = TodoArgs;
+
     fn name(&self) -> &str {
         "todo"
     }
@@ -160,40 +203,22 @@ impl Tool for TodoTool {
         "Task checklist: set or add 'items'; update item 'id' to a 'status' with 'validation' evidence; read."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["set", "add", "update", "read"]},
-                "items": {"type": "array", "items": {"type": "string"}},
-                "id": {"type": "integer"},
-                "status": {"type": "string", "enum": STATUSES},
-                "validation": {"type": "string", "description": "how you checked the step is done"}
-            },
-            "required": ["action"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+    async fn run(&self, a: TodoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let board = &ctx.env.todos;
         let session = ctx.state_session();
-        let action = match args::str_req(a, "action") {
-            Ok(s) => s,
-            Err(e) => return ToolResult::err(e),
-        };
-        let result = match action {
-            "read" => return ToolResult::ok(render(&board.get(session))),
-            "set" | "add" => {
-                let items = match a.get("items").map(Self::parse_items) {
+        let result = match a.action {
+            TodoAction::Read => return Ok(render(&board.get(session)).into()),
+            TodoAction::Set | TodoAction::Add => {
+                let items = match a.items.as_ref().map(Self::parse_items) {
                     Some(Ok(items)) if !items.is_empty() => items,
-                    Some(Err(e)) => return ToolResult::err(e),
+                    Some(Err(e)) => return Err(ToolError::args(e)),
                     _ => {
-                        return ToolResult::err(
+                        return Err(ToolError::args(
                             "action 'set'/'add' needs a non-empty 'items' list",
-                        );
+                        ));
                     }
                 };
-                if action == "set" {
+                if a.action == TodoAction::Set {
                     board.set_texts(session, items);
                 } else {
                     let mut list = board.get(session);
@@ -209,54 +234,41 @@ impl Tool for TodoTool {
                     }
                     board.set(session, list);
                 }
-                ToolResult::ok(render(&board.get(session)))
+                ToolOutput::new(render(&board.get(session)))
             }
-            "update" => {
-                let id = match args::u64_opt(a, "id") {
-                    Ok(Some(id)) => id as u32,
-                    Ok(None) => return ToolResult::err("action 'update' needs 'id'"),
-                    Err(e) => return ToolResult::err(e),
+            TodoAction::Update => {
+                let Some(id) = a.id.map(|id| id as u32) else {
+                    return Err(ToolError::args("action 'update' needs 'id'"));
                 };
-                let status = match args::str_req(a, "status") {
-                    Ok(s) if TodoStatus::parse(s).is_some() => {
-                        TodoStatus::parse(s).unwrap_or_default()
-                    }
-                    Ok(s) => {
-                        return ToolResult::err(format!(
-                            "unknown status '{s}'; use one of {}",
-                            STATUSES.join(", ")
-                        ));
-                    }
-                    Err(e) => return ToolResult::err(e),
+                let Some(status) = a.status else {
+                    return Err(ToolError::missing(
+                        "status",
+                        &format!("one of {}", statuses().join(", ")),
+                    ));
                 };
-                let validation = args::str_opt(a, "validation")
-                    .ok()
-                    .flatten()
+                let validation = a
+                    .validation
+                    .as_deref()
                     .map(str::trim)
                     .filter(|s| !s.is_empty());
                 if status == TodoStatus::Done && ctx.step_validation && validation.is_none() {
-                    return ToolResult::err(format!(
+                    return Err(ToolError::failed(format!(
                         "step {id} not marked done: step validation is on, so say in 'validation' how you verified the result (command output, file checked, test passed), then update again"
-                    ));
+                    )));
                 }
                 let mut list = board.get(session);
                 let Some(item) = list.iter_mut().find(|i| i.id == id) else {
-                    return ToolResult::err(format!(
+                    return Err(ToolError::failed(format!(
                         "no todo item {id}; the list has {} items",
                         list.len()
-                    ));
+                    )));
                 };
                 item.status = status;
                 if let Some(v) = validation {
                     item.validation = Some(v.to_string());
                 }
                 board.set(session, list);
-                ToolResult::ok(render(&board.get(session)))
-            }
-            other => {
-                return ToolResult::err(format!(
-                    "unknown action '{other}'; use set, add, update or read"
-                ));
+                ToolOutput::new(render(&board.get(session)))
             }
         };
         ctx.events
@@ -264,6 +276,6 @@ impl Tool for TodoTool {
                 items: board.get(session),
             })
             .await;
-        result
+        Ok(result)
     }
 }

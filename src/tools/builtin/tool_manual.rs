@@ -6,7 +6,9 @@
 //! tool list are documented; the name is validated before it touches a path
 //! (no traversal through `name`).
 use crate::llm::ToolSchema;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub struct ToolManualTool;
@@ -69,8 +71,15 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct ToolManualArgs {
+    name: String,
+}
+
 #[async_trait::async_trait]
-impl Tool for ToolManualTool {
+impl TypedTool for ToolManualTool {
+    type Args = ToolManualArgs;
+
     fn name(&self) -> &str {
         "tool_manual"
     }
@@ -79,37 +88,25 @@ impl Tool for ToolManualTool {
         "Read a tool's full manual: parameters, examples, limits."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"}
-            },
-            "required": ["name"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let name = match args::str_req(a, "name") {
-            Ok(n) => n.trim(),
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: ToolManualArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = a.name.trim();
         let schema = ctx.tool_list.iter().find(|t| t.name == name);
         let Some(schema) = schema.filter(|_| valid_name(name)) else {
             let names: Vec<&str> = ctx.tool_list.iter().map(|t| t.name.as_str()).collect();
-            return ToolResult::err(format!(
+            return Err(format!(
                 "unknown tool '{name}'; available tools: {}",
                 names.join(", ")
-            ));
+            )
+            .into());
         };
         let rel = format!("manuals/{name}.md");
         let user = ctx.env.paths.config_dir.join(&rel);
         if let Ok(text) = tokio::fs::read_to_string(&user).await {
-            return ToolResult::ok(text).with_meta("source", json!(user.display().to_string()));
+            return Ok(ToolOutput::new(text).with_meta("source", json!(user.display().to_string())));
         }
         if let Some(text) = crate::embedded::get(&rel) {
-            return ToolResult::ok(text).with_meta("source", json!("embedded"));
+            return Ok(ToolOutput::new(text).with_meta("source", json!("embedded")));
         }
-        ToolResult::ok(generated_manual(schema)).with_meta("source", json!("generated"))
+        Ok(ToolOutput::new(generated_manual(schema)).with_meta("source", json!("generated")))
     }
 }

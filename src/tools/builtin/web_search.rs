@@ -7,8 +7,10 @@
 //! most `max_results` results are returned. Read-only: no approval.
 use crate::tools::fetch;
 use crate::tools::html_util::{attr, find_ci, strip_tags};
-use crate::tools::{Tool, ToolContext, ToolResult, args};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use reqwest::Url;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -134,8 +136,16 @@ fn render(query: &str, hits: &[SearchHit]) -> String {
     out
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct WebSearchArgs {
+    query: String,
+    max_results: Option<u64>,
+}
+
 #[async_trait::async_trait]
-impl Tool for WebSearchTool {
+impl TypedTool for WebSearchTool {
+    type Args = WebSearchArgs;
+
     fn name(&self) -> &str {
         "web_search"
     }
@@ -144,27 +154,12 @@ impl Tool for WebSearchTool {
         "Search the web; returns titles, URLs and snippets."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "max_results": {"type": "integer"}
-            },
-            "required": ["query"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let query = match args::str_req(a, "query") {
-            Ok(q) if !q.trim().is_empty() => q.trim(),
-            Ok(_) => return ToolResult::err("argument 'query' is empty"),
-            Err(e) => return ToolResult::err(e),
-        };
-        let max = match args::u64_opt(a, "max_results") {
-            Ok(m) => m.unwrap_or(8).clamp(1, 20) as usize,
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: WebSearchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let query = a.query.trim();
+        if query.is_empty() {
+            return Err(ToolError::empty("query"));
+        }
+        let max = a.max_results.unwrap_or(8).clamp(1, 20) as usize;
         let cfg = &ctx.env.config.tools;
         let engine = cfg.web_search_engine.trim().to_ascii_lowercase();
         let base = cfg.web_search_url.trim();
@@ -173,8 +168,8 @@ impl Tool for WebSearchTool {
         let (req, url_text) = match engine.as_str() {
             "searxng" => {
                 if base.contains("duckduckgo.com") || base.is_empty() {
-                    return ToolResult::err(
-                        "web_search_engine is \"searxng\" but [tools].web_search_url is not a SearXNG instance; set it to e.g. http://localhost:8888",
+                    return Err(
+                        "web_search_engine is \"searxng\" but [tools].web_search_url is not a SearXNG instance; set it to e.g. http://localhost:8888".into(),
                     );
                 }
                 let endpoint = if base.trim_end_matches('/').ends_with("/search") {
@@ -182,20 +177,16 @@ impl Tool for WebSearchTool {
                 } else {
                     format!("{}/search", base.trim_end_matches('/'))
                 };
-                let url = match fetch::parse_url(&endpoint) {
-                    Ok(u) => u,
-                    Err(e) => return ToolResult::err(format!("[tools].web_search_url: {e}")),
-                };
+                let url = fetch::parse_url(&endpoint)
+                    .map_err(|e| format!("[tools].web_search_url: {e}"))?;
                 let req = http
                     .get(url.clone())
                     .query(&[("q", query), ("format", "json")]);
                 (req, url.to_string())
             }
             _ => {
-                let url = match fetch::parse_url(base) {
-                    Ok(u) => u,
-                    Err(e) => return ToolResult::err(format!("[tools].web_search_url: {e}")),
-                };
+                let url =
+                    fetch::parse_url(base).map_err(|e| format!("[tools].web_search_url: {e}"))?;
                 let req = http
                     .post(url.clone())
                     .header(reqwest::header::USER_AGENT, BROWSER_UA)
@@ -203,37 +194,31 @@ impl Tool for WebSearchTool {
                 (req, url.to_string())
             }
         };
-        let f = match fetch::send_capped(req, &url_text, timeout, cfg.fetch_max_bytes, &ctx.cancel)
+        let f = fetch::send_capped(req, &url_text, timeout, cfg.fetch_max_bytes, &ctx.cancel)
             .await
-        {
-            Ok(f) => f,
-            Err(e) => return ToolResult::err(format!("search failed: {e}")),
-        };
+            .map_err(|e| format!("search failed: {e}"))?;
         if !f.status.is_success() {
             let hint = if engine == "searxng" && f.status.as_u16() == 403 {
                 " (is `json` enabled under search.formats in the SearXNG settings?)"
             } else {
                 ""
             };
-            return ToolResult::err(format!(
+            return Err(format!(
                 "the search engine at {url_text} answered HTTP {}{hint}",
                 f.status
-            ));
+            )
+            .into());
         }
         let body = String::from_utf8_lossy(&f.body);
         let mut hits = if engine == "searxng" {
-            match serde_json::from_str::<Value>(&body)
+            serde_json::from_str::<Value>(&body)
                 .map_err(|e| format!("the SearXNG response is not JSON: {e}"))
-                .and_then(|v| parse_searxng_json(&v))
-            {
-                Ok(h) => h,
-                Err(e) => return ToolResult::err(e),
-            }
+                .and_then(|v| parse_searxng_json(&v))?
         } else {
             let hits = parse_ddg_html(&body);
             if hits.is_empty() && (body.contains("anomaly") || body.contains("challenge-form")) {
-                return ToolResult::err(
-                    "DuckDuckGo answered with a bot check instead of results; try again later, or set [tools].web_search_engine = \"searxng\" with your own instance",
+                return Err(
+                    "DuckDuckGo answered with a bot check instead of results; try again later, or set [tools].web_search_engine = \"searxng\" with your own instance".into(),
                 );
             }
             hits
@@ -243,7 +228,7 @@ impl Tool for WebSearchTool {
             .iter()
             .map(|h| json!({"title": h.title, "url": h.url, "snippet": h.snippet}))
             .collect();
-        ToolResult::ok(render(query, &hits)).with_meta("results", Value::Array(meta))
+        Ok(ToolOutput::new(render(query, &hits)).with_meta("results", Value::Array(meta)))
     }
 }
 

@@ -8,8 +8,10 @@
 //! for a non-public address ([`crate::tools::net_guard`]).
 use crate::tools::fetch::{self, human_size};
 use crate::tools::html_util::extract_title;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use std::time::Duration;
 
 pub struct WebViewTool;
@@ -47,8 +49,17 @@ fn window(text: &str, offset: usize, max: usize) -> String {
     out
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct WebViewArgs {
+    url: String,
+    offset: Option<u64>,
+    max_chars: Option<u64>,
+}
+
 #[async_trait::async_trait]
-impl Tool for WebViewTool {
+impl TypedTool for WebViewTool {
+    type Args = WebViewArgs;
+
     fn name(&self) -> &str {
         "web_view"
     }
@@ -57,64 +68,35 @@ impl Tool for WebViewTool {
         "Read a web page as plain text; long pages continue from 'offset'."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string"},
-                "offset": {"type": "integer"},
-                "max_chars": {"type": "integer"}
-            },
-            "required": ["url"]
-        })
-    }
-
-    async fn approval_request(&self, a: &Value, ctx: &ToolContext) -> Option<String> {
-        let url = a.get("url").and_then(Value::as_str).unwrap_or("");
+    async fn approval_request(&self, a: &WebViewArgs, ctx: &ToolContext) -> Option<String> {
+        let url = &a.url;
         let net = ctx.env.net_approval(url, ctx).await?;
         Some(format!("fetch {url}\n{net}"))
     }
 
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let raw_url = match args::str_req(a, "url") {
-            Ok(u) => u,
-            Err(e) => return ToolResult::err(e),
-        };
-        let url = match fetch::parse_url(raw_url) {
-            Ok(u) => u,
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: WebViewArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let url = fetch::parse_url(&a.url)?;
         let cfg = &ctx.env.config.tools;
         let limit = cfg.output_limit_bytes.max(100);
-        let (offset, max) = match (args::u64_opt(a, "offset"), args::u64_opt(a, "max_chars")) {
-            (Ok(o), Ok(m)) => (
-                o.unwrap_or(0) as usize,
-                m.map(|m| (m as usize).clamp(100, limit)).unwrap_or(limit),
-            ),
-            (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
-        };
-        let client = match ctx.env.web_client(&url, ctx).await {
-            Ok(c) => c,
-            Err(e) => return ToolResult::err(e),
-        };
+        let offset = a.offset.unwrap_or(0) as usize;
+        let max = a
+            .max_chars
+            .map(|m| (m as usize).clamp(100, limit))
+            .unwrap_or(limit);
+        let client = ctx.env.web_client(&url, ctx).await?;
         let req = client.get(url.clone()).header(
             reqwest::header::ACCEPT,
             "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8",
         );
         let timeout = Duration::from_secs(cfg.http_timeout_secs.max(1));
-        let f =
-            match fetch::send_capped(req, url.as_str(), timeout, cfg.fetch_max_bytes, &ctx.cancel)
-                .await
-            {
-                Ok(f) => f,
-                Err(e) => return ToolResult::err(e),
-            };
+        let f = fetch::send_capped(req, url.as_str(), timeout, cfg.fetch_max_bytes, &ctx.cancel)
+            .await?;
         if !f.status.is_success() {
-            return ToolResult::err(format!(
+            return Err(ToolError::failed(format!(
                 "HTTP {} for {}; the page could not be loaded",
                 f.status, f.final_url
             ))
-            .with_meta("status", json!(f.status.as_u16()));
+            .with_meta("status", json!(f.status.as_u16())));
         }
         let mime = f.mime();
         let size = f.declared_len().unwrap_or(f.body.len() as u64);
@@ -140,11 +122,9 @@ impl Tool for WebViewTool {
         if is_html {
             let html = String::from_utf8_lossy(&f.body).into_owned();
             let title = extract_title(&html);
-            let rendered = match tokio::task::spawn_blocking(move || render_html(f.body)).await {
-                Ok(Ok(t)) => t,
-                Ok(Err(e)) => return ToolResult::err(e),
-                Err(e) => return ToolResult::err(format!("rendering the page failed: {e}")),
-            };
+            let rendered = tokio::task::spawn_blocking(move || render_html(f.body))
+                .await
+                .map_err(|e| format!("rendering the page failed: {e}"))??;
             let mut out = String::new();
             if let Some(t) = &title {
                 out.push_str(&format!("Title: {t}\n"));
@@ -152,30 +132,30 @@ impl Tool for WebViewTool {
             out.push_str(&format!("URL: {}\n\n", f.final_url));
             out.push_str(&window(rendered.trim(), offset, max));
             out.push_str(&cut_note);
-            let mut r = ToolResult::ok(out).with_meta("content_type", json!(mime_shown));
+            let mut r = ToolOutput::new(out).with_meta("content_type", json!(mime_shown));
             if let Some(t) = title {
                 r = r.with_meta("title", json!(t));
             }
-            return r;
+            return Ok(r);
         }
         if textual {
             let text = String::from_utf8_lossy(&f.body);
             let mut out = format!("URL: {}\nContent-Type: {mime_shown}\n\n", f.final_url);
             out.push_str(&window(&text, offset, max));
             out.push_str(&cut_note);
-            return ToolResult::ok(out).with_meta("content_type", json!(mime_shown));
+            return Ok(ToolOutput::new(out).with_meta("content_type", json!(mime_shown)));
         }
         let hint = if mime_shown.starts_with("image/") {
             "; use image_view to look at it"
         } else {
             ""
         };
-        ToolResult::ok(format!(
+        Ok(ToolOutput::new(format!(
             "URL: {}\nbinary content: {mime_shown}, {} — not shown as text{hint}",
             f.final_url,
             human_size(size)
         ))
-        .with_meta("content_type", json!(mime_shown))
+        .with_meta("content_type", json!(mime_shown)))
     }
 }
 

@@ -2,8 +2,10 @@
 //! into the user tools directory (atomically), enables it, and reloads.
 use super::reload_tools::reload;
 use crate::tools::user::{ENABLED_FILE, Manifest, tools_dir, valid_name};
-use crate::tools::{Tool, ToolContext, ToolRegistry, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::{RwLock, Weak};
 
@@ -11,14 +13,39 @@ pub struct WriteToolTool {
     pub registry: Weak<RwLock<ToolRegistry>>,
 }
 
-fn interpreter(name: &str) -> Option<(&'static str, &'static str)> {
-    match name {
-        "python3" | "python" => Some(("python3", "py")),
-        "bash" => Some(("bash", "sh")),
-        "sh" => Some(("sh", "sh")),
-        "node" => Some(("node", "js")),
-        _ => None,
+// The interpreters a user tool may run with (`python` means `python3`). No
+// doc comment: it would become a description the model is sent.
+#[derive(Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Interpreter {
+    #[serde(rename = "python3", alias = "python")]
+    Python3,
+    Bash,
+    Sh,
+    Node,
+}
+
+impl Interpreter {
+    /// The program to run and the script file's extension.
+    fn program(self) -> (&'static str, &'static str) {
+        match self {
+            Interpreter::Python3 => ("python3", "py"),
+            Interpreter::Bash => ("bash", "sh"),
+            Interpreter::Sh => ("sh", "sh"),
+            Interpreter::Node => ("node", "js"),
+        }
     }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct WriteToolArgs {
+    name: String,
+    description: String,
+    /// JSON schema of the arguments
+    parameters: Option<Map<String, Value>>,
+    script: String,
+    interpreter: Option<Interpreter>,
+    timeout_secs: Option<u64>,
 }
 
 fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
@@ -28,7 +55,9 @@ fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
 }
 
 #[async_trait::async_trait]
-impl Tool for WriteToolTool {
+impl TypedTool for WriteToolTool {
+    type Args = WriteToolArgs;
+
     fn name(&self) -> &str {
         "write_tool"
     }
@@ -37,55 +66,23 @@ impl Tool for WriteToolTool {
         "Create or replace a user tool (script: JSON args on stdin, result on stdout). Read tool_manual('write_tool') first."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "description": {"type": "string"},
-                "parameters": {"type": "object", "description": "JSON schema of the arguments"},
-                "script": {"type": "string"},
-                "interpreter": {"type": "string", "enum": ["python3", "bash", "sh", "node"]},
-                "timeout_secs": {"type": "integer"}
-            },
-            "required": ["name", "description", "script"]
-        })
-    }
-
-    fn approval_summary(&self, a: &Value) -> Option<String> {
-        let name = a.get("name").and_then(Value::as_str).unwrap_or("?");
-        let lines = a
-            .get("script")
-            .and_then(Value::as_str)
-            .map_or(0, |s| s.lines().count());
-        let interp = a
-            .get("interpreter")
-            .and_then(Value::as_str)
-            .unwrap_or("python3");
+    fn approval(&self, a: &WriteToolArgs) -> Option<String> {
+        let lines = a.script.lines().count();
+        let (interp, _) = a.interpreter.unwrap_or(Interpreter::Python3).program();
         Some(format!(
-            "write user tool '{name}' ({lines} lines of {interp}) and enable it for every profile"
+            "write user tool '{}' ({lines} lines of {interp}) and enable it for every profile",
+            a.name
         ))
     }
 
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
-        let fields = (|| -> Result<(String, String, String, String), String> {
-            Ok((
-                args::str_req(a, "name")?.trim().to_string(),
-                args::str_req(a, "description")?.trim().to_string(),
-                args::str_req(a, "script")?.to_string(),
-                args::str_opt(a, "interpreter")?
-                    .unwrap_or("python3")
-                    .to_string(),
-            ))
-        })();
-        let (name, description, script, interp) = match fields {
-            Ok(f) => f,
-            Err(e) => return ToolResult::err(e),
-        };
+    async fn run(&self, a: WriteToolArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = a.name.trim().to_string();
+        let description = a.description.trim().to_string();
+        let script = a.script;
         if !valid_name(&name) {
-            return ToolResult::err(format!(
+            return Err(ToolError::args(format!(
                 "invalid name {name:?}: use 2–48 lowercase letters, digits and _"
-            ));
+            )));
         }
         if self
             .registry
@@ -93,21 +90,16 @@ impl Tool for WriteToolTool {
             .and_then(|r| r.read().ok().map(|g| g.is_builtin(&name)))
             .unwrap_or(false)
         {
-            return ToolResult::err(format!("'{name}' is a built-in tool; pick another name"));
+            return Err(ToolError::args(format!(
+                "'{name}' is a built-in tool; pick another name"
+            )));
         }
-        let Some((program, ext)) = interpreter(&interp) else {
-            return ToolResult::err(format!(
-                "unknown interpreter {interp:?}; use python3, bash, sh or node"
-            ));
-        };
+        let (program, ext) = a.interpreter.unwrap_or(Interpreter::Python3).program();
         let parameters = a
-            .get("parameters")
-            .cloned()
+            .parameters
+            .map(Value::Object)
             .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-        let timeout_secs = match args::u64_opt(a, "timeout_secs") {
-            Ok(t) => t,
-            Err(e) => return ToolResult::err(e),
-        };
+        let timeout_secs = a.timeout_secs;
         let script_file = format!("{name}.{ext}");
         let manifest = Manifest {
             name: name.clone(),
@@ -116,9 +108,7 @@ impl Tool for WriteToolTool {
             command: vec![program.into(), script_file.clone()],
             timeout_secs,
         };
-        if let Err(e) = manifest.validate() {
-            return ToolResult::err(e);
-        }
+        manifest.validate().map_err(ToolError::args)?;
         let dir = tools_dir(&ctx.env);
         let written = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(&dir)?;
@@ -139,14 +129,13 @@ impl Tool for WriteToolTool {
             )
         })();
         if let Err(e) = written {
-            return ToolResult::err(format!("cannot write the tool into {}: {e}", dir.display()));
+            return Err(format!("cannot write the tool into {}: {e}", dir.display()).into());
         }
-        match reload(&self.registry, ctx) {
-            Ok(summary) => ToolResult::ok(format!(
-                "wrote {} and {name}.json\n{summary}",
-                dir.join(&script_file).display()
-            )),
-            Err(e) => ToolResult::err(e),
-        }
+        let summary = reload(&self.registry, ctx)?;
+        Ok(format!(
+            "wrote {} and {name}.json\n{summary}",
+            dir.join(&script_file).display()
+        )
+        .into())
     }
 }
