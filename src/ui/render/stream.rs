@@ -361,3 +361,7 @@ impl Stream {
         inline.end_line(out);
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;
