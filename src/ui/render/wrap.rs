@@ -99,28 +99,73 @@ fn fragments<S>(line: &[Span<S>]) -> Vec<Frag> {
     out
 }
 
+/// The columns `ch` adds after `win` (the last few characters of its
+/// line): an emoji modifier or a joined emoji adds none, a variation
+/// selector may widen the character before it.
+fn added_width(win: &str, ch: char) -> usize {
+    let before = width(win);
+    let mut with = String::with_capacity(win.len() + 4);
+    with.push_str(win);
+    with.push(ch);
+    width(&with).saturating_sub(before)
+}
+
+/// How many characters of context `added_width` looks at (a family emoji
+/// is 7 characters).
+const WINDOW: usize = 8;
+
 /// Cuts a word wider than `first` (its first line) or `rest` (the lines
-/// after) into pieces that fit, at character boundaries.
+/// after) into pieces that fit, between characters — never inside an emoji
+/// sequence or before a combining mark.
 fn split_word<S>(line: &[Span<S>], f: Frag, first: usize, rest: usize) -> Vec<Frag> {
-    let mut out: Vec<Frag> = Vec::new();
-    let mut cur = Frag::default();
-    let mut limit = first;
+    // Glyphs: a character and those joining it, with the columns they add.
+    let mut glyphs: Vec<(Pieces, usize)> = Vec::new();
+    let mut win: std::collections::VecDeque<char> = std::collections::VecDeque::new();
     for (si, r) in &f.word {
         let text = &line[*si].text;
         for (i, ch) in text[r.clone()].char_indices() {
-            let cw = ch.width().unwrap_or(0);
-            if cur.w + cw > limit && !cur.word.is_empty() {
-                out.push(std::mem::take(&mut cur));
-                limit = rest;
+            let w: String = win.iter().collect();
+            let cw = added_width(&w, ch);
+            let alone = ch.width().unwrap_or(0);
+            if win.len() == WINDOW {
+                win.pop_front();
             }
+            win.push_back(ch);
             let start = r.start + i;
-            add(&mut cur.word, *si, start..start + ch.len_utf8());
-            cur.w += cw;
+            let range = start..start + ch.len_utf8();
+            match glyphs.last_mut() {
+                Some((pieces, gw)) if alone == 0 || cw != alone => {
+                    add(pieces, *si, range);
+                    *gw += cw;
+                }
+                _ => glyphs.push((vec![(*si, range)], cw)),
+            }
         }
+    }
+    let mut out: Vec<Frag> = Vec::new();
+    let mut cur = Frag::default();
+    let mut limit = first;
+    for (pieces, gw) in glyphs {
+        if cur.w + gw > limit && !cur.word.is_empty() {
+            out.push(std::mem::take(&mut cur));
+            limit = rest;
+        }
+        for (si, r) in pieces {
+            add(&mut cur.word, si, r);
+        }
+        cur.w += gw;
     }
     cur.space = f.space;
     cur.space_w = f.space_w;
     out.push(cur);
+    // Measured like every fragment, per piece.
+    for p in &mut out {
+        p.w = p
+            .word
+            .iter()
+            .map(|(si, r)| width(&line[*si].text[r.clone()]))
+            .sum();
+    }
     let mut left: usize = out.iter().map(|p| p.w).sum();
     for p in &mut out {
         left -= p.w;

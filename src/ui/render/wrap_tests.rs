@@ -88,3 +88,24 @@ fn spaces_at_breaks_are_dropped_and_tails_kept() {
     let out = wrap(&s("one two three"), 9, &[Span::new("  ", 0)]);
     assert_eq!(texts(&out), vec!["one two", "three"]);
 }
+
+#[test]
+fn emoji_sequences_are_measured_and_kept_whole() {
+    // ❤️ (heart + VS16) is 2 columns, not 1: the line must break before it.
+    let out = wrap(&s("éword❤\u{fe0f}"), 6, &[]);
+    assert_eq!(texts(&out), vec!["éword", "❤\u{fe0f}"]);
+    // A long word is cut between glyphs: never inside a ZWJ family, a
+    // skin-tone sequence, a keycap or before a combining accent.
+    let family = "👨\u{200d}👩\u{200d}👧";
+    for glyph in [family, "👍🏽", "1\u{fe0f}\u{20e3}", "e\u{301}"] {
+        let word = glyph.repeat(7);
+        for w in 2..9 {
+            let out = wrap(&s(&word), w, &[]);
+            for l in &out {
+                assert!(spans_width(l) <= w, "{glyph:?} at {w}: {out:?}");
+                let t = super::super::line_text(l);
+                assert_eq!(t.replace(glyph, ""), "", "{glyph:?} cut at {w}: {out:?}");
+            }
+        }
+    }
+}
