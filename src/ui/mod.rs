@@ -5,6 +5,7 @@ pub mod commands;
 pub mod format;
 pub mod lines;
 pub mod plain;
+pub mod render;
 pub mod run;
 pub mod signals;
 pub mod tui;

@@ -46,7 +46,6 @@ pub mod state;
 pub mod status;
 pub mod steer;
 pub mod stream_doc;
-pub mod table;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;

@@ -9,17 +9,15 @@
 //! - When the width cannot give every column a few characters, each row is
 //!   drawn as a record instead: `header: value` lines, rows separated by a
 //!   rule. No cell text is ever dropped.
-use super::theme::Styles;
 use super::wrap::{self, wrap};
-use ratatui::style::Style;
-use ratatui::text::{Line, Span};
+use super::{Line, Role, Span, Style, line_text};
 
 const SEP: &str = " │ ";
 /// Narrowest a column may become before the table turns into records.
 const MIN_COL: usize = 6;
 
 /// Lays out `rows` (the first one is the header) in `width` columns.
-pub fn render(rows: &[Vec<String>], width: usize, th: &Styles) -> Vec<Line<'static>> {
+pub fn render(rows: &[Vec<String>], width: usize) -> Vec<Line> {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     if cols == 0 {
         return Vec::new();
@@ -38,12 +36,12 @@ pub fn render(rows: &[Vec<String>], width: usize, th: &Styles) -> Vec<Line<'stat
     let seps = wrap::width(SEP) * (cols - 1);
     let avail = width.saturating_sub(seps);
     if natural.iter().sum::<usize>() <= avail {
-        return grid(rows, &natural, th);
+        return grid(rows, &natural);
     }
     if avail < cols * MIN_COL {
-        return records(rows, cols, width, th);
+        return records(rows, cols, width);
     }
-    grid(rows, &shrink(&natural, avail), th)
+    grid(rows, &shrink(&natural, avail))
 }
 
 /// Column widths summing to at most `avail`: columns narrower than a fair
@@ -63,17 +61,18 @@ fn shrink(natural: &[usize], avail: usize) -> Vec<usize> {
 }
 
 fn cell_lines(text: &str, w: usize, style: Style) -> Vec<String> {
-    wrap(&Line::from(Span::styled(text.to_string(), style)), w, &[])
+    wrap(&[Span::new(text, style)], w, &[])
         .iter()
-        .map(|l| l.to_string())
+        .map(|l| line_text(l))
         .collect()
 }
 
-fn grid(rows: &[Vec<String>], widths: &[usize], th: &Styles) -> Vec<Line<'static>> {
+fn grid(rows: &[Vec<String>], widths: &[usize]) -> Vec<Line> {
+    let rule = Style::of(Role::Rule);
     let mut out = Vec::new();
     let empty = String::new();
     for (ri, r) in rows.iter().enumerate() {
-        let style = if ri == 0 { th.strong } else { th.text };
+        let style = Style::of(if ri == 0 { Role::Strong } else { Role::Text });
         let cells: Vec<Vec<String>> = widths
             .iter()
             .enumerate()
@@ -84,23 +83,24 @@ fn grid(rows: &[Vec<String>], widths: &[usize], th: &Styles) -> Vec<Line<'static
             let mut spans = Vec::new();
             for (i, &w) in widths.iter().enumerate() {
                 if i > 0 {
-                    spans.push(Span::styled(SEP, th.rule));
+                    spans.push(Span::new(SEP, rule));
                 }
                 let t = cells[i].get(k).map(String::as_str).unwrap_or("");
                 let pad = w.saturating_sub(wrap::width(t));
-                spans.push(Span::styled(format!("{t}{}", " ".repeat(pad)), style));
+                spans.push(Span::new(format!("{t}{}", " ".repeat(pad)), style));
             }
-            out.push(Line::from(spans));
+            out.push(spans);
         }
         if ri == 0 {
             let sep: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-            out.push(Line::from(Span::styled(sep.join("─┼─"), th.rule)));
+            out.push(vec![Span::new(sep.join("─┼─"), rule)]);
         }
     }
     out
 }
 
-fn records(rows: &[Vec<String>], cols: usize, width: usize, th: &Styles) -> Vec<Line<'static>> {
+fn records(rows: &[Vec<String>], cols: usize, width: usize) -> Vec<Line> {
+    let strong = Style::of(Role::Strong);
     let empty = String::new();
     let header: Vec<&String> = (0..cols)
         .map(|i| rows.first().and_then(|h| h.get(i)).unwrap_or(&empty))
@@ -108,25 +108,24 @@ fn records(rows: &[Vec<String>], cols: usize, width: usize, th: &Styles) -> Vec<
     let mut out = Vec::new();
     for (ri, r) in rows.iter().enumerate().skip(1) {
         if ri > 1 {
-            out.push(Line::from(Span::styled("─".repeat(width.min(20)), th.rule)));
+            out.push(vec![Span::new(
+                "─".repeat(width.min(20)),
+                Style::of(Role::Rule),
+            )]);
         }
         for (i, h) in header.iter().enumerate() {
             let v = r.get(i).unwrap_or(&empty);
-            let line = Line::from(vec![
-                Span::styled(format!("{h}: "), th.strong),
-                Span::styled(v.clone(), th.text),
-            ]);
-            out.extend(wrap(&line, width, &[Span::raw("  ")]));
+            let line = vec![
+                Span::new(format!("{h}: "), strong),
+                Span::new(v.clone(), Style::of(Role::Text)),
+            ];
+            out.extend(wrap(&line, width, &[Span::new("  ", Style::plain())]));
         }
     }
     if rows.len() <= 1 {
         // A header without rows: the header names, one per line.
         for h in header {
-            out.extend(wrap(
-                &Line::from(Span::styled(h.clone(), th.strong)),
-                width,
-                &[],
-            ));
+            out.extend(wrap(&[Span::new(h.clone(), strong)], width, &[]));
         }
     }
     out
@@ -142,13 +141,13 @@ mod tests {
             .collect()
     }
 
-    fn texts(l: &[Line<'_>]) -> Vec<String> {
-        l.iter().map(|l| l.to_string()).collect()
+    fn texts(l: &[Line]) -> Vec<String> {
+        l.iter().map(|l| line_text(l)).collect()
     }
 
     #[test]
     fn fitting_table_keeps_natural_widths() {
-        let out = render(&rows(&[&["a", "bb"], &["1", "2"]]), 40, &Styles::default());
+        let out = render(&rows(&[&["a", "bb"], &["1", "2"]]), 40);
         assert_eq!(texts(&out), vec!["a │ bb", "──┼───", "1 │ 2 "]);
     }
 
@@ -163,8 +162,11 @@ mod tests {
             ],
         ]);
         for w in [30usize, 40, 57] {
-            let out = render(&t, w, &Styles::default());
-            assert!(out.iter().all(|l| wrap::line_width(l) <= w), "{w}: {out:?}");
+            let out = render(&t, w);
+            assert!(
+                out.iter().all(|l| wrap::spans_width(l) <= w),
+                "{w}: {out:?}"
+            );
             let all: String = texts(&out).join(" ");
             for word in ["narrow", "terminal", "Description", "Status", "ok"] {
                 assert!(all.contains(word), "{w}: {word} missing in {all}");
@@ -186,7 +188,7 @@ mod tests {
             &["1", "2", "3", "4"],
             &["5", "6", "7", "8"],
         ]);
-        let out = texts(&render(&t, 12, &Styles::default()));
+        let out = texts(&render(&t, 12));
         assert_eq!(out[..4], ["k: 1", "v: 2", "w: 3", "x: 4"]);
         assert!(out.contains(&"x: 8".to_string()));
     }
