@@ -51,6 +51,7 @@ mod memory;
 mod plain_pipe;
 #[path = "plain_pty.rs"]
 mod plain_pty;
+mod protocol;
 #[path = "run_cli.rs"]
 mod run_cli;
 #[path = "security_cli.rs"]

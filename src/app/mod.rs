@@ -4,6 +4,7 @@
 //! Nothing here touches the network; opening the database is the only I/O.
 pub mod launch;
 pub mod probe;
+pub mod submit;
 
 use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
 use crate::config::{Config, Overrides, Paths};
@@ -48,6 +49,8 @@ pub struct App {
     pub memory: Option<Arc<MemoryStore>>,
     /// User profiles that enable tools that do not exist (file: key: name).
     pub profile_warnings: Vec<String>,
+    /// The turns running now (for [`App::submit`]'s stop).
+    pub runs: Arc<submit::Runs>,
 }
 
 /// Which session a front end starts on.
@@ -168,6 +171,7 @@ impl App {
             agent,
             tool_errors,
             profile_warnings,
+            runs: Default::default(),
         })
     }
 
@@ -315,8 +319,11 @@ impl App {
         let cancel = CancellationToken::new();
         let agent = self.agent.clone();
         let (sid, c) = (session_id.to_string(), cancel.clone());
-        let task =
-            tokio::spawn(async move { agent.run_stream_message(&sid, message, &sink, &c).await });
+        let listed = self.runs.register(session_id, cancel.clone());
+        let task = tokio::spawn(async move {
+            let _listed = listed;
+            agent.run_stream_message(&sid, message, &sink, &c).await
+        });
         RunHandle {
             events,
             cancel,
@@ -330,7 +337,11 @@ impl App {
         let cancel = CancellationToken::new();
         let agent = self.agent.clone();
         let (sid, msg, c) = (session_id.to_string(), message.to_string(), cancel.clone());
-        let task = tokio::spawn(async move { agent.run_stream(&sid, &msg, &sink, &c).await });
+        let listed = self.runs.register(session_id, cancel.clone());
+        let task = tokio::spawn(async move {
+            let _listed = listed;
+            agent.run_stream(&sid, &msg, &sink, &c).await
+        });
         RunHandle {
             events,
             cancel,

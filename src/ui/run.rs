@@ -17,7 +17,7 @@ use crate::app::launch::{Failure, GlobalArgs, build_app, is_broken_pipe};
 use crate::app::{App, AppError, AppOptions, SessionChoice};
 use crate::attach::{self, Attachment, FilesPolicy};
 use crate::protocol::AgentEvent;
-use crate::protocol::Decision;
+use crate::protocol::{Decision, Submission};
 use crate::session::{LockError, StoreError};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
@@ -300,7 +300,10 @@ pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                         Some(Decision::Deny)
                     };
                     if let Some(d) = d {
-                        app.agent.gate.answer(&id, d);
+                        app.submit(
+                            &meta.id,
+                            Submission::Approval { id, decision: d },
+                        );
                     }
                 }
             }

@@ -8,8 +8,8 @@
 use super::Plain;
 use super::editor::Reply;
 use crate::agent::AgentError;
-use crate::protocol::Decision;
 use crate::protocol::{AgentEvent, EventSink};
+use crate::protocol::{Decision, Submission};
 use crate::ui::lines::highlight;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -166,7 +166,9 @@ impl Plain {
                     }
                     Reply::Eof => Decision::Deny,
                 };
-                self.app.agent.gate.answer(&id, d);
+                let sid = self.st.session.id.clone();
+                self.app
+                    .submit(&sid, Submission::Approval { id, decision: d });
             }
             AgentEvent::ProfileSwitched { profile_id, .. } => {
                 self.st.session.profile_id = profile_id;

@@ -10,8 +10,8 @@
 use crate::app::App;
 use crate::attach::{Attachment, FilesPolicy};
 use crate::llm::ChatMessage;
-use crate::protocol::Decision;
 use crate::protocol::{AgentEvent, EventSink, TodoItem};
+use crate::protocol::{Decision, Submission};
 use crate::session::SessionMeta;
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
@@ -100,7 +100,13 @@ impl Host for AppHost<'_> {
     }
 
     fn answer(&mut self, id: &str, decision: Decision) {
-        self.app.agent.gate.answer(id, decision);
+        self.app.submit(
+            "",
+            Submission::Approval {
+                id: id.to_string(),
+                decision,
+            },
+        );
     }
 
     fn compact(&mut self, session_id: &str, mode: crate::agent::compact_run::CompactMode) -> Turn {
@@ -183,7 +189,8 @@ impl Host for AppHost<'_> {
     }
 
     fn steer(&mut self, session_id: &str, text: &str) {
-        self.app.agent.steers.push(session_id, text);
+        self.app
+            .submit(session_id, Submission::Steer(text.to_string()));
     }
 
     fn take_steers(&mut self, session_id: &str) -> Vec<String> {
