@@ -2,8 +2,9 @@
 //! subtask) and `switch_profile`. They hold a weak reference, so the agent
 //! owning its tool registry is not a cycle.
 use super::Agent;
-use crate::tools::{Tool, ToolContext, ToolResult, args};
-use serde_json::{Value, json};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::sync::Weak;
 
 /// Subagents may spawn subagents down to this depth.
@@ -13,8 +14,17 @@ pub struct SpawnAgentTool {
     pub agent: Weak<Agent>,
 }
 
+// No doc comments on the fields: they would be sent to the model.
+#[derive(Deserialize, JsonSchema)]
+pub struct SpawnArgs {
+    task: String,
+    profile_id: Option<String>,
+}
+
 #[async_trait::async_trait]
-impl Tool for SpawnAgentTool {
+impl TypedTool for SpawnAgentTool {
+    type Args = SpawnArgs;
+
     fn name(&self) -> &str {
         crate::protocol::SPAWN_AGENT_TOOL
     }
@@ -23,41 +33,28 @@ impl Tool for SpawnAgentTool {
         "Delegate a self-contained subtask to a helper agent; it sees only 'task', so include goal, paths and what to report."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task": {"type": "string"},
-                "profile_id": {"type": "string"}
-            },
-            "required": ["task"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+    async fn run(&self, a: SpawnArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(agent) = self.agent.upgrade() else {
-            return ToolResult::err("the agent is shutting down");
+            return Err(ToolError::failed("the agent is shutting down"));
         };
-        let task = match args::str_req(a, "task") {
-            Ok(t) if !t.trim().is_empty() => t.to_string(),
-            Ok(_) => {
-                return ToolResult::err("argument 'task' is empty; describe the subtask in full");
-            }
-            Err(e) => return ToolResult::err(e),
-        };
+        if a.task.trim().is_empty() {
+            return Err(ToolError::args(
+                "argument 'task' is empty; describe the subtask in full",
+            ));
+        }
         let depth = ctx.origin.as_ref().map_or(0, |o| o.depth);
         if depth >= MAX_DEPTH {
-            return ToolResult::err(format!(
+            return Err(ToolError::failed(format!(
                 "helpers may not nest deeper than {MAX_DEPTH} levels; do this part yourself"
-            ));
+            )));
         }
         let parent_session = ctx
             .parent_session_id
             .clone()
             .unwrap_or_else(|| ctx.session_id.clone());
-        let profile_id = match args::str_opt(a, "profile_id") {
-            Ok(Some(p)) => p.to_string(),
-            Ok(None) => match &ctx.origin {
+        let profile_id = match a.profile_id {
+            Some(p) => p,
+            None => match &ctx.origin {
                 Some(o) => o.profile_id.clone(),
                 None => agent
                     .store
@@ -67,17 +64,16 @@ impl Tool for SpawnAgentTool {
                     .map(|m| m.profile_id)
                     .unwrap_or_else(|| agent.profiles.default_id()),
             },
-            Err(e) => return ToolResult::err(e),
         };
         if agent.profiles.get(&profile_id).is_none() {
-            return ToolResult::err(format!(
+            return Err(ToolError::failed(format!(
                 "unknown profile '{profile_id}'; available: {}",
                 agent.profiles.ids().join(", ")
-            ));
+            )));
         }
         match agent
             .run_ephemeral(
-                &task,
+                &a.task,
                 &profile_id,
                 Some(&parent_session),
                 depth + 1,
@@ -86,18 +82,15 @@ impl Tool for SpawnAgentTool {
             )
             .await
         {
-            Ok((text, true)) => ToolResult::ok(text),
-            Ok((text, false)) if ctx.cancel.is_cancelled() => ToolResult {
-                output: text,
-                ..ToolResult::err("operation cancelled by user")
-            },
-            Ok((text, false)) => ToolResult {
-                output: text,
-                ..ToolResult::err(
-                    "the helper stopped at its iteration limit; its report may be incomplete",
-                )
-            },
-            Err(e) => ToolResult::err(format!("the helper failed: {e}")),
+            Ok((text, true)) => Ok(ToolOutput::new(text)),
+            Ok((text, false)) if ctx.cancel.is_cancelled() => {
+                Err(ToolError::failed("operation cancelled by user").with_output(text))
+            }
+            Ok((text, false)) => Err(ToolError::failed(
+                "the helper stopped at its iteration limit; its report may be incomplete",
+            )
+            .with_output(text)),
+            Err(e) => Err(ToolError::failed(format!("the helper failed: {e}"))),
         }
     }
 }
@@ -106,8 +99,17 @@ pub struct SwitchProfileTool {
     pub agent: Weak<Agent>,
 }
 
+#[derive(Deserialize, JsonSchema)]
+pub struct SwitchArgs {
+    profile_id: String,
+    #[allow(dead_code)]
+    reason: Option<String>,
+}
+
 #[async_trait::async_trait]
-impl Tool for SwitchProfileTool {
+impl TypedTool for SwitchProfileTool {
+    type Args = SwitchArgs;
+
     fn name(&self) -> &str {
         crate::protocol::SWITCH_PROFILE_TOOL
     }
@@ -116,45 +118,33 @@ impl Tool for SwitchProfileTool {
         "Move this session to another profile when the topic has clearly changed."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "profile_id": {"type": "string"},
-                "reason": {"type": "string"}
-            },
-            "required": ["profile_id"]
-        })
-    }
-
-    async fn execute(&self, a: &Value, ctx: &ToolContext) -> ToolResult {
+    async fn run(&self, a: SwitchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(agent) = self.agent.upgrade() else {
-            return ToolResult::err("the agent is shutting down");
+            return Err(ToolError::failed("the agent is shutting down"));
         };
         if ctx.origin.is_some() {
-            return ToolResult::err("a helper agent cannot switch the session's profile");
+            return Err(ToolError::failed(
+                "a helper agent cannot switch the session's profile",
+            ));
         }
-        let id = match args::str_req(a, "profile_id") {
-            Ok(id) => id.trim().to_string(),
-            Err(e) => return ToolResult::err(e),
-        };
+        let id = a.profile_id.trim().to_string();
         let Some(p) = agent.profiles.get(&id) else {
             let list: Vec<String> = agent
                 .profiles
                 .all()
                 .map(|p| format!("{} ({})", p.id, p.short_description))
                 .collect();
-            return ToolResult::err(format!(
+            return Err(ToolError::failed(format!(
                 "unknown profile '{id}'; available: {}",
                 list.join(", ")
-            ));
+            )));
         };
         match agent.store.set_profile(&ctx.session_id, &p.id) {
-            Ok(()) => ToolResult::ok(format!(
+            Ok(()) => Ok(ToolOutput::new(format!(
                 "switched to {} ({}); its instructions and tools apply from the next step",
                 p.name, p.id
-            )),
-            Err(e) => ToolResult::err(format!("could not switch: {e}")),
+            ))),
+            Err(e) => Err(ToolError::failed(format!("could not switch: {e}"))),
         }
     }
 }
@@ -168,5 +158,37 @@ pub fn register(agent: &std::sync::Arc<Agent>) {
         reg.register_builtin(std::sync::Arc::new(SwitchProfileTool {
             agent: std::sync::Arc::downgrade(agent),
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_are_the_small_inline_form_the_model_had_before() {
+        assert_eq!(
+            crate::tools::typed::args_schema::<SpawnArgs>(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "task": {"type": "string"},
+                    "profile_id": {"type": "string"}
+                },
+                "required": ["task"]
+            })
+        );
+        assert_eq!(
+            crate::tools::typed::args_schema::<SwitchArgs>(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "profile_id": {"type": "string"},
+                    "reason": {"type": "string"}
+                },
+                "required": ["profile_id"]
+            })
+        );
     }
 }
