@@ -12,6 +12,7 @@
 
 mod events;
 mod history;
+pub mod plan;
 
 pub use events::{AgentEvent, AgentOrigin, EventSink};
 pub use history::{CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, last_answer, replay};

@@ -318,7 +318,7 @@ impl LineRenderer {
                 let numbered = plan
                     .lines()
                     .filter(|l| !l.trim().is_empty())
-                    .all(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+                    .all(|l| crate::protocol::plan::step_body(l).is_some());
                 let mut n = 0;
                 for l in plan.lines().filter(|l| !l.trim().is_empty()) {
                     n += 1;

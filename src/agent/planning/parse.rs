@@ -6,6 +6,7 @@
 //! warning. More than 15 steps are cut to 15 with a warning.
 
 use super::MAX_STEPS;
+use crate::protocol::plan::{Executor, split_executor, step_body};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanStep {
@@ -22,49 +23,6 @@ pub struct ParsedPlan {
     pub warnings: Vec<String>,
 }
 
-fn step_body(line: &str) -> Option<&str> {
-    let t = line.trim_start();
-    let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 || digits > 3 {
-        return None;
-    }
-    let rest = &t[digits..];
-    let rest = rest.strip_prefix('.').or_else(|| rest.strip_prefix(')'))?;
-    Some(rest.trim())
-}
-
-fn split_executor(body: &str) -> (String, Option<(String, String)>) {
-    for key in ["TOOL:", "AGENT:"] {
-        if let Some(pos) = body.rfind(key) {
-            let name = body[pos + key.len()..]
-                .trim()
-                .trim_matches(|c: char| c == '`' || c == '*' || c == ')' || c == ']' || c == '.')
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-                .to_string();
-            let text = clean(&body[..pos]);
-            return (text, Some((key.trim_end_matches(':').to_string(), name)));
-        }
-    }
-    if let Some(pos) = body.rfind("SELF") {
-        return (clean(&body[..pos]), Some(("SELF".into(), String::new())));
-    }
-    (clean(body), None)
-}
-
-fn clean(s: &str) -> String {
-    s.trim()
-        .trim_end_matches(|c: char| {
-            matches!(c, '—' | '-' | '–' | '|' | '(' | '[' | ':' | ',' | '*' | '`')
-                || c.is_whitespace()
-        })
-        .trim_start_matches("**")
-        .trim()
-        .to_string()
-}
-
 pub fn parse_plan(text: &str, tools: &[String], profiles: &[String]) -> ParsedPlan {
     let mut out = ParsedPlan::default();
     if text.trim_start().starts_with("DIRECT") {
@@ -73,7 +31,7 @@ pub fn parse_plan(text: &str, tools: &[String], profiles: &[String]) -> ParsedPl
     let mut kept_lines = Vec::new();
     let mut count = 0;
     for line in text.lines() {
-        let Some(body) = step_body(line) else {
+        let Some((_, body)) = step_body(line) else {
             if count < MAX_STEPS {
                 kept_lines.push(line.to_string());
             }
@@ -85,18 +43,17 @@ pub fn parse_plan(text: &str, tools: &[String], profiles: &[String]) -> ParsedPl
         }
         let (step_text, exec) = split_executor(body);
         let executor = match exec {
-            Some((kind, name)) if kind == "TOOL" && tools.contains(&name) => {
-                format!("TOOL: {name}")
+            Some(ref e @ Executor::Tool(ref name)) if tools.contains(name) => e.to_string(),
+            Some(ref e @ Executor::Agent(ref name)) if profiles.contains(name) => e.to_string(),
+            Some(Executor::Tool(name)) => {
+                out.warnings.push(format!("step {count} names unknown tool '{name}'; it will be done by the agent itself (SELF)"));
+                Executor::Itself.to_string()
             }
-            Some((kind, name)) if kind == "AGENT" && profiles.contains(&name) => {
-                format!("AGENT: {name}")
+            Some(Executor::Agent(name)) => {
+                out.warnings.push(format!("step {count} names unknown agent '{name}'; it will be done by the agent itself (SELF)"));
+                Executor::Itself.to_string()
             }
-            Some((kind, _)) if kind == "SELF" => "SELF".into(),
-            Some((kind, name)) => {
-                out.warnings.push(format!("step {count} names unknown {} '{name}'; it will be done by the agent itself (SELF)", kind.to_ascii_lowercase()));
-                "SELF".into()
-            }
-            None => "SELF".into(),
+            Some(Executor::Itself) | None => Executor::Itself.to_string(),
         };
         let step_text = if step_text.is_empty() {
             body.to_string()

@@ -3,33 +3,13 @@
 //! Invariant: numbered lines (`1.` / `1)`) are steps, their `TOOL:`, `AGENT:`
 //! or `SELF` executor is shown dimmed; other non-empty lines are notes.
 use super::RenderCtx;
+use crate::protocol::plan::{self, PlanLine};
 use crate::ui::tui::wrap::{self, wrap};
 use ratatui::text::{Line, Span};
 
-fn step(line: &str) -> Option<(&str, &str)> {
-    let t = line.trim_start();
-    let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 || digits > 3 {
-        return None;
-    }
-    let rest = &t[digits..];
-    let body = rest.strip_prefix('.').or_else(|| rest.strip_prefix(')'))?;
-    Some((&t[..digits], body.trim()))
-}
-
-fn split_executor(body: &str) -> (&str, &str) {
-    for key in ["TOOL:", "AGENT:", "SELF"] {
-        if let Some(pos) = body.rfind(key) {
-            let text = body[..pos].trim_end_matches([' ', '—', '-', '–', '|', '(', '[', ':', ',']);
-            return (text, body[pos..].trim_end_matches([')', ']']));
-        }
-    }
-    (body, "")
-}
-
 /// Number of steps in a plan text.
 pub fn step_count(text: &str) -> usize {
-    text.lines().filter(|l| step(l).is_some()).count()
+    plan::step_count(text)
 }
 
 pub fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
@@ -47,17 +27,20 @@ pub fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'stat
     let boxed = w >= 12;
     let inner = if boxed { w - 4 } else { w.max(1) };
     let mut body: Vec<Line<'static>> = Vec::new();
-    for l in text.lines().filter(|l| !l.trim().is_empty()) {
-        match step(l) {
-            Some((num, b)) => {
-                let (t, exec) = split_executor(b);
-                let marker = format!("{num}. ");
+    for l in plan::read(text) {
+        match l {
+            PlanLine::Step {
+                number,
+                text: t,
+                executor,
+            } => {
+                let marker = format!("{number}. ");
                 let mw = wrap::width(&marker);
                 let mut spans = vec![
                     Span::styled(marker, th.plan_number),
-                    Span::styled(t.to_string(), th.plan_text),
+                    Span::styled(t, th.plan_text),
                 ];
-                if !exec.is_empty() {
+                if let Some(exec) = executor {
                     spans.push(Span::styled(format!("  {exec}"), th.plan_executor));
                 }
                 body.extend(wrap(
@@ -66,11 +49,9 @@ pub fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'stat
                     &[Span::raw(" ".repeat(mw))],
                 ));
             }
-            None => body.extend(wrap(
-                &Line::from(Span::styled(l.trim().to_string(), th.dim)),
-                inner,
-                &[],
-            )),
+            PlanLine::Note(note) => {
+                body.extend(wrap(&Line::from(Span::styled(note, th.dim)), inner, &[]))
+            }
         }
     }
     if !boxed {
@@ -107,11 +88,14 @@ mod tests {
 
     #[test]
     fn steps_and_executors() {
-        assert_eq!(step("  2) do it"), Some(("2", "do it")));
-        assert_eq!(step("no"), None);
+        assert_eq!(plan::step_body("  2) do it"), Some(("2", "do it")));
+        assert_eq!(plan::step_body("no"), None);
         assert_eq!(
-            split_executor("Read the logs — TOOL: terminal"),
-            ("Read the logs", "TOOL: terminal")
+            plan::split_executor("Read the logs — TOOL: terminal"),
+            (
+                "Read the logs".to_string(),
+                Some(plan::Executor::Tool("terminal".into()))
+            )
         );
         assert_eq!(step_count("Goal\n1. a\n2. b\n"), 2);
     }
