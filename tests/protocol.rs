@@ -4,9 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use crate::support;
 
-use navi::app::{App, AppOptions, SessionChoice};
+use navi::app::submit::Started;
+use navi::app::{App, AppOptions, RunHandle, SessionChoice};
 use navi::config::{BackendKind, Config, Overrides, Paths};
-use navi::protocol::{AgentEvent, Decision, INTERRUPTED, Submission};
+use navi::protocol::{AgentEvent, CompactMode, Decision, INTERRUPTED, Submission};
 use serde_json::{Value, json};
 use support::{FakeLlm, Reply};
 
@@ -42,6 +43,13 @@ fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
     app
 }
 
+fn turn(started: Option<Started>) -> RunHandle {
+    match started {
+        Some(Started::Turn(h)) => h,
+        _ => panic!("a user message starts a turn"),
+    }
+}
+
 /// Every user-visible text of the chat requests, in order.
 fn user_texts(body: &Value) -> Vec<String> {
     body["messages"]
@@ -65,9 +73,7 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
     fake.push(Reply::tool_call("http_request", json!({ "url": url })));
     fake.push(Reply::text("I did not fetch it, as you asked."));
 
-    let mut run = app
-        .submit(&meta.id, Submission::UserMessage("fetch the page".into()))
-        .expect("a user message starts a turn");
+    let mut run = turn(app.submit(&meta.id, Submission::UserMessage("fetch the page".into())));
     assert!(app.runs.is_running(&meta.id));
     let mut live = Vec::new();
     while let Some(ev) = run.events.recv().await {
@@ -157,6 +163,29 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
         navi::protocol::last_answer(&replay),
         "I did not fetch it, as you asked."
     );
+
+    // `/compact` as a submission: one turn is all recent, so nothing changes
+    // and the event says so with equal counts.
+    let Some(Started::Compaction(mut c)) =
+        app.submit(&meta.id, Submission::Compact(CompactMode::Now))
+    else {
+        panic!("/compact starts a compaction");
+    };
+    let mut said = None;
+    while let Some(ev) = c.events.recv().await {
+        if let AgentEvent::ContextCompressed {
+            messages_before,
+            messages_after,
+            ..
+        } = ev
+        {
+            said = Some((messages_before, messages_after));
+        }
+    }
+    let (before, after) = c.task.await.unwrap().unwrap();
+    assert_eq!(said, Some((before, after)));
+    assert_eq!(before, after);
+    assert_eq!(fake.chat_requests().len(), 2, "no summary was asked for");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,9 +198,7 @@ async fn a_stop_submission_stops_the_running_turn_cooperatively() {
         .unwrap();
     let long = "word ".repeat(400);
     fake.push(Reply::text(long).with_delay(20));
-    let mut run = app
-        .submit(&meta.id, Submission::UserMessage("talk".into()))
-        .unwrap();
+    let mut run = turn(app.submit(&meta.id, Submission::UserMessage("talk".into())));
     let mut stopped = false;
     let mut sent_stop = false;
     while let Some(ev) = run.events.recv().await {

@@ -22,14 +22,7 @@ use crate::protocol::{AgentEvent, EventSink};
 use crate::session::{MessageKind, StoredMessage};
 use tokio_util::sync::CancellationToken;
 
-/// Which `/compact`: at once, a preview kept for confirmation, or applying
-/// the kept preview.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompactMode {
-    Now,
-    Preview,
-    Apply,
-}
+pub use crate::protocol::CompactMode;
 
 /// What a compaction would do; nothing is written until it is applied.
 #[derive(Clone, Debug, PartialEq)]

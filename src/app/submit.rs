@@ -4,10 +4,13 @@
 //! Invariant: a stop is cooperative. It cancels the running turn's token;
 //! the turn winds down and saves what it has. Nothing is aborted.
 use super::{App, RunHandle};
-use crate::protocol::Submission;
+use crate::agent::AgentError;
+use crate::protocol::{AgentEvent, CompactMode, EventSink, Submission};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// The cancel tokens of the turns running now, by session.
@@ -76,13 +79,32 @@ impl Drop for RunGuard {
     }
 }
 
+/// A running compaction: its events, its stop, and (messages before,
+/// messages after) when it ends.
+pub struct CompactionHandle {
+    pub events: mpsc::Receiver<AgentEvent>,
+    pub cancel: CancellationToken,
+    pub task: JoinHandle<Result<(usize, usize), AgentError>>,
+}
+
+/// What a submission started.
+pub enum Started {
+    Turn(RunHandle),
+    Compaction(CompactionHandle),
+}
+
 impl App {
-    /// Sends `sub` to `session_id`. A user message starts a turn and returns
-    /// its handle; a steer, a stop or an approval answer acts on the turn
-    /// that runs and returns `None`.
-    pub fn submit(&self, session_id: &str, sub: Submission) -> Option<RunHandle> {
+    /// Sends `sub` to `session_id`. A user message starts a turn and
+    /// `/compact` a compaction, and their handle is returned; a steer, a stop
+    /// or an approval answer acts on what runs and returns `None`.
+    pub fn submit(&self, session_id: &str, sub: Submission) -> Option<Started> {
         match sub {
-            Submission::UserMessage(text) => Some(self.start_turn(session_id, &text)),
+            Submission::UserMessage(text) => {
+                Some(Started::Turn(self.start_turn(session_id, &text)))
+            }
+            Submission::Compact(mode) => {
+                Some(Started::Compaction(self.start_compaction(session_id, mode)))
+            }
             Submission::Steer(text) => {
                 self.agent.steers.push(session_id, &text);
                 None
@@ -95,6 +117,40 @@ impl App {
                 self.agent.gate.answer(&id, decision);
                 None
             }
+        }
+    }
+
+    /// Starts `/compact` on its own task; a [`Submission::Stop`] (or the
+    /// handle's token) stops it with nothing changed. When there was nothing
+    /// to compact, a `context_compressed` event with equal counts says so.
+    pub fn start_compaction(&self, session_id: &str, mode: CompactMode) -> CompactionHandle {
+        let (sink, events) = EventSink::channel(64);
+        let cancel = CancellationToken::new();
+        let agent = self.agent.clone();
+        let (sid, c) = (session_id.to_string(), cancel.clone());
+        let listed = self.runs.register(session_id, cancel.clone());
+        let task = tokio::spawn(async move {
+            let _listed = listed;
+            let r = agent.compact_mode(&sid, mode, &sink, &c).await;
+            if let Ok((before, after)) = &r
+                && before == after
+            {
+                let acc = agent.context_account(&sid).unwrap_or_default();
+                sink.emit(AgentEvent::ContextCompressed {
+                    messages_before: *before,
+                    messages_after: *after,
+                    tokens_before: acc.used,
+                    tokens_after: acc.used,
+                    max_context_tokens: acc.window,
+                })
+                .await;
+            }
+            r
+        });
+        CompactionHandle {
+            events,
+            cancel,
+            task,
         }
     }
 }

@@ -36,6 +36,18 @@ pub enum Submission {
     Stop,
     /// The answer to an [`AgentEvent::ApprovalRequest`] with this id.
     Approval { id: String, decision: Decision },
+    /// `/compact`: summarise older context now, preview it, or apply the
+    /// previewed summary.
+    Compact(CompactMode),
+}
+
+/// Which `/compact`: at once, a preview kept for confirmation, or applying
+/// the kept preview.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactMode {
+    Now,
+    Preview,
+    Apply,
 }
 
 /// The user's answer to an approval request.

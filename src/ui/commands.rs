@@ -19,7 +19,7 @@ pub enum SlashCommand {
     ProfileSwitch(String),
     /// `None`: show the current model.
     Model(Option<String>),
-    Compact(crate::agent::compact_run::CompactMode),
+    Compact(crate::protocol::CompactMode),
     /// `/pin [n|last]` (true) and `/unpin n|last` (false).
     Pin(Option<String>, bool),
     Stop,
@@ -263,7 +263,7 @@ pub enum Outcome {
     Theme(String),
     Thinking(bool),
     /// Run context compaction on the current session.
-    Compact(crate::agent::compact_run::CompactMode),
+    Compact(crate::protocol::CompactMode),
 }
 
 /// Code blocks (fenced) of a Markdown text.

@@ -11,13 +11,13 @@
 pub mod highlight;
 pub mod markdown;
 pub mod style;
+mod whole;
 
 use super::format::{args_preview, preview, tokens_short};
-use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, TodoItem, TodoStatus};
+use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, TodoStatus};
 pub use highlight::CodeStyle;
 use markdown::Markdown;
 use std::collections::HashMap;
-use std::time::Duration;
 pub use style::{Palette, color_wanted};
 
 /// Code highlighting as colour theme `name` asks for (its `syntax` key);
@@ -431,6 +431,16 @@ impl LineRenderer {
             AgentEvent::ContextCompressed {
                 messages_before,
                 messages_after,
+                ..
+            } if messages_before == messages_after => {
+                let t = format!(
+                    "nothing to compact: the context ({messages_before} messages) holds only recent turns"
+                );
+                self.line(&mut out, Stream::Info, p.dim(&t));
+            }
+            AgentEvent::ContextCompressed {
+                messages_before,
+                messages_after,
                 tokens_before,
                 tokens_after,
                 max_context_tokens,
@@ -526,66 +536,6 @@ impl LineRenderer {
             }
         }
         out
-    }
-
-    /// A whole answer at once, rendered as Markdown.
-    fn answer(&mut self, out: &mut Vec<Piece>, content: &str) {
-        if content.trim().is_empty() {
-            return;
-        }
-        self.break_line(out);
-        let color = self.opts.color && self.opts.markdown;
-        let mut text = Markdown::render(content, color, &self.opts.code);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        out.push(Piece {
-            stream: Stream::Answer,
-            text,
-        });
-    }
-
-    fn todos(&mut self, out: &mut Vec<Piece>, items: &[TodoItem]) {
-        let changed: Vec<&TodoItem> = items
-            .iter()
-            .filter(|i| self.todos.get(&i.id) != Some(&i.status))
-            .collect();
-        if changed.is_empty() {
-            return;
-        }
-        for i in &changed {
-            let t = format!("  {} {}. {}", i.status.checkbox(), i.id, i.text);
-            let t = if i.status == TodoStatus::Done {
-                self.pal.dim(&t)
-            } else {
-                t
-            };
-            self.line(out, Stream::Info, t);
-        }
-        self.todos = items.iter().map(|i| (i.id, i.status)).collect();
-    }
-
-    /// The status line after a turn: context use, tokens out, time, model.
-    pub fn status_line(&self, elapsed: Duration) -> String {
-        let u = &self.usage;
-        let mut parts = Vec::new();
-        if u.window > 0 {
-            let pct = u.context.saturating_mul(100) / u.window.max(1);
-            parts.push(format!(
-                "context {} ({pct}%)",
-                tokens_short(u.context, u.window)
-            ));
-        } else if u.context > 0 {
-            parts.push(format!("context {} tokens", u.context));
-        }
-        if u.completion > 0 {
-            parts.push(format!("{} tokens out", u.completion));
-        }
-        parts.push(format!("{:.1}s", elapsed.as_secs_f64()));
-        if !self.model.is_empty() {
-            parts.push(self.model.clone());
-        }
-        self.pal.dim(&format!("── {} ──", parts.join(" · ")))
     }
 }
 

@@ -3,8 +3,8 @@
 //!
 //! Numbers are those `/pin` lists: user and assistant messages with text, in
 //! the order of the transcript, from 1. `last` is the latest answer.
-use crate::agent::compact_run::CompactMode;
 use crate::app::App;
+use crate::protocol::CompactMode;
 use crate::session::pins;
 
 pub const USAGE: &str = "usage: /pin [n|last] · /unpin n|last — /pin alone lists the messages";

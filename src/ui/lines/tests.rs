@@ -1,5 +1,7 @@
 use super::*;
+use crate::protocol::TodoItem;
 use serde_json::json;
+use std::time::Duration;
 
 fn opts(color: bool, thinking: ThinkingView) -> LineOptions {
     LineOptions {

@@ -8,7 +8,7 @@
 use super::Plain;
 use super::editor::Reply;
 use crate::agent::AgentError;
-use crate::protocol::{AgentEvent, EventSink};
+use crate::protocol::AgentEvent;
 use crate::protocol::{Decision, Submission};
 use crate::ui::lines::highlight;
 use std::time::Instant;
@@ -181,15 +181,12 @@ impl Plain {
     }
 
     /// `/compact`: summarises older context; Ctrl-C stops it.
-    pub(super) async fn compact(&mut self, mode: crate::agent::compact_run::CompactMode) {
+    pub(super) async fn compact(&mut self, mode: crate::protocol::CompactMode) {
         self.sig.drain();
         let t = self.pal().dim("compacting…");
         self.say(&t);
-        let (sink, mut rx) = EventSink::channel(64);
-        let cancel = CancellationToken::new();
-        let agent = self.app.agent.clone();
-        let (sid, c) = (self.st.session.id.clone(), cancel.clone());
-        let task = tokio::spawn(async move { agent.compact_mode(&sid, mode, &sink, &c).await });
+        let h = self.app.start_compaction(&self.st.session.id, mode);
+        let (mut rx, cancel, task) = (h.events, h.cancel, h.task);
         loop {
             tokio::select! {
                 ev = rx.recv() => match ev {
@@ -210,9 +207,7 @@ impl Plain {
         }
         let p = self.pal();
         match task.await {
-            Ok(Ok((before, after))) if before == after => {
-                self.say(&p.dim("nothing to compact: the context holds only the most recent turns"))
-            }
+            // "nothing to compact" came as an event.
             Ok(Ok(_)) => {}
             Ok(Err(e)) if is_cancel(&e) => self.say(&p.yellow("compaction stopped")),
             Ok(Err(e)) => self.say(&p.red(&format!("error: compaction failed: {e}"))),

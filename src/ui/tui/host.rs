@@ -11,7 +11,7 @@ use crate::app::App;
 use crate::attach::{Attachment, FilesPolicy};
 use crate::llm::ChatMessage;
 use crate::protocol::{AgentEvent, EventSink, TodoItem};
-use crate::protocol::{Decision, Submission};
+use crate::protocol::{CompactMode, Decision, Submission};
 use crate::session::SessionMeta;
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
@@ -39,7 +39,7 @@ pub trait Host {
     fn start_turn(&mut self, session_id: &str, message: &str) -> Turn;
     fn execute(&mut self, cmd: SlashCommand, ui: &mut UiState) -> Result<Outcome, String>;
     fn answer(&mut self, id: &str, decision: Decision);
-    fn compact(&mut self, session_id: &str, mode: crate::agent::compact_run::CompactMode) -> Turn;
+    fn compact(&mut self, session_id: &str, mode: CompactMode) -> Turn;
     /// The session's current metadata (title and context use change per turn).
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta>;
     /// A check of the backend, run after the first frame: the model it
@@ -109,35 +109,34 @@ impl Host for AppHost<'_> {
         );
     }
 
-    fn compact(&mut self, session_id: &str, mode: crate::agent::compact_run::CompactMode) -> Turn {
+    fn compact(&mut self, session_id: &str, mode: CompactMode) -> Turn {
+        let h = self.app.start_compaction(session_id, mode);
         let (sink, events) = EventSink::channel(64);
-        let cancel = CancellationToken::new();
-        let agent = self.app.agent.clone();
-        let (sid, c) = (session_id.to_string(), cancel.clone());
         tokio::spawn(async move {
-            match agent.compact_mode(&sid, mode, &sink, &c).await {
-                // Nothing was old enough: compact() emits no event then.
-                Ok((before, after)) if before == after => {
-                    let acc = agent.context_account(&sid).unwrap_or_default();
-                    sink.emit(AgentEvent::ContextCompressed {
-                        messages_before: before,
-                        messages_after: after,
-                        tokens_before: acc.used,
-                        tokens_after: acc.used,
-                        max_context_tokens: acc.window,
+            let mut rx = h.events;
+            while let Some(ev) = rx.recv().await {
+                sink.emit(ev).await;
+            }
+            match h.task.await {
+                Ok(Err(e)) => {
+                    sink.emit(AgentEvent::Error {
+                        message: format!("compaction failed: {e}"),
                     })
-                    .await;
+                    .await
                 }
-                Ok(_) => {}
                 Err(e) => {
                     sink.emit(AgentEvent::Error {
                         message: format!("compaction failed: {e}"),
                     })
-                    .await;
+                    .await
                 }
+                Ok(Ok(_)) => {}
             }
         });
-        Turn { events, cancel }
+        Turn {
+            events,
+            cancel: h.cancel,
+        }
     }
 
     fn load_history(&mut self, session_id: &str) -> Option<Load> {

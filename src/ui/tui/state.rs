@@ -68,7 +68,7 @@ pub enum Action {
     Quit,
     Answer(String, Decision),
     /// Run `/compact` on the current session.
-    Compact(crate::agent::compact_run::CompactMode),
+    Compact(crate::protocol::CompactMode),
     /// Steer the running turn with this message (Ctrl-S).
     Steer(String),
     /// Switch to this model (chosen in the `/model` picker).
