@@ -374,3 +374,49 @@ async fn backend_flag_spellings_pick_the_protocol() {
         "a bad flag reaches no server"
     );
 }
+
+#[tokio::test]
+async fn session_and_profile_flags_before_a_subcommand_apply_to_it_or_are_refused() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    // `-p` before `run` picks the profile: an unknown one is refused at once.
+    let o = env.run(&fake, "ollama", &["-p", "nope", "run", "hi"]).await;
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("unknown profile 'nope'"), "{}", o.stderr);
+    assert!(fake.chat_requests().is_empty());
+    fake.push(Reply::text("first"));
+    let o = env
+        .run(&fake, "ollama", &["--profile", "tester", "run", "q1"])
+        .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let sent = fake.chat_requests();
+    assert!(
+        sent[0].to_string().contains("TESTER-PROMPT"),
+        "the tester profile's prompt: {}",
+        sent[0]
+    );
+    // `-c` before `run` continues the latest session.
+    fake.push(Reply::text("second"));
+    let o = env.run(&fake, "ollama", &["-c", "run", "q2"]).await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let last = fake.chat_requests().pop().unwrap().to_string();
+    assert!(last.contains("q1") && last.contains("first"), "{last}");
+    let o = env
+        .run(&fake, "ollama", &["sessions", "list", "--json"])
+        .await;
+    let list: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    // A flag the subcommand has no use for is refused, not ignored.
+    let o = env
+        .run(&fake, "ollama", &["--plain", "sessions", "list"])
+        .await;
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("--plain does not apply to `navi sessions`"),
+        "{}",
+        o.stderr
+    );
+    let o = env.run(&fake, "ollama", &["-s", "1", "models"]).await;
+    assert_eq!(o.code, 2, "{}", o.stderr);
+}

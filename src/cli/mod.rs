@@ -259,7 +259,83 @@ pub fn main() -> ExitCode {
     }
 }
 
-async fn dispatch(cli: Cli) -> Result<u8, Failure> {
+/// Session and profile flags written before a subcommand (`navi -p dev run
+/// …`) apply to it as if written after it; a subcommand that has no use for
+/// one is refused rather than silently ignoring it.
+fn hoist_front_end_flags(cli: &mut Cli) -> Result<(), Failure> {
+    let given = |on: bool, flag: &'static str| on.then_some(flag);
+    let front = [
+        given(cli.plain, "--plain"),
+        given(cli.new, "--new"),
+        given(cli.session.is_some(), "--session"),
+        given(cli.profile.is_some(), "--profile"),
+        given(cli.continue_last, "--continue"),
+    ];
+    let refuse = |flag: &str, cmd: &str| {
+        Err(Failure::usage(format!(
+            "{flag} does not apply to `navi {cmd}`; it is for the interactive front ends and `navi run` (write it after `run`)"
+        )))
+    };
+    match &mut cli.command {
+        None => Ok(()),
+        Some(Command::Run(args)) => {
+            if cli.plain {
+                return refuse("--plain", "run");
+            }
+            if args.profile.is_none() {
+                args.profile = cli.profile.take();
+            }
+            if args.session.is_none() && !args.continue_last {
+                args.session = cli.session.take();
+                args.continue_last = cli.continue_last;
+            }
+            if args.no_save && (args.session.is_some() || args.continue_last) {
+                return Err(Failure::usage(
+                    "--no-save cannot be combined with --session or --continue",
+                ));
+            }
+            Ok(())
+        }
+        Some(Command::Context { profile, .. }) if profile.is_none() && cli.profile.is_some() => {
+            *profile = cli.profile.take();
+            match front.iter().flatten().find(|f| **f != "--profile") {
+                Some(f) => refuse(f, "context"),
+                None => Ok(()),
+            }
+        }
+        Some(Command::Compact { session, .. }) if session.is_none() && cli.session.is_some() => {
+            *session = cli.session.take();
+            match front.iter().flatten().find(|f| **f != "--session") {
+                Some(f) => refuse(f, "compact"),
+                None => Ok(()),
+            }
+        }
+        Some(other) => match front.iter().flatten().next() {
+            Some(f) => refuse(f, command_name(other)),
+            None => Ok(()),
+        },
+    }
+}
+
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Run(_) => "run",
+        Command::Models { .. } => "models",
+        Command::Sessions { .. } => "sessions",
+        Command::Profiles { .. } => "profiles",
+        Command::Memory { .. } => "memory",
+        Command::Context { .. } => "context",
+        Command::Compact { .. } => "compact",
+        Command::Completions { .. } => "completions",
+        Command::Man => "man",
+        Command::Config { .. } => "config",
+        Command::Last { .. } => "last",
+        Command::Mcp { .. } => "mcp",
+    }
+}
+
+async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
+    hoist_front_end_flags(&mut cli)?;
     match cli.command {
         Some(Command::Run(args)) => crate::ui::run::run(&cli.global, args).await,
         Some(Command::Models { json }) => admin::models(&cli.global, json).await,
