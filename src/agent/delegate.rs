@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 use std::sync::Weak;
 
 /// Subagents may spawn subagents down to this depth.
-pub const MAX_DEPTH: u32 = 2;
+pub(crate) const MAX_DEPTH: u32 = 2;
 
-pub struct SpawnAgentTool {
-    pub agent: Weak<Agent>,
+pub(crate) struct SpawnAgentTool {
+    pub(crate) agent: Weak<Agent>,
 }
 
 #[async_trait::async_trait]
@@ -102,8 +102,8 @@ impl Tool for SpawnAgentTool {
     }
 }
 
-pub struct SwitchProfileTool {
-    pub agent: Weak<Agent>,
+pub(crate) struct SwitchProfileTool {
+    pub(crate) agent: Weak<Agent>,
 }
 
 #[async_trait::async_trait]
