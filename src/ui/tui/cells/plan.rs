@@ -28,11 +28,11 @@ fn split_executor(body: &str) -> (&str, &str) {
 }
 
 /// Number of steps in a plan text.
-pub fn step_count(text: &str) -> usize {
+pub(crate) fn step_count(text: &str) -> usize {
     text.lines().filter(|l| step(l).is_some()).count()
 }
 
-pub fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     let th = &ctx.theme.s;
     let n = step_count(text);
     let title = format!("Plan · {n} step{}", if n == 1 { "" } else { "s" });
