@@ -13,22 +13,22 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The result a call that never got one is replayed with.
-pub const INTERRUPTED: &str = "interrupted";
+pub(crate) const INTERRUPTED: &str = "interrupted";
 
 /// What marks a pinned message in a transcript.
-pub const PINNED_NOTE: &str = "📌 pinned: kept verbatim through compaction (/unpin to undo)";
+pub(crate) const PINNED_NOTE: &str = "📌 pinned: kept verbatim through compaction (/unpin to undo)";
 
 /// One tool call an answer made.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CallItem {
-    pub id: String,
-    pub tool: String,
-    pub args: Value,
+pub(crate) struct CallItem {
+    pub(crate) id: String,
+    pub(crate) tool: String,
+    pub(crate) args: Value,
 }
 
 /// One entry of a session's display history.
 #[derive(Clone, Debug, PartialEq)]
-pub enum HistoryItem {
+pub(crate) enum HistoryItem {
     User {
         text: String,
         pinned: bool,
@@ -55,7 +55,7 @@ pub enum HistoryItem {
 }
 
 /// The events that show `items`, in order.
-pub fn replay(items: &[HistoryItem]) -> Vec<AgentEvent> {
+pub(crate) fn replay(items: &[HistoryItem]) -> Vec<AgentEvent> {
     let mut out = Vec::with_capacity(items.len() * 2);
     // Calls waiting for their result: id → (tool, args).
     let mut open: BTreeMap<String, (String, Value)> = BTreeMap::new();
@@ -147,7 +147,7 @@ fn close_open(open: &mut BTreeMap<String, (String, Value)>, out: &mut Vec<AgentE
 }
 
 /// The last answer's text in replayed events (empty when there is none).
-pub fn last_answer(events: &[AgentEvent]) -> &str {
+pub(crate) fn last_answer(events: &[AgentEvent]) -> &str {
     events
         .iter()
         .rev()

@@ -9,7 +9,7 @@ use crate::protocol::{AgentEvent, CallItem, HistoryItem, replay};
 use std::collections::BTreeSet;
 
 /// The display rows as history items; `pinned` holds the pin keys.
-pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<HistoryItem> {
+pub(crate) fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<HistoryItem> {
     let is_pinned = |m: &StoredMessage| pins::pinnable(m) && pinned.contains(&pins::key(m));
     display
         .iter()
@@ -64,7 +64,10 @@ pub fn events(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Agent
 
 /// A stored session's display history as events; `Ok(None)` when there is no
 /// such session.
-pub fn load_events(store: &SessionStore, id: &str) -> Result<Option<Vec<AgentEvent>>, StoreError> {
+pub(crate) fn load_events(
+    store: &SessionStore,
+    id: &str,
+) -> Result<Option<Vec<AgentEvent>>, StoreError> {
     let Some(session) = store.load(id)? else {
         return Ok(None);
     };
