@@ -30,20 +30,20 @@ const EXECUTABLE_EXT: &[&str] = &[
 
 /// Where session files live and the limits that apply to them.
 #[derive(Clone, Debug)]
-pub struct FilesPolicy {
+pub(crate) struct FilesPolicy {
     /// The session files root; each session has a subdirectory.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// Largest file accepted, in bytes.
-    pub max_size: u64,
+    pub(crate) max_size: u64,
     /// Largest text put into the message itself, in bytes.
-    pub inline_max: u64,
+    pub(crate) inline_max: u64,
     /// Session directories untouched for longer than this are removed.
-    pub ttl: Duration,
+    pub(crate) ttl: Duration,
 }
 
 impl FilesPolicy {
     /// `[session_files]`: a relative `dir` is under the data dir.
-    pub fn from_config(config: &Config, paths: &Paths) -> Self {
+    pub(crate) fn from_config(config: &Config, paths: &Paths) -> Self {
         let dir = PathBuf::from(&config.session_files.dir);
         FilesPolicy {
             root: if dir.is_absolute() {
@@ -58,7 +58,7 @@ impl FilesPolicy {
     }
 
     /// The directory of one session's files.
-    pub fn session_dir(&self, session_id: &str) -> PathBuf {
+    pub(crate) fn session_dir(&self, session_id: &str) -> PathBuf {
         let safe: String = session_id
             .chars()
             .map(|c| {
@@ -74,7 +74,7 @@ impl FilesPolicy {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum AttachError {
+pub(crate) enum AttachError {
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -113,7 +113,7 @@ pub enum Attachment {
 }
 
 impl Attachment {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Attachment::Text { name, .. }
             | Attachment::Image { name, .. }
@@ -170,7 +170,7 @@ fn as_text(bytes: &[u8]) -> Option<&str> {
 }
 
 /// The first lines of a text, at most `max` bytes (cut on a char boundary).
-pub fn preview(text: &str, lines: usize, max: usize) -> String {
+pub(crate) fn preview(text: &str, lines: usize, max: usize) -> String {
     let mut out: String = text.lines().take(lines).collect::<Vec<_>>().join("\n");
     if out.len() > max {
         let mut cut = max;
@@ -183,7 +183,7 @@ pub fn preview(text: &str, lines: usize, max: usize) -> String {
 }
 
 /// `~/x` → `$HOME/x`.
-pub fn expand(path: &str) -> PathBuf {
+pub(crate) fn expand(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(path),
@@ -192,7 +192,7 @@ pub fn expand(path: &str) -> PathBuf {
 
 /// The `@path` words of a message that name existing files (both front
 /// ends: plain mode and the TUI).
-pub fn at_paths(text: &str) -> Vec<PathBuf> {
+pub(crate) fn at_paths(text: &str) -> Vec<PathBuf> {
     text.split_whitespace()
         .filter_map(|w| w.strip_prefix('@'))
         .map(|w| w.trim_end_matches([',', ';', ':', ')', '?', '!']))
@@ -204,7 +204,7 @@ pub fn at_paths(text: &str) -> Vec<PathBuf> {
 
 /// Reads a file the user named and decides how it travels. `session_id` is
 /// where files that are not inlined are copied.
-pub fn attach_path(
+pub(crate) fn attach_path(
     policy: &FilesPolicy,
     session_id: &str,
     path: &Path,
@@ -232,7 +232,7 @@ pub fn attach_path(
 
 /// Like [`attach_path`] for bytes that did not come from a file (piped
 /// stdin): `name` is what the model is told.
-pub fn attach_bytes(
+pub(crate) fn attach_bytes(
     policy: &FilesPolicy,
     session_id: &str,
     name: &str,
@@ -278,7 +278,7 @@ pub fn attach_bytes(
 
 /// Copies bytes into the session's files dir under a free name, after
 /// removing session dirs older than the TTL.
-pub fn store(
+pub(crate) fn store(
     policy: &FilesPolicy,
     session_id: &str,
     name: &str,
@@ -340,7 +340,7 @@ fn sanitize(name: &str) -> String {
 
 /// The user message: the text, then each inline file as a fenced block,
 /// then the upload note; images ride along on the message.
-pub fn compose(text: &str, items: &[Attachment]) -> ChatMessage {
+pub(crate) fn compose(text: &str, items: &[Attachment]) -> ChatMessage {
     let mut body = text.trim_end().to_string();
     let mut stored = Vec::new();
     let mut images = Vec::new();
@@ -390,7 +390,7 @@ fn fenced(text: &str) -> String {
 
 /// Removes session directories not modified within the TTL; returns how
 /// many were removed. Errors on single entries are skipped.
-pub fn cleanup_stale(policy: &FilesPolicy) -> usize {
+pub(crate) fn cleanup_stale(policy: &FilesPolicy) -> usize {
     let Ok(entries) = std::fs::read_dir(&policy.root) else {
         return 0;
     };

@@ -8,7 +8,7 @@ pub fn get(path: &str) -> Option<&'static str> {
 }
 
 /// Embedded files under a directory prefix (e.g. `"profiles/"`).
-pub fn under(prefix: &str) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+pub(crate) fn under(prefix: &str) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
     FILES
         .iter()
         .filter(move |(p, _)| p.starts_with(prefix))

@@ -3,18 +3,22 @@
 //! Layers (top depends on bottom, never the reverse): `cli` → `ui` → `app` →
 //! `agent` → `tools`, `profile` → `session`, `llm`, `config`; all of them speak
 //! `protocol`, which depends on nothing in the crate.
+//!
+//! Items are `pub(crate)` unless `main.rs`, `tests/` or `benches/` use them;
+//! `unreachable_pub` keeps it so.
+#![warn(unreachable_pub)]
 
 pub mod agent;
 pub mod app;
-pub mod attach;
+pub(crate) mod attach;
 pub mod cli;
 pub mod config;
 pub mod embedded;
 pub mod llm;
-pub mod logging;
-pub mod mcp;
+pub(crate) mod logging;
+pub(crate) mod mcp;
 pub mod memory;
-pub mod private_fs;
+pub(crate) mod private_fs;
 pub mod profile;
 pub mod protocol;
 pub mod session;

@@ -11,14 +11,14 @@ use std::path::{Path, PathBuf};
 
 /// Held for the life of the program; kept so logging can grow a flushing
 /// writer again without touching callers.
-pub struct LogGuard(());
+pub(crate) struct LogGuard(());
 
 /// The levels a `logging.level` directive may name.
-pub const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
+pub(crate) const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
 
 /// Checks a log level or filter: every comma-separated part is a level, or
 /// `target=level`. `Err` says what is wrong with which part.
-pub fn check_level(spec: &str) -> Result<(), String> {
+pub(crate) fn check_level(spec: &str) -> Result<(), String> {
     let spec = spec.trim();
     if spec.is_empty() {
         return Err("is empty".into());
@@ -86,7 +86,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for DailyFile {
     }
 }
 
-pub fn init(dir: &Path, level: &str) -> LogGuard {
+pub(crate) fn init(dir: &Path, level: &str) -> LogGuard {
     if crate::private_fs::create_dir_all(dir).is_err() {
         return LogGuard(());
     }

@@ -11,11 +11,11 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-pub const DIR_MODE: u32 = 0o700;
-pub const FILE_MODE: u32 = 0o600;
+pub(crate) const DIR_MODE: u32 = 0o700;
+pub(crate) const FILE_MODE: u32 = 0o600;
 
 /// `mkdir -p` with every directory it creates made 0700.
-pub fn create_dir_all(path: &Path) -> io::Result<()> {
+pub(crate) fn create_dir_all(path: &Path) -> io::Result<()> {
     if path.is_dir() {
         return Ok(());
     }
@@ -33,7 +33,7 @@ pub fn create_dir_all(path: &Path) -> io::Result<()> {
 /// Creates `path` (empty, 0600) if it does not exist; an existing regular
 /// file is made 0600 where we may (errors there are left to the caller's
 /// own open). Never truncates.
-pub fn ensure_private_file(path: &Path) -> io::Result<()> {
+pub(crate) fn ensure_private_file(path: &Path) -> io::Result<()> {
     if fs::symlink_metadata(path).is_ok() {
         tighten_if_exists(path);
         return Ok(());
@@ -51,7 +51,7 @@ pub fn ensure_private_file(path: &Path) -> io::Result<()> {
 }
 
 /// Opens `path` for appending, creating it 0600.
-pub fn open_append(path: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_append(path: &Path) -> io::Result<fs::File> {
     let file = fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -70,7 +70,7 @@ fn tighten(file: &fs::File) -> io::Result<()> {
 }
 
 /// Makes `path` 0600 if it exists (SQLite's `-wal` and `-shm` files).
-pub fn tighten_if_exists(path: &Path) {
+pub(crate) fn tighten_if_exists(path: &Path) {
     if let Ok(meta) = fs::symlink_metadata(path)
         && meta.is_file()
         && meta.permissions().mode() & 0o7777 != FILE_MODE

@@ -15,8 +15,8 @@
 use crate::session::{SessionStore, StoreError};
 
 /// Session state keys.
-pub const WINDOW_KEY: &str = "context_window";
-pub const RATIO_KEY: &str = "token_ratio";
+pub(crate) const WINDOW_KEY: &str = "context_window";
+pub(crate) const RATIO_KEY: &str = "token_ratio";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContextAccount {
@@ -27,7 +27,7 @@ pub struct ContextAccount {
 
 impl ContextAccount {
     /// The account as stored for session `id`.
-    pub fn load(store: &SessionStore, id: &str) -> Result<Self, StoreError> {
+    pub(crate) fn load(store: &SessionStore, id: &str) -> Result<Self, StoreError> {
         let used = store.meta(id)?.map_or(0, |m| m.context_token_count);
         Ok(ContextAccount {
             used,
@@ -36,7 +36,7 @@ impl ContextAccount {
     }
 
     /// used / window, `None` when the window is unknown.
-    pub fn fraction(&self) -> Option<f64> {
+    pub(crate) fn fraction(&self) -> Option<f64> {
         (self.window > 0).then(|| self.used as f64 / self.window as f64)
     }
 
@@ -55,7 +55,7 @@ impl ContextAccount {
 }
 
 /// 950 → "950", 10_100 → "10.1k".
-pub fn short(n: u64) -> String {
+pub(crate) fn short(n: u64) -> String {
     if n < 1000 {
         n.to_string()
     } else {
@@ -63,19 +63,19 @@ pub fn short(n: u64) -> String {
     }
 }
 
-pub fn load_window(store: &SessionStore, id: &str) -> Result<u64, StoreError> {
+pub(crate) fn load_window(store: &SessionStore, id: &str) -> Result<u64, StoreError> {
     Ok(store
         .get_state(id, WINDOW_KEY)?
         .and_then(|v| v.parse().ok())
         .unwrap_or(0))
 }
 
-pub fn save_window(store: &SessionStore, id: &str, window: u64) -> Result<(), StoreError> {
+pub(crate) fn save_window(store: &SessionStore, id: &str, window: u64) -> Result<(), StoreError> {
     store.put_state(id, WINDOW_KEY, &window.to_string())
 }
 
 /// The learned real/estimated ratio of a session (1.0 when none).
-pub fn load_ratio(store: &SessionStore, id: &str) -> f64 {
+pub(crate) fn load_ratio(store: &SessionStore, id: &str) -> f64 {
     store
         .get_state(id, RATIO_KEY)
         .ok()
@@ -85,7 +85,7 @@ pub fn load_ratio(store: &SessionStore, id: &str) -> f64 {
         .unwrap_or(1.0)
 }
 
-pub fn save_ratio(store: &SessionStore, id: &str, ratio: f64) -> Result<(), StoreError> {
+pub(crate) fn save_ratio(store: &SessionStore, id: &str, ratio: f64) -> Result<(), StoreError> {
     store.put_state(id, RATIO_KEY, &format!("{ratio:.4}"))
 }
 
@@ -126,18 +126,18 @@ mod tests {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Breakdown {
     pub account: u64,
-    pub window: u64,
-    pub system_and_tools: u64,
-    pub summary: u64,
-    pub history: u64,
+    pub(crate) window: u64,
+    pub(crate) system_and_tools: u64,
+    pub(crate) summary: u64,
+    pub(crate) history: u64,
     /// Tool results of the latest turn.
-    pub last_tool_results: u64,
-    pub messages: usize,
+    pub(crate) last_tool_results: u64,
+    pub(crate) messages: usize,
 }
 
 impl Breakdown {
     /// The lines `/context` prints.
-    pub fn render(&self, threshold: f64, target: f64) -> Vec<String> {
+    pub(crate) fn render(&self, threshold: f64, target: f64) -> Vec<String> {
         let acc = ContextAccount {
             used: self.account,
             window: self.window,

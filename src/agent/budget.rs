@@ -18,18 +18,18 @@ pub const PROFILE_BUDGET: u64 = 3_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolCost {
-    pub name: String,
-    pub tokens: u64,
+    pub(crate) name: String,
+    pub(crate) tokens: u64,
 }
 
 /// Estimated tokens of the fixed part of a profile's requests.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BaseCost {
-    pub profile: String,
-    pub persona: u64,
-    pub profile_prompt: u64,
+    pub(crate) profile: String,
+    pub(crate) persona: u64,
+    pub(crate) profile_prompt: u64,
     /// The list of the other profiles at the end of the system prompt.
-    pub roster: u64,
+    pub(crate) roster: u64,
     pub tools: Vec<ToolCost>,
     /// System message (with framing) plus every tool schema.
     pub total: u64,
@@ -40,7 +40,7 @@ fn text_tokens(s: &str) -> u64 {
 }
 
 /// The base cost of `profile` with the tools `names` (as the main loop sends them).
-pub fn base_cost(
+pub(crate) fn base_cost(
     persona: &str,
     profile: &Profile,
     registry: &ToolRegistry,

@@ -26,28 +26,28 @@ pub use crate::protocol::CompactMode;
 
 /// What a compaction would do; nothing is written until it is applied.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CompactionPlan {
-    pub session_id: String,
-    pub summary: String,
+pub(crate) struct CompactionPlan {
+    pub(crate) session_id: String,
+    pub(crate) summary: String,
     /// The context messages the summary replaces.
-    pub replaced: Vec<StoredMessage>,
+    pub(crate) replaced: Vec<StoredMessage>,
     /// The context after compaction (summary first).
-    pub new_context: Vec<StoredMessage>,
+    pub(crate) new_context: Vec<StoredMessage>,
     /// Estimated tokens of the next request before and after.
-    pub tokens_before: u64,
-    pub tokens_after: u64,
-    pub window: u64,
+    pub(crate) tokens_before: u64,
+    pub(crate) tokens_after: u64,
+    pub(crate) window: u64,
     /// Whole recent turns kept verbatim.
-    pub keep: usize,
+    pub(crate) keep: usize,
     /// Pinned messages from the replaced part, kept verbatim.
-    pub pinned_kept: usize,
+    pub(crate) pinned_kept: usize,
     /// Length and last row id of the context the plan was made from.
-    pub context_len: usize,
-    pub last_context_id: Option<i64>,
+    pub(crate) context_len: usize,
+    pub(crate) last_context_id: Option<i64>,
 }
 
 /// Tokens the summary may take: an eighth of the window, 200..=1500.
-pub fn summary_budget(window: u64) -> u64 {
+pub(crate) fn summary_budget(window: u64) -> u64 {
     if window == 0 {
         1000
     } else {
@@ -63,7 +63,7 @@ fn tokens_of(messages: &[StoredMessage], ratio: f64) -> u64 {
 impl Agent {
     /// Tokens of a profile's requests besides the history: system prompt,
     /// tool schemas and the memory summary (estimated, scaled by `ratio`).
-    pub fn request_base_tokens(&self, profile_id: &str, ratio: f64) -> u64 {
+    pub(crate) fn request_base_tokens(&self, profile_id: &str, ratio: f64) -> u64 {
         let base = self.base_cost(profile_id).map_or(0, |c| c.total);
         let memory = self
             .memory_summary()
@@ -74,7 +74,7 @@ impl Agent {
     /// Plans a compaction of a session keeping at most `keep` recent turns
     /// (`None`: `[context].keep_recent`), fewer when needed to reach the
     /// target. `Ok(None)`: nothing old enough to compact. Writes nothing.
-    pub async fn plan_compaction(
+    pub(crate) async fn plan_compaction(
         &self,
         session_id: &str,
         keep: Option<usize>,
@@ -227,7 +227,7 @@ impl Agent {
 
     /// Writes a plan. Refused when the session's context changed since the
     /// plan was made (a turn ran in between). Returns (messages before, after).
-    pub fn apply_compaction(
+    pub(crate) fn apply_compaction(
         &self,
         session_id: &str,
         plan: &CompactionPlan,
@@ -254,7 +254,7 @@ impl Agent {
 
     /// Plan + apply + a `context_compressed` event. Returns (messages before,
     /// after); equal numbers mean there was nothing old enough to compact.
-    pub async fn compact_keep(
+    pub(crate) async fn compact_keep(
         &self,
         session_id: &str,
         keep_turns: Option<usize>,
@@ -364,7 +364,7 @@ impl Agent {
 }
 
 /// "40 → 6 messages, 7.2k → 1.9k tokens" (tokens left out when unknown).
-pub fn compressed_line(
+pub(crate) fn compressed_line(
     before: usize,
     after: usize,
     tokens_before: u64,
@@ -384,7 +384,7 @@ pub fn compressed_line(
 }
 
 /// The lines both front ends show for a `compaction_planned` event.
-pub fn preview_lines(
+pub(crate) fn preview_lines(
     summary: &str,
     replaced: usize,
     turns_kept: usize,

@@ -9,13 +9,13 @@ use crate::llm::Role;
 use crate::session::{MessageKind, StoredMessage};
 
 /// The summariser's input is at most this long, and less on a small window.
-pub const MAX_SUMMARY_INPUT_CHARS: usize = 32_000;
-pub const SUMMARY_HEADING: &str = "Summary of the earlier conversation:";
+pub(crate) const MAX_SUMMARY_INPUT_CHARS: usize = 32_000;
+pub(crate) const SUMMARY_HEADING: &str = "Summary of the earlier conversation:";
 
 pub(super) const SUMMARY_PROMPT: &str = "You compress a conversation between a user and an assistant so the assistant can continue without the full text. Write a bullet list of what matters for continuing: the user's goals and preferences, decisions made, facts found (paths, names, versions, numbers, commands that worked or failed), work finished, and what is still open. Keep it short and concrete; no commentary.";
 
 /// Splits the context into (older, recent) keeping the last `keep` turns.
-pub fn partition(
+pub(crate) fn partition(
     context: &[StoredMessage],
     keep: usize,
 ) -> (Vec<StoredMessage>, Vec<StoredMessage>) {
@@ -47,7 +47,7 @@ fn cut(s: &str, n: usize) -> String {
 /// (the most recent part is kept: it matters most for continuing). Without
 /// `tool_output` only the names of the tools called are kept — the fallback
 /// when the summary request itself does not fit.
-pub fn render_for_summary(
+pub(crate) fn render_for_summary(
     messages: &[StoredMessage],
     max_chars: usize,
     tool_output: bool,
@@ -94,7 +94,7 @@ pub fn render_for_summary(
 /// a usable summary (empty, or no letters or digits at all). Reasoning
 /// blocks are dropped; a summary longer than `max_chars` is cut on a line
 /// (a summary bigger than its budget would defeat the compaction).
-pub fn clean_summary(raw: &str, max_chars: usize) -> Option<String> {
+pub(crate) fn clean_summary(raw: &str, max_chars: usize) -> Option<String> {
     let mut text = raw.to_string();
     while let (Some(a), Some(b)) = (text.find("<think>"), text.find("</think>")) {
         if b < a {
@@ -124,7 +124,7 @@ pub fn clean_summary(raw: &str, max_chars: usize) -> Option<String> {
 /// tokens of the kept messages; `fixed` is what the request costs besides
 /// them (system prompt, tools, the summary's budget). `None` when nothing
 /// is old enough to compact at the chosen number.
-pub fn choose_keep(
+pub(crate) fn choose_keep(
     context: &[StoredMessage],
     start: usize,
     fixed: u64,

@@ -12,10 +12,10 @@ use crate::llm::{ChatMessage, Role};
 use crate::profile::{Profile, ProfileRegistry};
 use crate::session::StoredMessage;
 
-pub const PERSONA_SEPARATOR: &str = "\n\n---\n\n";
-pub const MEMORY_HEADING: &str = "## What I remember about the user";
-pub const NOTE_PREFIX: &str = "[navi]";
-pub const ROSTER_HEADING: &str = "Other profiles (switch_profile / spawn_agent):";
+pub(crate) const PERSONA_SEPARATOR: &str = "\n\n---\n\n";
+pub(crate) const MEMORY_HEADING: &str = "## What I remember about the user";
+pub(crate) const NOTE_PREFIX: &str = "[navi]";
+pub(crate) const ROSTER_HEADING: &str = "Other profiles (switch_profile / spawn_agent):";
 /// A roster line's description is cut (on a word) to about this many chars.
 const ROSTER_DESC_CHARS: usize = 72;
 
@@ -34,7 +34,7 @@ fn short(desc: &str) -> String {
 }
 
 /// persona + separator + profile prompt (persona omitted when empty).
-pub fn system_prompt(persona: &str, profile: &Profile, subagent: bool) -> String {
+pub(crate) fn system_prompt(persona: &str, profile: &Profile, subagent: bool) -> String {
     let prompt = if subagent && !profile.subagent_system_prompt.is_empty() {
         &profile.subagent_system_prompt
     } else {
@@ -48,7 +48,7 @@ pub fn system_prompt(persona: &str, profile: &Profile, subagent: bool) -> String
 }
 
 /// The full system prompt: [`system_prompt`] plus the [`profile_roster`].
-pub fn system_prompt_with_roster(
+pub(crate) fn system_prompt_with_roster(
     persona: &str,
     profile: &Profile,
     subagent: bool,
@@ -66,7 +66,7 @@ pub fn system_prompt_with_roster(
 /// or `spawn_agent` with another profile fits. Profiles without a
 /// `short_description` are left out; `None` when no other profile has one.
 /// Ordered by id, so the prompt stays byte-stable.
-pub fn profile_roster(profiles: &ProfileRegistry, current: &str) -> Option<String> {
+pub(crate) fn profile_roster(profiles: &ProfileRegistry, current: &str) -> Option<String> {
     let lines: Vec<String> = profiles
         .all()
         .filter(|p| p.id != current && !p.short_description.trim().is_empty())
@@ -79,7 +79,7 @@ pub fn profile_roster(profiles: &ProfileRegistry, current: &str) -> Option<Strin
 }
 
 /// The messages of one request.
-pub fn build_messages(
+pub(crate) fn build_messages(
     system: &str,
     memory_summary: Option<&str>,
     context: &[StoredMessage],
@@ -116,7 +116,7 @@ pub fn build_messages(
 }
 
 /// The text of the latest real user message (the goal of the turn).
-pub fn last_user_goal(context: &[StoredMessage]) -> Option<String> {
+pub(crate) fn last_user_goal(context: &[StoredMessage]) -> Option<String> {
     context
         .iter()
         .rev()

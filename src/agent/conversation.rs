@@ -9,11 +9,11 @@ use crate::llm::ChatMessage;
 use crate::session::{Buffer, MessageKind, SessionStore, StoreError, StoredMessage};
 use std::sync::Arc;
 
-pub struct Conversation {
-    pub session_id: String,
+pub(crate) struct Conversation {
+    pub(crate) session_id: String,
     store: Option<Arc<SessionStore>>,
     /// What the model sees (system messages are never stored here).
-    pub context: Vec<StoredMessage>,
+    pub(crate) context: Vec<StoredMessage>,
     /// The message currently streaming.
     streaming: Option<Streaming>,
 }
@@ -31,7 +31,7 @@ struct Streaming {
 }
 
 impl Conversation {
-    pub fn persistent(
+    pub(crate) fn persistent(
         store: Arc<SessionStore>,
         session_id: &str,
         context: Vec<StoredMessage>,
@@ -44,7 +44,7 @@ impl Conversation {
         }
     }
 
-    pub fn ephemeral(session_id: &str) -> Self {
+    pub(crate) fn ephemeral(session_id: &str) -> Self {
         Conversation {
             session_id: session_id.to_string(),
             store: None,
@@ -53,12 +53,12 @@ impl Conversation {
         }
     }
 
-    pub fn is_persistent(&self) -> bool {
+    pub(crate) fn is_persistent(&self) -> bool {
         self.store.is_some()
     }
 
     /// Appends to both buffers.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         msg: ChatMessage,
         kind: MessageKind,
@@ -75,7 +75,7 @@ impl Conversation {
     }
 
     /// Appends to the context buffer only (images, injected plan context).
-    pub fn push_context_only(
+    pub(crate) fn push_context_only(
         &mut self,
         msg: ChatMessage,
         kind: MessageKind,
@@ -90,7 +90,7 @@ impl Conversation {
 
     /// Appends one message whose context copy differs from what the user
     /// sees (an oversized tool result: full on display, cut in the context).
-    pub fn push_split(
+    pub(crate) fn push_split(
         &mut self,
         display: ChatMessage,
         context: ChatMessage,
@@ -111,7 +111,7 @@ impl Conversation {
     }
 
     /// Appends to the display buffer only (notices).
-    pub fn push_display_only(
+    pub(crate) fn push_display_only(
         &mut self,
         msg: ChatMessage,
         kind: MessageKind,
@@ -129,7 +129,11 @@ impl Conversation {
     /// Writes (first call) the assistant message that is streaming right
     /// now, or appends (later calls) what it gained since the last write.
     /// `content` and `thinking` are the whole text so far. Durable on return.
-    pub async fn stream_update(&mut self, content: &str, thinking: &str) -> Result<(), StoreError> {
+    pub(crate) async fn stream_update(
+        &mut self,
+        content: &str,
+        thinking: &str,
+    ) -> Result<(), StoreError> {
         let thinking_opt = (!thinking.is_empty()).then_some(thinking);
         let Some(s) = &mut self.streaming else {
             let mut msg = ChatMessage::assistant(content);
@@ -183,7 +187,7 @@ impl Conversation {
     /// Finishes the streaming message with its final content and tool calls
     /// (one transaction: the final text replaces the row's text and deltas).
     /// Returns false when nothing was streaming (the caller pushes instead).
-    pub async fn stream_finish(&mut self, msg: &ChatMessage) -> Result<bool, StoreError> {
+    pub(crate) async fn stream_finish(&mut self, msg: &ChatMessage) -> Result<bool, StoreError> {
         let Some(s) = self.streaming.take() else {
             return Ok(false);
         };
@@ -198,7 +202,7 @@ impl Conversation {
         Ok(true)
     }
 
-    pub fn set_context_tokens(&self, tokens: u64) -> Result<(), StoreError> {
+    pub(crate) fn set_context_tokens(&self, tokens: u64) -> Result<(), StoreError> {
         match &self.store {
             Some(store) => store.set_context_tokens(&self.session_id, tokens),
             None => Ok(()),
@@ -206,14 +210,14 @@ impl Conversation {
     }
 
     /// The profile the stored session is on now (a tool may have switched it).
-    pub fn stored_profile(&self) -> Option<String> {
+    pub(crate) fn stored_profile(&self) -> Option<String> {
         self.store
             .as_ref()
             .and_then(|s| s.meta(&self.session_id).ok().flatten())
             .map(|m| m.profile_id)
     }
 
-    pub fn store(&self) -> Option<&Arc<SessionStore>> {
+    pub(crate) fn store(&self) -> Option<&Arc<SessionStore>> {
         self.store.as_ref()
     }
 }

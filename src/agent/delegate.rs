@@ -8,10 +8,10 @@ use serde::Deserialize;
 use std::sync::Weak;
 
 /// Subagents may spawn subagents down to this depth.
-pub const MAX_DEPTH: u32 = 2;
+pub(crate) const MAX_DEPTH: u32 = 2;
 
-pub struct SpawnAgentTool {
-    pub agent: Weak<Agent>,
+pub(crate) struct SpawnAgentTool {
+    pub(crate) agent: Weak<Agent>,
 }
 
 // No doc comments on the fields: they would be sent to the model.
@@ -95,8 +95,8 @@ impl TypedTool for SpawnAgentTool {
     }
 }
 
-pub struct SwitchProfileTool {
-    pub agent: Weak<Agent>,
+pub(crate) struct SwitchProfileTool {
+    pub(crate) agent: Weak<Agent>,
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -11,7 +11,7 @@ use crate::protocol::{TodoItem, TodoStatus};
 use std::collections::HashSet;
 
 #[derive(Clone, Debug, Default)]
-pub struct Mechanics {
+pub(crate) struct Mechanics {
     budget: bool,
     anchor_every: Option<u32>,
     stall_after: Option<u32>,
@@ -24,10 +24,10 @@ pub struct Mechanics {
 
 /// What to inject into the next call.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Injection {
-    pub notes: Vec<String>,
+pub(crate) struct Injection {
+    pub(crate) notes: Vec<String>,
     /// A stall warning also goes to the user as a `warning` event.
-    pub stall_warning: Option<String>,
+    pub(crate) stall_warning: Option<String>,
 }
 
 fn open_items(todos: &[TodoItem]) -> Vec<String> {
@@ -39,7 +39,7 @@ fn open_items(todos: &[TodoItem]) -> Vec<String> {
 }
 
 impl Mechanics {
-    pub fn new(p: &Profile) -> Self {
+    pub(crate) fn new(p: &Profile) -> Self {
         Mechanics {
             budget: p.iteration_budget_enabled,
             anchor_every: p
@@ -54,7 +54,7 @@ impl Mechanics {
     }
 
     /// Starts tracking from the todo list as it is when the loop begins.
-    pub fn start(&mut self, todos: &[TodoItem]) {
+    pub(crate) fn start(&mut self, todos: &[TodoItem]) {
         self.last_snapshot = todos.iter().map(|t| (t.id, t.status)).collect();
         self.seen_failed = todos
             .iter()
@@ -64,7 +64,7 @@ impl Mechanics {
     }
 
     /// Notes for the call of 1-based `iteration` out of `max`.
-    pub fn before_call(
+    pub(crate) fn before_call(
         &mut self,
         iteration: u32,
         max: u32,
@@ -124,7 +124,7 @@ impl Mechanics {
     }
 
     /// Updates progress tracking after a batch of tool calls.
-    pub fn after_tools(&mut self, todos: &[TodoItem]) {
+    pub(crate) fn after_tools(&mut self, todos: &[TodoItem]) {
         let snapshot: Vec<(u32, TodoStatus)> = todos.iter().map(|t| (t.id, t.status)).collect();
         if snapshot == self.last_snapshot {
             self.without_progress += 1;

@@ -6,25 +6,25 @@
 //! (on stop: "operation cancelled by user"); every message is persisted when
 //! it happens; a run never aborts because of a tool failure.
 
-pub mod account;
+pub(crate) mod account;
 pub mod budget;
 pub mod compact_run;
-pub mod compaction;
-pub mod context;
-pub mod conversation;
+pub(crate) mod compaction;
+pub(crate) mod context;
+pub(crate) mod conversation;
 pub mod delegate;
 
 mod fit;
-pub mod mechanics;
-pub mod oversize;
-pub mod planning;
-pub mod repetition;
+pub(crate) mod mechanics;
+pub(crate) mod oversize;
+pub(crate) mod planning;
+pub(crate) mod repetition;
 mod request;
-pub mod steer;
+pub(crate) mod steer;
 mod stream;
-pub mod tokens;
+pub(crate) mod tokens;
 mod turn;
-pub mod tweaks;
+pub(crate) mod tweaks;
 mod vision;
 
 use crate::config::{BackendKind, Config};
@@ -80,7 +80,7 @@ pub enum AgentError {
 
 impl AgentError {
     /// The user stopped it (Ctrl-C, /stop): not a failure to report.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         matches!(self, AgentError::Llm(LlmError::Cancelled))
     }
 }
@@ -119,12 +119,12 @@ pub struct AgentParts {
 }
 
 pub struct Agent {
-    pub config: Arc<Config>,
-    pub store: Arc<SessionStore>,
-    pub profiles: Arc<ProfileRegistry>,
+    pub(crate) config: Arc<Config>,
+    pub(crate) store: Arc<SessionStore>,
+    pub(crate) profiles: Arc<ProfileRegistry>,
     pub tools: Arc<RwLock<ToolRegistry>>,
     pub env: Arc<ToolEnv>,
-    pub gate: Arc<ApprovalGate>,
+    pub(crate) gate: Arc<ApprovalGate>,
     persona: String,
     model_override: RwLock<Option<String>>,
     backend_forced: bool,
@@ -170,16 +170,12 @@ impl Agent {
 
     /// Turns long-term memory on for this agent (its summary goes into every
     /// request). Without it, no summary is read.
-    pub fn set_memory(&self, memory: Arc<crate::memory::MemoryStore>) {
+    pub(crate) fn set_memory(&self, memory: Arc<crate::memory::MemoryStore>) {
         let _ = self.memory.set(memory);
     }
 
-    pub fn memory(&self) -> Option<&Arc<crate::memory::MemoryStore>> {
-        self.memory.get()
-    }
-
     /// The current memory summary; a read error is logged, never fatal.
-    pub fn memory_summary(&self) -> Option<String> {
+    pub(crate) fn memory_summary(&self) -> Option<String> {
         match self.memory.get()?.summary() {
             Ok(s) => s,
             Err(e) => {
@@ -189,37 +185,37 @@ impl Agent {
         }
     }
 
-    pub fn guard(&self) -> &GuardConfig {
+    pub(crate) fn guard(&self) -> &GuardConfig {
         &self.guard
     }
 
     /// Sets (or clears) the model used for every profile from now on (`/model`).
-    pub fn set_model_override(&self, model: Option<String>) {
+    pub(crate) fn set_model_override(&self, model: Option<String>) {
         if let Ok(mut m) = self.model_override.write() {
             *m = model;
         }
     }
 
-    pub fn model_override(&self) -> Option<String> {
+    pub(crate) fn model_override(&self) -> Option<String> {
         self.model_override.read().ok().and_then(|m| m.clone())
     }
 
     /// Sets the adjustments every following persistent turn runs with.
-    pub fn set_turn_tweaks(&self, t: tweaks::TurnTweaks) {
+    pub(crate) fn set_turn_tweaks(&self, t: tweaks::TurnTweaks) {
         if let Ok(mut w) = self.tweaks.write() {
             *w = t;
         }
     }
 
-    pub fn turn_tweaks(&self) -> tweaks::TurnTweaks {
+    pub(crate) fn turn_tweaks(&self) -> tweaks::TurnTweaks {
         self.tweaks.read().map(|t| t.clone()).unwrap_or_default()
     }
 
-    pub fn persona(&self) -> &str {
+    pub(crate) fn persona(&self) -> &str {
         &self.persona
     }
 
-    pub fn profile(&self, id: &str) -> Result<&Profile, AgentError> {
+    pub(crate) fn profile(&self, id: &str) -> Result<&Profile, AgentError> {
         self.profiles.get(id).ok_or_else(|| AgentError::NoProfile {
             id: id.to_string(),
             available: self.profiles.ids().join(", "),
@@ -228,7 +224,7 @@ impl Agent {
 
     /// The backend a profile talks to: `--backend` wins; then a user profile's
     /// `llm_backend`; then `[llm].backend`.
-    pub fn backend_for(&self, profile: &Profile) -> Result<Arc<dyn LlmBackend>, AgentError> {
+    pub(crate) fn backend_for(&self, profile: &Profile) -> Result<Arc<dyn LlmBackend>, AgentError> {
         let kind = if !self.backend_forced && profile.source != "built-in" {
             BackendKind::parse(&profile.llm_backend).unwrap_or(self.config.llm.backend)
         } else {
@@ -248,7 +244,7 @@ impl Agent {
     /// Resolves the model for a profile (cached per process): `--model`, else
     /// the profile's priority list, else `[llm].default_model`, else the only
     /// model the server has.
-    pub async fn select_model(
+    pub(crate) async fn select_model(
         &self,
         backend: &dyn LlmBackend,
         profile: &Profile,
@@ -305,7 +301,7 @@ impl Agent {
 
     /// The model's context window: the server's figure, else the catalog,
     /// else 8192 (cached per process).
-    pub async fn context_window(&self, backend: &dyn LlmBackend, model: &str) -> u64 {
+    pub(crate) async fn context_window(&self, backend: &dyn LlmBackend, model: &str) -> u64 {
         if let Some(w) = self.windows.lock().ok().and_then(|m| m.get(model).copied()) {
             return w;
         }
@@ -348,7 +344,7 @@ impl Agent {
 
     /// Like [`Agent::run_stream`] with a prepared user message (attachments:
     /// inline files and images).
-    pub async fn run_stream_message(
+    pub(crate) async fn run_stream_message(
         &self,
         session_id: &str,
         user_message: crate::llm::ChatMessage,
@@ -358,23 +354,11 @@ impl Agent {
         turn::run_persistent(self, session_id, user_message, sink, cancel).await
     }
 
-    /// Runs one turn and returns the final text; events are discarded.
-    pub async fn run(&self, session_id: &str, user_message: &str) -> Result<String, AgentError> {
-        let (sink, mut rx) = EventSink::channel(256);
-        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        let out = self
-            .run_stream(session_id, user_message, &sink, &CancellationToken::new())
-            .await;
-        drop(sink);
-        let _ = drain.await;
-        out.map(|o| o.text)
-    }
-
     /// Runs a subagent: in-memory context, its own scratchpad id
     /// (`subagent_<uuid12>`), per-session state bound to `parent_session_id`
     /// when given. Events go to `sink` tagged with the subagent's origin.
     /// Returns `(text, completed_normally)`.
-    pub async fn run_ephemeral(
+    pub(crate) async fn run_ephemeral(
         &self,
         user_message: &str,
         profile_id: &str,

@@ -13,11 +13,11 @@ use crate::attach::FilesPolicy;
 use serde_json::Value;
 use std::path::PathBuf;
 
-pub const MIN_ITEM_CHARS: usize = 2_000;
-pub const FALLBACK_WINDOW: u64 = 8_192;
+pub(crate) const MIN_ITEM_CHARS: usize = 2_000;
+pub(crate) const FALLBACK_WINDOW: u64 = 8_192;
 
 /// Characters one item may take in the context.
-pub fn budget_chars(window: u64, share: f64) -> usize {
+pub(crate) fn budget_chars(window: u64, share: f64) -> usize {
     let window = if window == 0 { FALLBACK_WINDOW } else { window };
     let share = if share.is_finite() {
         share.clamp(0.01, 1.0)
@@ -46,7 +46,7 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
 /// The first ~3/4 and last ~1/4 of `text` within `max` bytes, cut at line
 /// ends where one is near, else at a character boundary. `None` when it
 /// already fits.
-pub fn head_tail(text: &str, max: usize) -> Option<(String, String)> {
+pub(crate) fn head_tail(text: &str, max: usize) -> Option<(String, String)> {
     if text.len() <= max {
         return None;
     }

@@ -11,37 +11,37 @@
 //!   numbers and cells differ), so they do not trigger it.
 
 /// Longest repeated span looked for, in bytes.
-pub const MAX_PERIOD: usize = 1_000;
+pub(crate) const MAX_PERIOD: usize = 1_000;
 /// How long the exact repetition must go on, in bytes (~500 tokens).
-pub const MIN_STRETCH: usize = 2_000;
+pub(crate) const MIN_STRETCH: usize = 2_000;
 /// The span must repeat at least this many times.
-pub const MIN_REPEATS: usize = 4;
+pub(crate) const MIN_REPEATS: usize = 4;
 const CHECK_EVERY: usize = 200;
 /// Bytes of tail kept: enough for the longest period at its longest stretch.
 const KEEP: usize = MAX_PERIOD * (MIN_REPEATS + 1) + MIN_STRETCH;
 
 /// What the guard found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Runaway {
+pub(crate) struct Runaway {
     /// Length of the repeated span, in bytes.
-    pub period: usize,
+    pub(crate) period: usize,
     /// Length of the repeating stretch, in bytes.
-    pub stretch: usize,
+    pub(crate) stretch: usize,
 }
 
 #[derive(Debug, Default)]
-pub struct RepetitionGuard {
+pub(crate) struct RepetitionGuard {
     tail: Vec<u8>,
     since_check: usize,
 }
 
 impl RepetitionGuard {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Feeds new output; `Some` once the output has become a runaway loop.
-    pub fn push(&mut self, piece: &str) -> Option<Runaway> {
+    pub(crate) fn push(&mut self, piece: &str) -> Option<Runaway> {
         self.tail.extend_from_slice(piece.as_bytes());
         if self.tail.len() > 2 * KEEP {
             self.tail.drain(..self.tail.len() - KEEP);
@@ -57,7 +57,7 @@ impl RepetitionGuard {
 
 /// The smallest period `p` such that the tail is `p`-periodic over a long
 /// enough stretch, measured back from the end.
-pub fn detect(text: &[u8]) -> Option<Runaway> {
+pub(crate) fn detect(text: &[u8]) -> Option<Runaway> {
     let n = text.len();
     for p in 1..=MAX_PERIOD.min(n / 2) {
         let need = MIN_STRETCH.max(p * MIN_REPEATS);

@@ -2,10 +2,10 @@
 //! of ~4 characters per token plus 16 characters of framing per message.
 use crate::llm::{ChatMessage, ChatRequest, ToolSchema, Usage};
 
-pub const FRAMING_CHARS_PER_MESSAGE: usize = 16;
+pub(crate) const FRAMING_CHARS_PER_MESSAGE: usize = 16;
 
 /// Estimated tokens of a list of messages.
-pub fn estimate(messages: &[ChatMessage]) -> u64 {
+pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
     let chars: usize = messages
         .iter()
         .map(|m| {
@@ -22,23 +22,23 @@ pub fn estimate(messages: &[ChatMessage]) -> u64 {
 }
 
 /// Estimated tokens of tool schemas as they go on the wire (JSON text / 4).
-pub fn estimate_tools(tools: &[ToolSchema]) -> u64 {
+pub(crate) fn estimate_tools(tools: &[ToolSchema]) -> u64 {
     let chars: usize = tools.iter().map(|t| t.to_wire().to_string().len()).sum();
     (chars / 4) as u64
 }
 
 /// Estimated tokens of a whole request: messages plus tool schemas.
-pub fn estimate_request(messages: &[ChatMessage], tools: &[ToolSchema]) -> u64 {
+pub(crate) fn estimate_request(messages: &[ChatMessage], tools: &[ToolSchema]) -> u64 {
     estimate(messages) + estimate_tools(tools)
 }
 
 /// Estimates are scaled up by what the server's real counts showed (a model
 /// whose tokenizer needs more tokens than ~4 chars each); never scaled down,
 /// so a scaled estimate is never below the plain one.
-pub const MAX_RATIO: f64 = 2.0;
+pub(crate) const MAX_RATIO: f64 = 2.0;
 
 /// `estimate` scaled by a learned ratio (clamped to 1.0..=MAX_RATIO).
-pub fn scale(estimate: u64, ratio: f64) -> u64 {
+pub(crate) fn scale(estimate: u64, ratio: f64) -> u64 {
     let r = if ratio.is_finite() {
         ratio.clamp(1.0, MAX_RATIO)
     } else {
@@ -49,18 +49,18 @@ pub fn scale(estimate: u64, ratio: f64) -> u64 {
 
 /// Running totals for one run.
 #[derive(Clone, Debug)]
-pub struct TokenTracker {
-    pub total_prompt: u64,
-    pub total_completion: u64,
+pub(crate) struct TokenTracker {
+    pub(crate) total_prompt: u64,
+    pub(crate) total_completion: u64,
     /// Tokens the context occupies after the last call (the whole request:
     /// system prompt, tools, history, plus the answer).
-    pub context_tokens: u64,
-    pub window: u64,
+    pub(crate) context_tokens: u64,
+    pub(crate) window: u64,
     /// Real / estimated tokens, learned from the server's usage.
-    pub ratio: f64,
+    pub(crate) ratio: f64,
     /// How many context messages `context_tokens` covers, when it was
     /// measured in this run (messages after that are estimated).
-    pub measured_len: Option<usize>,
+    pub(crate) measured_len: Option<usize>,
     warned: bool,
 }
 
@@ -79,7 +79,7 @@ impl Default for TokenTracker {
 }
 
 impl TokenTracker {
-    pub fn new(window: u64, context_tokens: u64) -> Self {
+    pub(crate) fn new(window: u64, context_tokens: u64) -> Self {
         TokenTracker {
             window,
             context_tokens,
@@ -89,7 +89,7 @@ impl TokenTracker {
 
     /// Records one call: server usage if given, else the estimate of the
     /// whole request (messages and tools) plus the answer.
-    pub fn record(&mut self, usage: Option<Usage>, req: &ChatRequest, answer: &ChatMessage) {
+    pub(crate) fn record(&mut self, usage: Option<Usage>, req: &ChatRequest, answer: &ChatMessage) {
         let est_prompt = estimate_request(&req.messages, &req.tools);
         match usage {
             Some(u) if u.prompt_tokens > 0 => {
@@ -111,11 +111,11 @@ impl TokenTracker {
     }
 
     /// A scaled estimate, in the units of `context_tokens`.
-    pub fn scaled(&self, estimate: u64) -> u64 {
+    pub(crate) fn scaled(&self, estimate: u64) -> u64 {
         scale(estimate, self.ratio)
     }
 
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         if self.window == 0 {
             return 0.0;
         }
@@ -123,7 +123,7 @@ impl TokenTracker {
     }
 
     /// True once, the first time use crosses `threshold`.
-    pub fn should_warn(&mut self, threshold: f64) -> bool {
+    pub(crate) fn should_warn(&mut self, threshold: f64) -> bool {
         if self.window > 0 && !self.warned && self.fraction() >= threshold {
             self.warned = true;
             return true;

@@ -15,25 +15,25 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-pub const CANCELLED: &str = "operation cancelled by user";
+pub(crate) const CANCELLED: &str = "operation cancelled by user";
 /// Streaming text is written to the store before it is emitted, at most this
 /// often (faster streams are coalesced; the final text is always written).
 pub(super) const FLUSH_EVERY: Duration = Duration::from_millis(20);
 
 pub(super) struct Run<'a> {
-    pub agent: &'a Agent,
-    pub profile: Profile,
-    pub conv: Conversation,
-    pub sink: &'a EventSink,
-    pub cancel: &'a CancellationToken,
-    pub origin: Option<AgentOrigin>,
-    pub parent_session: Option<String>,
-    pub backend: Arc<dyn LlmBackend>,
-    pub model: String,
-    pub tracker: TokenTracker,
+    pub(crate) agent: &'a Agent,
+    pub(crate) profile: Profile,
+    pub(crate) conv: Conversation,
+    pub(crate) sink: &'a EventSink,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) origin: Option<AgentOrigin>,
+    pub(crate) parent_session: Option<String>,
+    pub(crate) backend: Arc<dyn LlmBackend>,
+    pub(crate) model: String,
+    pub(crate) tracker: TokenTracker,
     pub(super) seen_ids: HashSet<String>,
     /// The memory summary, read once per run (it changes only when memory does).
-    pub memory: Option<String>,
+    pub(crate) memory: Option<String>,
     /// MCP tools this run offers, fixed at its start (a server that becomes
     /// ready mid-turn joins at the next user message).
     pub(super) mcp_tools: Vec<String>,
@@ -41,8 +41,8 @@ pub(super) struct Run<'a> {
 
 /// What one streamed model call produced.
 pub(super) struct CallResult {
-    pub msg: ChatMessage,
-    pub stopped: bool,
+    pub(crate) msg: ChatMessage,
+    pub(crate) stopped: bool,
 }
 
 pub(super) async fn run_persistent(
@@ -200,18 +200,18 @@ impl<'a> Run<'a> {
         Ok(run)
     }
 
-    pub fn is_subagent(&self) -> bool {
+    pub(crate) fn is_subagent(&self) -> bool {
         self.origin.is_some()
     }
 
     /// The session whose todo list this run works on.
-    pub fn state_session(&self) -> String {
+    pub(crate) fn state_session(&self) -> String {
         self.parent_session
             .clone()
             .unwrap_or_else(|| self.conv.session_id.clone())
     }
 
-    pub async fn emit(&self, e: AgentEvent) {
+    pub(crate) async fn emit(&self, e: AgentEvent) {
         self.sink.emit(e).await;
     }
 

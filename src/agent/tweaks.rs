@@ -5,21 +5,21 @@
 use crate::profile::Profile;
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct TurnTweaks {
+pub(crate) struct TurnTweaks {
     /// Extra system text, appended to the profile's prompt.
-    pub system: Option<String>,
-    pub temperature: Option<f64>,
+    pub(crate) system: Option<String>,
+    pub(crate) temperature: Option<f64>,
     /// Skip the planning phases.
-    pub no_plan: bool,
+    pub(crate) no_plan: bool,
     /// Offer the model no tools at all.
-    pub no_tools: bool,
+    pub(crate) no_tools: bool,
     /// Cap on generated tokens per model call.
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
 }
 
 impl TurnTweaks {
     /// The profile this turn runs with.
-    pub fn apply(&self, mut p: Profile) -> Profile {
+    pub(crate) fn apply(&self, mut p: Profile) -> Profile {
         if let Some(s) = self.system.as_deref().filter(|s| !s.trim().is_empty()) {
             if p.system_prompt.trim().is_empty() {
                 p.system_prompt = s.to_string();

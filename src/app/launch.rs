@@ -8,42 +8,42 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone, Default)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Backend for this invocation (overrides config and profile).
     #[arg(long, global = true, value_enum)]
-    pub backend: Option<BackendKind>,
+    pub(crate) backend: Option<BackendKind>,
     /// Model for this invocation (overrides config and profile).
     #[arg(short = 'm', long, global = true, value_name = "NAME")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Config file (instead of $NAVI_CONFIG or the platform config dir).
     #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Log level for the log file (error, warn, info, debug, trace).
     #[arg(long, global = true, value_name = "LEVEL")]
-    pub log_level: Option<String>,
+    pub(crate) log_level: Option<String>,
 }
 
 /// An error with its exit code.
 pub struct Failure {
-    pub code: u8,
-    pub message: String,
+    pub(crate) code: u8,
+    pub(crate) message: String,
 }
 
 impl Failure {
-    pub fn usage(m: impl ToString) -> Self {
+    pub(crate) fn usage(m: impl ToString) -> Self {
         Failure {
             code: 2,
             message: m.to_string(),
         }
     }
-    pub fn runtime(m: impl ToString) -> Self {
+    pub(crate) fn runtime(m: impl ToString) -> Self {
         Failure {
             code: 1,
             message: m.to_string(),
         }
     }
     /// Ends the command with exit 0 and no message (stdout was closed).
-    pub fn quiet() -> Self {
+    pub(crate) fn quiet() -> Self {
         Failure {
             code: 0,
             message: String::new(),
@@ -66,12 +66,12 @@ impl From<crate::app::AppError> for Failure {
 }
 
 /// True for the error a write to a closed pipe gives.
-pub fn is_broken_pipe(e: &std::io::Error) -> bool {
+pub(crate) fn is_broken_pipe(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 /// Loads config (exit 2 on problems) and starts file logging.
-pub fn load_config(
+pub(crate) fn load_config(
     g: &GlobalArgs,
 ) -> Result<(config::Config, config::Paths, config::Overrides), Failure> {
     let opts = LoadOptions {
@@ -84,7 +84,7 @@ pub fn load_config(
     config::load(&opts, &getenv).map_err(Failure::usage)
 }
 
-pub fn build_app(
+pub(crate) fn build_app(
     g: &GlobalArgs,
     opts: AppOptions,
 ) -> Result<(App, crate::logging::LogGuard), Failure> {

@@ -2,8 +2,8 @@
 //! built once, and the one place that spawns agent runs.
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
-pub mod launch;
-pub mod probe;
+pub(crate) mod launch;
+pub(crate) mod probe;
 pub mod submit;
 
 use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
@@ -39,16 +39,16 @@ pub struct AppOptions {
 
 pub struct App {
     pub config: Arc<Config>,
-    pub paths: Paths,
+    pub(crate) paths: Paths,
     pub store: Arc<SessionStore>,
     pub profiles: Arc<ProfileRegistry>,
     pub agent: Arc<Agent>,
     /// User tools that failed to load (file: why).
-    pub tool_errors: Vec<String>,
+    pub(crate) tool_errors: Vec<String>,
     /// Long-term memory; `None` when `[memory].enabled = false`.
-    pub memory: Option<Arc<MemoryStore>>,
+    pub(crate) memory: Option<Arc<MemoryStore>>,
     /// User profiles that enable tools that do not exist (file: key: name).
-    pub profile_warnings: Vec<String>,
+    pub(crate) profile_warnings: Vec<String>,
     /// The turns running now (for [`App::submit`]'s stop).
     pub runs: Arc<submit::Runs>,
 }
@@ -84,7 +84,7 @@ pub enum AppError {
 
 /// The persona: inline text, else the named file, else `persona.txt` in the
 /// config dir, else the built-in one.
-pub fn load_persona(config: &Config, paths: &Paths) -> Result<String, AppError> {
+pub(crate) fn load_persona(config: &Config, paths: &Paths) -> Result<String, AppError> {
     if !config.persona.text.trim().is_empty() {
         return Ok(config.persona.text.clone());
     }
@@ -242,7 +242,7 @@ impl App {
     /// message is sent; and when the most recent session is busy in another navi (the user did
     /// not name it) a new session is started instead, with a note saying why.
     /// A session named with `--session` that is busy stays an error.
-    pub fn open_interactive(
+    pub(crate) fn open_interactive(
         &self,
         choice: &SessionChoice,
         profile: Option<&str>,
@@ -260,13 +260,13 @@ impl App {
 
     /// Releases what a session holds outside the database (shared SSH
     /// connections). Call when leaving a session or exiting.
-    pub async fn end_session(&self, session_id: &str) {
+    pub(crate) async fn end_session(&self, session_id: &str) {
         crate::tools::builtin::ssh_exec::close_session(&self.agent.env, session_id).await;
     }
 
     /// Extracts facts from every stale session except `exclude` (the open
     /// ones). `Ok(None)` when memory is off.
-    pub async fn extract_memory(
+    pub(crate) async fn extract_memory(
         &self,
         exclude: &[&str],
         cancel: &CancellationToken,
@@ -282,7 +282,7 @@ impl App {
     /// Starts extraction of stale sessions in the background (interactive
     /// front ends, at start and on a new session). Never awaited by a frame
     /// or a prompt; failures only reach the log.
-    pub fn spawn_memory_extraction(&self, open_session: &str) {
+    pub(crate) fn spawn_memory_extraction(&self, open_session: &str) {
         let Some(memory) = self.memory.clone() else {
             return;
         };
@@ -310,7 +310,7 @@ impl App {
     }
 
     /// Starts a turn with a prepared user message (attachments).
-    pub fn start_turn_message(
+    pub(crate) fn start_turn_message(
         &self,
         session_id: &str,
         message: crate::llm::ChatMessage,
@@ -332,7 +332,7 @@ impl App {
     }
 
     /// Starts a turn on its own task. Stop it with `cancel`; never abort it.
-    pub fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
+    pub(crate) fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
         let (sink, events) = EventSink::channel(1024);
         let cancel = CancellationToken::new();
         let agent = self.agent.clone();

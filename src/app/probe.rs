@@ -7,7 +7,10 @@ use std::time::Duration;
 
 /// The model a profile resolves to and its context window, or a message
 /// saying why the backend cannot be used. Gives up after 10 s.
-pub async fn check_backend(agent: Arc<Agent>, profile: Profile) -> Result<(String, u64), String> {
+pub(crate) async fn check_backend(
+    agent: Arc<Agent>,
+    profile: Profile,
+) -> Result<(String, u64), String> {
     // Building the HTTP client (TLS roots) costs tens of milliseconds of
     // CPU: never on the UI task.
     let (a, p) = (agent.clone(), profile.clone());

@@ -11,7 +11,7 @@ fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
     Ok(0)
 }
 
-pub async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
+pub(crate) async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
     let (config, _paths, _) = load_config(g)?;
     let backend = build_backend(&config).map_err(Failure::usage)?;
     let mut models = backend.list_models().await.map_err(Failure::runtime)?;
@@ -78,7 +78,7 @@ fn store_err(e: crate::session::StoreError) -> Failure {
     }
 }
 
-pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
+pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
     let store = open_store(g)?;
     match cmd {
         SessionsCommand::List { json } => {
@@ -166,7 +166,7 @@ pub fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
     }
 }
 
-pub fn profiles(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
+pub(crate) fn profiles(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
     let (app, _log) = build_app(g, AppOptions::default())?;
     let list: Vec<_> = app.profiles.all().collect();
     if json {

@@ -6,7 +6,7 @@ use crate::agent::budget::{self, BaseCost};
 use crate::app::AppOptions;
 use std::io::Write;
 
-pub fn context(g: &GlobalArgs, profile: Option<String>, json: bool) -> Result<u8, Failure> {
+pub(crate) fn context(g: &GlobalArgs, profile: Option<String>, json: bool) -> Result<u8, Failure> {
     let (app, _log) = build_app(g, AppOptions::default())?;
     let ids = match profile {
         Some(id) => vec![id],
@@ -37,7 +37,7 @@ pub fn context(g: &GlobalArgs, profile: Option<String>, json: bool) -> Result<u8
 /// as `/compact` does (at most the last two turns kept verbatim). With
 /// `--preview` the summary is shown first and applied only when the user
 /// answers y on a terminal; without a terminal nothing changes.
-pub async fn compact(
+pub(crate) async fn compact(
     g: &GlobalArgs,
     session: Option<String>,
     preview: bool,

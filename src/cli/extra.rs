@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 
 /// `navi completions SHELL`.
-pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
+pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "navi", &mut buf);
     out::text(&String::from_utf8_lossy(&buf))?;
@@ -16,7 +16,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
 }
 
 /// `navi man`: the roff man page.
-pub fn man() -> Result<u8, Failure> {
+pub(crate) fn man() -> Result<u8, Failure> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command())
         .render(&mut buf)
@@ -25,7 +25,7 @@ pub fn man() -> Result<u8, Failure> {
     Ok(0)
 }
 
-pub fn config(g: &GlobalArgs, cmd: ConfigCommand) -> Result<u8, Failure> {
+pub(crate) fn config(g: &GlobalArgs, cmd: ConfigCommand) -> Result<u8, Failure> {
     match cmd {
         ConfigCommand::Path { json } => path(g, json),
         ConfigCommand::Check => check(g),
@@ -88,13 +88,13 @@ fn path(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
 }
 
 /// What one check found.
-pub struct Finding {
-    pub level: Level,
-    pub text: String,
+pub(crate) struct Finding {
+    pub(crate) level: Level,
+    pub(crate) text: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     Ok,
     /// Works, but probably not as meant (does not fail the check).
     Warning,
@@ -123,11 +123,11 @@ impl Finding {
 }
 
 /// What checks look at: the loaded config and the tools that loaded.
-pub struct CheckInput<'a> {
-    pub config: &'a Config,
-    pub paths: &'a Paths,
-    pub tool_names: Vec<String>,
-    pub tool_errors: Vec<String>,
+pub(crate) struct CheckInput<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) paths: &'a Paths,
+    pub(crate) tool_names: Vec<String>,
+    pub(crate) tool_errors: Vec<String>,
 }
 
 type Check = fn(&CheckInput) -> Vec<Finding>;
@@ -270,7 +270,7 @@ fn store_err(e: crate::session::StoreError) -> Failure {
 }
 
 /// `navi last [ID]`: the last answer, exactly as stored.
-pub fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
+pub(crate) fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
     let store = open_store(g)?;
     let meta = match id {
         Some(id) => store.resolve(id).map_err(store_err)?,
@@ -296,7 +296,7 @@ pub fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
 }
 
 /// `navi sessions export ID --format md|json`.
-pub fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8, Failure> {
+pub(crate) fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8, Failure> {
     let meta = store.resolve(id).map_err(store_err)?;
     let session = store
         .load(&meta.id)

@@ -5,7 +5,7 @@ use super::{Failure, GlobalArgs, McpCommand, load_config};
 use crate::mcp::{McpHub, ServerState, report};
 use serde_json::json;
 
-pub async fn run(g: &GlobalArgs, command: McpCommand) -> Result<u8, Failure> {
+pub(crate) async fn run(g: &GlobalArgs, command: McpCommand) -> Result<u8, Failure> {
     let (mut config, _paths, _) = load_config(g)?;
     let only = match &command {
         McpCommand::List { .. } => None,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Subcommand, Debug)]
-pub enum MemoryCommand {
+pub(crate) enum MemoryCommand {
     /// List facts: accepted and proposed (the inbox).
     List {
         /// Only the proposed facts waiting for review.
@@ -92,7 +92,7 @@ fn proposed(memory: &MemoryStore, id: i64) -> Result<Fact, Failure> {
     }
 }
 
-pub async fn run(g: &GlobalArgs, cmd: MemoryCommand) -> Result<u8, Failure> {
+pub(crate) async fn run(g: &GlobalArgs, cmd: MemoryCommand) -> Result<u8, Failure> {
     let (app, memory, _log) = open(g)?;
     match cmd {
         MemoryCommand::List { proposed, json } => {

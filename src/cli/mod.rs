@@ -9,13 +9,11 @@ mod context;
 mod extra;
 mod mcp;
 mod memory;
-pub mod out;
+pub(crate) mod out;
 mod transcript;
 
-pub use crate::app::launch::{Failure, GlobalArgs, build_app, load_config};
-pub use crate::config::suggest_name;
-pub use crate::ui::format::ago;
-pub use crate::ui::run::RunArgs;
+pub(crate) use crate::app::launch::{Failure, GlobalArgs, build_app, load_config};
+pub(crate) use crate::ui::run::RunArgs;
 
 use crate::app::SessionChoice;
 use clap::{Parser, Subcommand};
@@ -27,31 +25,31 @@ use std::process::ExitCode;
     version,
     about = "Navi: a personal, modular AI agent for the terminal"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     /// Line mode (no full-screen UI): for SSH, dumb terminals and screen readers.
     #[arg(long)]
-    pub plain: bool,
+    pub(crate) plain: bool,
     /// Start a new session instead of opening the last one.
     #[arg(long, conflicts_with_all = ["session", "continue_last"])]
-    pub new: bool,
+    pub(crate) new: bool,
     /// Open this session (id, id prefix, or list number).
     #[arg(short = 's', long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Use this profile (for a new session, or switch the opened one).
     #[arg(short = 'p', long, value_name = "ID")]
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// Continue the most recent session (the default on a terminal; with
     /// piped input a new session is started unless this is given).
     #[arg(short = 'c', long = "continue", conflicts_with = "session")]
-    pub continue_last: bool,
+    pub(crate) continue_last: bool,
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Send one message and print the answer (non-interactive).
     Run(RunArgs),
     /// List the models the configured backend serves.
@@ -120,7 +118,7 @@ pub enum Command {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Print the files and directories in use.
     Path {
         /// Print JSON instead of lines.
@@ -133,13 +131,13 @@ pub enum ConfigCommand {
 
 /// How `navi sessions export` writes a session.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Md,
     Json,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum McpCommand {
+pub(crate) enum McpCommand {
     /// List the configured servers (starts nothing).
     List {
         /// Print JSON instead of a table.
@@ -162,7 +160,7 @@ pub enum McpCommand {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// List sessions (pinned first, then most recent).
     List {
         /// Print JSON instead of a table.
@@ -210,7 +208,7 @@ pub enum SessionsCommand {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ProfilesCommand {
+pub(crate) enum ProfilesCommand {
     /// List the loaded profiles (and any that failed to load).
     List {
         /// Print JSON instead of a table.

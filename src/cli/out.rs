@@ -8,7 +8,7 @@
 use super::Failure;
 use std::io::Write;
 
-pub use crate::app::launch::is_broken_pipe;
+pub(crate) use crate::app::launch::is_broken_pipe;
 
 fn io_failure(e: std::io::Error) -> Failure {
     if is_broken_pipe(&e) {
@@ -19,14 +19,14 @@ fn io_failure(e: std::io::Error) -> Failure {
 }
 
 /// Writes `s` to stdout and flushes.
-pub fn text(s: &str) -> Result<(), Failure> {
+pub(crate) fn text(s: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes()).map_err(io_failure)?;
     out.flush().map_err(io_failure)
 }
 
 /// Writes `s` and a newline to stdout.
-pub fn line(s: &str) -> Result<(), Failure> {
+pub(crate) fn line(s: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes()).map_err(io_failure)?;
     out.write_all(b"\n").map_err(io_failure)?;
@@ -35,7 +35,7 @@ pub fn line(s: &str) -> Result<(), Failure> {
 
 /// Makes a `print!` to a closed stdout end the process with exit 0 instead
 /// of a panic message and exit 101. Other panics keep the default report.
-pub fn quiet_on_broken_pipe() {
+pub(crate) fn quiet_on_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let payload = info.payload();

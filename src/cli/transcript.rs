@@ -3,7 +3,7 @@
 use crate::protocol::{AgentEvent, PINNED_NOTE};
 
 /// The plain listing of `navi sessions show`: one `[who]` header per entry.
-pub fn listing(history: &[AgentEvent]) -> String {
+pub(crate) fn listing(history: &[AgentEvent]) -> String {
     let mut out = String::new();
     let mut in_answer = false;
     let head = |out: &mut String, who: &str, pinned: bool| {
@@ -69,7 +69,7 @@ fn push_text(out: &mut String, text: &str) {
 }
 
 /// The Markdown of `navi sessions export --format md` (after its title).
-pub fn markdown(history: &[AgentEvent]) -> String {
+pub(crate) fn markdown(history: &[AgentEvent]) -> String {
     let mut md = String::new();
     let mut in_answer = false;
     for ev in history {

@@ -44,13 +44,16 @@ const FEEDS: [(&str, &str); 25] = [
 ];
 
 /// The config key an environment variable sets, if it is one of ours.
-pub fn key_for(var: &str) -> Option<&'static str> {
+pub(crate) fn key_for(var: &str) -> Option<&'static str> {
     FEEDS.iter().find(|(v, _)| *v == var).map(|(_, k)| *k)
 }
 
 /// Rewrites a validation error about the merged config so it names the
 /// environment variable that set the offending key (when one is set).
-pub fn name_variable(e: ConfigError, getenv: &dyn Fn(&str) -> Option<String>) -> ConfigError {
+pub(crate) fn name_variable(
+    e: ConfigError,
+    getenv: &dyn Fn(&str) -> Option<String>,
+) -> ConfigError {
     match e {
         ConfigError::Invalid {
             origin,
@@ -98,7 +101,7 @@ fn parse_num<T: std::str::FromStr>(key: &str, v: &str, what: &str) -> Result<T, 
 }
 
 /// Applies env overrides; returns the model named by `OLLAMA_DEFAULT_MODEL`, if any.
-pub fn apply(
+pub(crate) fn apply(
     c: &mut Config,
     getenv: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<String>, ConfigError> {

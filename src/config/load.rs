@@ -131,7 +131,7 @@ pub fn load(
 }
 
 /// Parses one TOML file strictly (unknown keys and wrong types are errors).
-pub fn parse_file(path: &Path) -> Result<Config, ConfigError> {
+pub(crate) fn parse_file(path: &Path) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// How Navi talks to one server.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum McpTransport {
+pub(crate) enum McpTransport {
     /// Spawn `command` and speak JSON-RPC over its stdin/stdout.
     Stdio,
     /// POST to `url` (MCP streamable HTTP).
@@ -18,30 +18,30 @@ pub enum McpTransport {
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerConfig {
     /// `"stdio"` or `"http"`; empty = `stdio` when `command` is set, `http` when `url` is.
-    pub transport: String,
+    pub(crate) transport: String,
     /// Program to start (stdio transport), looked up on PATH.
-    pub command: String,
-    pub args: Vec<String>,
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
     /// Extra environment for the program (added to Navi's own).
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// Working directory of the program; empty = Navi's.
-    pub cwd: String,
+    pub(crate) cwd: String,
     /// Endpoint of a streamable-HTTP server.
-    pub url: String,
+    pub(crate) url: String,
     /// Extra HTTP headers (e.g. `Authorization`).
-    pub headers: BTreeMap<String, String>,
-    pub enabled: bool,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) enabled: bool,
     /// How long start-up (spawn + `initialize` + `tools/list`) may take.
-    pub startup_timeout_secs: f64,
+    pub(crate) startup_timeout_secs: f64,
     /// How long one tool call may take before it fails.
-    pub tool_timeout_secs: f64,
+    pub(crate) tool_timeout_secs: f64,
     /// Only these tools of the server (empty = all of them).
-    pub enabled_tools: Vec<String>,
+    pub(crate) enabled_tools: Vec<String>,
     /// Never these tools.
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
     /// Believe the server's `readOnlyHint` annotation: such tools then run
     /// without approval. Off by default: every MCP tool asks first.
-    pub trust_read_only: bool,
+    pub(crate) trust_read_only: bool,
 }
 
 impl Default for McpServerConfig {
@@ -66,7 +66,7 @@ impl Default for McpServerConfig {
 
 impl McpServerConfig {
     /// The transport, once [`validate`] has accepted the entry.
-    pub fn transport_kind(&self) -> McpTransport {
+    pub(crate) fn transport_kind(&self) -> McpTransport {
         match self.transport.trim().to_ascii_lowercase().as_str() {
             "http" | "streamable_http" | "streamable-http" => McpTransport::Http,
             "" if self.command.trim().is_empty() && !self.url.trim().is_empty() => {
@@ -77,7 +77,7 @@ impl McpServerConfig {
     }
 
     /// Whether `tool` (the server's own name) passes `enabled_tools`/`disabled_tools`.
-    pub fn allows_tool(&self, tool: &str) -> bool {
+    pub(crate) fn allows_tool(&self, tool: &str) -> bool {
         (self.enabled_tools.is_empty() || self.enabled_tools.iter().any(|t| t == tool))
             && !self.disabled_tools.iter().any(|t| t == tool)
     }
@@ -94,7 +94,7 @@ fn invalid(origin: &str, key: String, value: impl ToString, why: &str) -> Config
 
 /// A server name becomes the prefix of its tools' names (`<server>__<tool>`),
 /// so it must be short, plain and free of the separator.
-pub fn valid_server_name(name: &str) -> bool {
+pub(crate) fn valid_server_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && !name.contains("__")
@@ -104,7 +104,7 @@ pub fn valid_server_name(name: &str) -> bool {
 }
 
 /// Checks every `[mcp_servers.*]` entry.
-pub fn validate(
+pub(crate) fn validate(
     servers: &BTreeMap<String, McpServerConfig>,
     origin: &str,
 ) -> Result<(), ConfigError> {

@@ -6,8 +6,8 @@
 
 mod env;
 mod load;
-pub mod mcp;
-pub mod suggest;
+pub(crate) mod mcp;
+pub(crate) mod suggest;
 
 pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
 pub use mcp::McpServerConfig;
@@ -72,7 +72,7 @@ impl Default for ThinkSetting {
 }
 
 impl ThinkSetting {
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Some(ThinkSetting::Bool(true)),
             "false" | "0" | "no" | "off" => Some(ThinkSetting::Bool(false)),
@@ -81,7 +81,7 @@ impl ThinkSetting {
         }
     }
 
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         match self {
             ThinkSetting::Bool(_) => true,
             ThinkSetting::Level(l) => matches!(l.as_str(), "low" | "medium" | "high"),
@@ -95,17 +95,17 @@ pub struct LlmConfig {
     pub backend: BackendKind,
     pub ollama_host: String,
     pub openai_base_url: String,
-    pub openai_api_key: String,
+    pub(crate) openai_api_key: String,
     /// Model used when a profile names none that the server has.
-    pub default_model: String,
+    pub(crate) default_model: String,
     pub num_ctx: u32,
     pub think: ThinkSetting,
-    pub keep_alive: String,
-    pub first_chunk_timeout_secs: f64,
-    pub chunk_timeout_secs: f64,
-    pub connect_retries: u32,
+    pub(crate) keep_alive: String,
+    pub(crate) first_chunk_timeout_secs: f64,
+    pub(crate) chunk_timeout_secs: f64,
+    pub(crate) connect_retries: u32,
     /// Cap on tokens generated per call (`max_tokens` / `num_predict`); 0 = no cap.
-    pub max_tokens: u32,
+    pub(crate) max_tokens: u32,
 }
 
 impl Default for LlmConfig {
@@ -183,16 +183,16 @@ impl Default for SecurityConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ContextConfig {
-    pub compression_enabled: bool,
+    pub(crate) compression_enabled: bool,
     pub compression_threshold: f64,
-    pub compression_target: f64,
+    pub(crate) compression_target: f64,
     pub keep_recent: u32,
-    pub summary_temperature: f64,
-    pub warn_threshold: f64,
-    pub hard_limit: f64,
+    pub(crate) summary_temperature: f64,
+    pub(crate) warn_threshold: f64,
+    pub(crate) hard_limit: f64,
     /// Share of the window one tool result, tool argument or message may
     /// take in the context; bigger ones are stored and previewed.
-    pub item_max_share: f64,
+    pub(crate) item_max_share: f64,
 }
 
 impl Default for ContextConfig {
@@ -212,13 +212,13 @@ impl Default for ContextConfig {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct SessionFilesConfig {
-    pub dir: String,
-    pub max_size_mb: u64,
-    pub ttl_hours: u64,
+pub(crate) struct SessionFilesConfig {
+    pub(crate) dir: String,
+    pub(crate) max_size_mb: u64,
+    pub(crate) ttl_hours: u64,
     /// Text attachments and piped stdin up to this size go into the message;
     /// larger ones are stored as session files with a preview.
-    pub inline_max_kb: u64,
+    pub(crate) inline_max_kb: u64,
 }
 
 impl Default for SessionFilesConfig {
@@ -234,19 +234,19 @@ impl Default for SessionFilesConfig {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub struct PersonaConfig {
+pub(crate) struct PersonaConfig {
     /// Inline persona text; wins over `file` when non-empty.
-    pub text: String,
+    pub(crate) text: String,
     /// Path to a persona file; empty = the built-in `persona.txt`.
-    pub file: String,
+    pub(crate) file: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct UiConfig {
-    pub theme: String,
-    pub show_thinking: bool,
-    pub max_fps: u32,
+pub(crate) struct UiConfig {
+    pub(crate) theme: String,
+    pub(crate) show_thinking: bool,
+    pub(crate) max_fps: u32,
 }
 
 impl Default for UiConfig {
@@ -263,7 +263,7 @@ impl Default for UiConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ToolsConfig {
     /// User tools directory (manifest + script per tool).
-    pub dir: String,
+    pub(crate) dir: String,
     pub terminal_timeout_secs: u64,
     pub code_exec_timeout_secs: u64,
     pub python: String,
@@ -281,7 +281,7 @@ pub struct ToolsConfig {
     /// Largest image `image_view` accepts, in bytes.
     pub image_max_bytes: usize,
     /// Seconds one filesystem operation may take before it is abandoned.
-    pub fs_timeout_secs: u64,
+    pub(crate) fs_timeout_secs: u64,
     /// Longest line kept in tool output; longer lines are cut with a note.
     pub max_line_bytes: usize,
 }
@@ -310,11 +310,11 @@ impl Default for ToolsConfig {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub struct StorageConfig {
+pub(crate) struct StorageConfig {
     /// Data directory; empty = `$NAVI_DATA_DIR` or the platform data dir.
-    pub data_dir: String,
+    pub(crate) data_dir: String,
     /// SQLite file; empty = `<data_dir>/navi.db`.
-    pub db_path: String,
+    pub(crate) db_path: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -334,15 +334,15 @@ impl Default for LoggingConfig {
 /// Long-term memory (`docs/memory.md`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct MemoryConfig {
+pub(crate) struct MemoryConfig {
     /// Off: no extraction, no summary in requests, no memory tools.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// New facts are active at once instead of waiting in the inbox.
-    pub auto_accept: bool,
+    pub(crate) auto_accept: bool,
     /// A session idle this long (minutes) is ready for extraction.
-    pub idle_minutes: u64,
+    pub(crate) idle_minutes: u64,
     /// At most this many of a session's latest messages are read per extraction.
-    pub max_messages: usize,
+    pub(crate) max_messages: usize,
 }
 
 impl Default for MemoryConfig {
@@ -372,8 +372,8 @@ pub enum Scrollback {
 /// `[tui]`: the full-screen UI only.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub struct TuiConfig {
-    pub scrollback: Scrollback,
+pub(crate) struct TuiConfig {
+    pub(crate) scrollback: Scrollback,
 }
 
 /// The whole configuration, one section per concern.
@@ -383,26 +383,26 @@ pub struct Config {
     pub llm: LlmConfig,
     pub security: SecurityConfig,
     pub context: ContextConfig,
-    pub session_files: SessionFilesConfig,
-    pub persona: PersonaConfig,
-    pub ui: UiConfig,
+    pub(crate) session_files: SessionFilesConfig,
+    pub(crate) persona: PersonaConfig,
+    pub(crate) ui: UiConfig,
     pub tools: ToolsConfig,
-    pub storage: StorageConfig,
+    pub(crate) storage: StorageConfig,
     pub logging: LoggingConfig,
-    pub memory: MemoryConfig,
-    pub planning: PlanningConfig,
-    pub tui: TuiConfig,
+    pub(crate) memory: MemoryConfig,
+    pub(crate) planning: PlanningConfig,
+    pub(crate) tui: TuiConfig,
     /// External MCP servers, by name (`[mcp_servers.<name>]`).
-    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 /// When the planner is worth a call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct PlanningConfig {
+pub(crate) struct PlanningConfig {
     /// A message that is a question (ends with "?") of at most this many
     /// words, with no file, command or web cues, skips the planner; 0 = never skip.
-    pub skip_question_words: u32,
+    pub(crate) skip_question_words: u32,
 }
 
 impl Default for PlanningConfig {
@@ -413,18 +413,8 @@ impl Default for PlanningConfig {
     }
 }
 
-impl Config {
-    /// The base URL of the configured backend.
-    pub fn backend_url(&self) -> &str {
-        match self.llm.backend {
-            BackendKind::Ollama => &self.llm.ollama_host,
-            BackendKind::Openai => &self.llm.openai_base_url,
-        }
-    }
-}
-
 /// Splits a comma-separated env value into trimmed, non-empty items.
-pub fn split_list(s: &str) -> Vec<String> {
+pub(crate) fn split_list(s: &str) -> Vec<String> {
     s.split(',')
         .map(str::trim)
         .filter(|x| !x.is_empty())

@@ -3,7 +3,7 @@
 //! matching prefix, then the longest substring; else the 8192 fallback.
 use std::collections::BTreeMap;
 
-pub const FALLBACK_CONTEXT: u64 = 8192;
+pub(crate) const FALLBACK_CONTEXT: u64 = 8192;
 
 #[derive(serde::Deserialize, Default)]
 struct Catalog {
@@ -18,7 +18,7 @@ fn catalog() -> Catalog {
 }
 
 /// The catalog's context length for `model`, if it knows one.
-pub fn lookup(model: &str) -> Option<u64> {
+pub(crate) fn lookup(model: &str) -> Option<u64> {
     let cat = catalog();
     let name = model.to_ascii_lowercase();
     // Ollama tags: "qwen3:8b" → base "qwen3"; OpenAI ids may carry an org prefix.
@@ -42,7 +42,7 @@ pub fn lookup(model: &str) -> Option<u64> {
 }
 
 /// Context window: the server's figure, else the catalog, else 8192.
-pub fn context_window(model: &str, from_server: Option<u64>) -> u64 {
+pub(crate) fn context_window(model: &str, from_server: Option<u64>) -> u64 {
     from_server
         .filter(|n| *n > 0)
         .or_else(|| lookup(model))

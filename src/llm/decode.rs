@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// A push decoder: frames in, chunks out. Pure, no I/O.
-pub trait FrameDecoder<F> {
+pub(crate) trait FrameDecoder<F> {
     /// Decodes one frame, appending complete chunks to `out`. On error, the
     /// chunks decoded before the failure are already in `out`.
     fn feed(&mut self, frame: F, out: &mut Vec<ChatChunk>) -> Result<(), LlmError>;
@@ -26,7 +26,7 @@ pub trait FrameDecoder<F> {
 /// A unique id for a tool call the server sent without one. Random, not a
 /// counter: a session is continued by many navi processes, and ids from two
 /// of them must never collide in its history.
-pub fn generated_call_id() -> String {
+pub(crate) fn generated_call_id() -> String {
     format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
 }
 
@@ -40,7 +40,7 @@ pub struct DecodeStream<S, D> {
 }
 
 impl<S, D> DecodeStream<S, D> {
-    pub fn new(inner: S, decoder: D) -> Self {
+    pub(crate) fn new(inner: S, decoder: D) -> Self {
         DecodeStream {
             inner: Some(Box::pin(inner)),
             decoder,

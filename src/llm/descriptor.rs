@@ -16,48 +16,48 @@ use std::sync::Arc;
 /// One kind of backend, as the rest of the crate sees it.
 #[derive(Debug)]
 pub struct BackendDescriptor {
-    pub kind: BackendKind,
+    pub(crate) kind: BackendKind,
     /// Name in messages: "Ollama".
-    pub display_name: &'static str,
+    pub(crate) display_name: &'static str,
     /// The environment variable that sets the server's address.
-    pub url_env: &'static str,
+    pub(crate) url_env: &'static str,
     /// The `[llm]` key that sets the server's address.
-    pub url_key: &'static str,
+    pub(crate) url_key: &'static str,
     /// The question to ask first when the server cannot be reached.
-    pub unreachable_check: &'static str,
+    pub(crate) unreachable_check: &'static str,
     /// What the address must point at ("the Ollama server").
-    pub url_target: &'static str,
+    pub(crate) url_target: &'static str,
     /// The path this API's base URLs usually end in, and the note a 404 on
     /// a base URL without it adds.
-    pub usual_base_suffix: Option<(&'static str, &'static str)>,
+    pub(crate) usual_base_suffix: Option<(&'static str, &'static str)>,
     /// How to get a model the server does not have.
-    pub missing_model_hint: fn(&str) -> String,
+    pub(crate) missing_model_hint: fn(&str) -> String,
     /// The server uses only as much context as each request asks for
     /// (`num_ctx`): the window the agent plans with is capped by
     /// `[llm].num_ctx` and sent with every request.
-    pub window_set_per_request: bool,
+    pub(crate) window_set_per_request: bool,
     /// Builds the backend from `[llm]`. No network I/O.
-    pub build: fn(&LlmConfig) -> Result<Arc<dyn LlmBackend>, LlmError>,
+    pub(crate) build: fn(&LlmConfig) -> Result<Arc<dyn LlmBackend>, LlmError>,
 }
 
 impl BackendDescriptor {
     /// "set OLLAMA_HOST or [llm].ollama_host"
-    pub fn set_url_hint(&self) -> String {
+    pub(crate) fn set_url_hint(&self) -> String {
         format!("set {} or [llm].{}", self.url_env, self.url_key)
     }
 
     /// What to do when the server cannot be reached.
-    pub fn unreachable_hint(&self) -> String {
+    pub(crate) fn unreachable_hint(&self) -> String {
         format!("{} {}", self.unreachable_check, self.set_url_hint())
     }
 
     /// What to do when the address answers with something that is not the API.
-    pub fn not_an_api_hint(&self) -> String {
+    pub(crate) fn not_an_api_hint(&self) -> String {
         format!("{} to {}", self.set_url_hint(), self.url_target)
     }
 
     /// The window to plan with for a model whose full window is `window`.
-    pub fn planned_window(&self, window: u64, num_ctx: u32) -> u64 {
+    pub(crate) fn planned_window(&self, window: u64, num_ctx: u32) -> u64 {
         if self.window_set_per_request {
             window.min(u64::from(num_ctx))
         } else {
@@ -67,7 +67,7 @@ impl BackendDescriptor {
 
     /// `num_ctx` to send: the planned window (capped by `[llm].num_ctx`)
     /// where the server sizes its context per request, else `[llm].num_ctx`.
-    pub fn num_ctx(&self, planned_window: u64, num_ctx: u32) -> u32 {
+    pub(crate) fn num_ctx(&self, planned_window: u64, num_ctx: u32) -> u32 {
         if self.window_set_per_request && planned_window > 0 {
             u32::try_from(planned_window)
                 .unwrap_or(num_ctx)
@@ -79,7 +79,7 @@ impl BackendDescriptor {
 }
 
 /// The descriptor of a backend kind: the one match a new backend adds.
-pub fn descriptor(kind: BackendKind) -> &'static BackendDescriptor {
+pub(crate) fn descriptor(kind: BackendKind) -> &'static BackendDescriptor {
     match kind {
         BackendKind::Ollama => &ollama::DESCRIPTOR,
         BackendKind::Openai => &openai::DESCRIPTOR,

@@ -108,7 +108,7 @@ impl LlmError {
     /// The server refused the request because it does not fit its context
     /// window (llama-server "exceeds the available context size", vLLM
     /// "maximum context length", OpenAI "context_length_exceeded", …).
-    pub fn is_context_overflow(&self) -> bool {
+    pub(crate) fn is_context_overflow(&self) -> bool {
         let text = match self {
             LlmError::Rejected { message, .. } => message,
             LlmError::Server { body, .. } => body,

@@ -52,7 +52,7 @@ fn secs_or(s: f64, default: Duration) -> Duration {
 impl GuardConfig {
     /// Timeouts from the configuration (non-positive or absurd values fall
     /// back to the defaults), `retries = connect_retries`, 500 ms base delay.
-    pub fn from_config(c: &crate::config::LlmConfig) -> Self {
+    pub(crate) fn from_config(c: &crate::config::LlmConfig) -> Self {
         let d = GuardConfig::default();
         GuardConfig {
             first_chunk_timeout: secs_or(c.first_chunk_timeout_secs, d.first_chunk_timeout),

@@ -7,10 +7,10 @@
 //! without a port means 443. `0.0.0.0` and `::` are the addresses a server
 //! listens on, not ones to connect to: they become the loopback address.
 
-pub const DEFAULT_PORT: u16 = 11434;
+pub(crate) const DEFAULT_PORT: u16 = 11434;
 
 /// The base URL for an `OLLAMA_HOST` value, or why it cannot be one.
-pub fn ollama_host_url(raw: &str) -> Result<String, String> {
+pub(crate) fn ollama_host_url(raw: &str) -> Result<String, String> {
     let s = raw.trim();
     let (scheme, rest) = match s.split_once("://") {
         Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),

@@ -20,28 +20,28 @@ use std::error::Error as StdError;
 use std::time::Duration;
 
 /// How much of a server's error text ends up in an error message.
-pub const MAX_SERVER_TEXT: usize = 300;
+pub(crate) const MAX_SERVER_TEXT: usize = 300;
 /// How long establishing a TCP (and TLS) connection may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bound for the small, non-streaming requests (model lists, model details).
-pub const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long an idle keep-alive connection stays in the pool. Below the 5 s
 /// after which llama-server (cpp-httplib) closes an idle connection itself,
 /// so a pooled connection is dropped here before the server drops it.
-pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Cap on how much of an error response body is read.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// What an error message needs to know about the server being talked to.
 #[derive(Clone, Debug)]
-pub struct Target {
-    pub backend: &'static BackendDescriptor,
+pub(crate) struct Target {
+    pub(crate) backend: &'static BackendDescriptor,
     /// Normalised base URL (no trailing slash).
-    pub base: String,
+    pub(crate) base: String,
 }
 
 impl Target {
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.backend.display_name.to_string()
     }
 
@@ -54,14 +54,14 @@ impl Target {
     }
 
     /// Error for a failure while receiving the body of a 200 response.
-    pub fn disconnected(&self, reason: impl Into<String>) -> LlmError {
+    pub(crate) fn disconnected(&self, reason: impl Into<String>) -> LlmError {
         LlmError::Disconnected {
             backend: self.name(),
             reason: reason.into(),
         }
     }
 
-    pub fn protocol(&self, message: impl Into<String>) -> LlmError {
+    pub(crate) fn protocol(&self, message: impl Into<String>) -> LlmError {
         LlmError::Protocol {
             backend: self.name(),
             message: message.into(),
@@ -71,7 +71,7 @@ impl Target {
 
 /// Checks and normalises a base URL: adds `http://` when no scheme is given,
 /// strips trailing slashes, and insists on http(s) with a host.
-pub fn normalise_base(raw: &str) -> Result<String, LlmError> {
+pub(crate) fn normalise_base(raw: &str) -> Result<String, LlmError> {
     let trimmed = raw.trim().trim_end_matches('/');
     let bad = |reason: &str| LlmError::BadUrl {
         url: raw.to_string(),
@@ -98,13 +98,13 @@ pub fn normalise_base(raw: &str) -> Result<String, LlmError> {
 /// One client per backend: connection pooling, a connect timeout, and no
 /// proxy for loopback hosts (like Go's `ProxyFromEnvironment`, which Ollama's
 /// own CLI uses), so `HTTP_PROXY` does not hijack a local server.
-pub fn build_client(base: &str) -> Result<reqwest::Client, LlmError> {
+pub(crate) fn build_client(base: &str) -> Result<reqwest::Client, LlmError> {
     client_builder(base, true)
 }
 
 /// A client that never reuses a connection: every request opens its own.
 /// Used for the one retry after a failure on a pooled connection.
-pub fn build_fresh_client(base: &str) -> Result<reqwest::Client, LlmError> {
+pub(crate) fn build_fresh_client(base: &str) -> Result<reqwest::Client, LlmError> {
     client_builder(base, false)
 }
 
@@ -135,7 +135,7 @@ fn is_loopback(base: &str) -> bool {
 }
 
 /// The error chain of `e` as one line ("a: b: c"), without repeats.
-pub fn chain(e: &(dyn StdError + 'static)) -> String {
+pub(crate) fn chain(e: &(dyn StdError + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn StdError + 'static)> = Some(e);
     while let Some(err) = cur {
@@ -150,7 +150,7 @@ pub fn chain(e: &(dyn StdError + 'static)) -> String {
 
 /// The innermost error's message: for hyper errors the one that says what
 /// actually happened ("connection closed before message completed").
-pub fn root_cause(e: &(dyn StdError + 'static)) -> String {
+pub(crate) fn root_cause(e: &(dyn StdError + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;
@@ -180,7 +180,7 @@ fn connect_reason(e: &reqwest::Error) -> String {
 }
 
 /// Maps an error from `send()` (no response headers yet).
-pub fn send_error(t: &Target, e: &reqwest::Error) -> LlmError {
+pub(crate) fn send_error(t: &Target, e: &reqwest::Error) -> LlmError {
     if e.is_builder() {
         return LlmError::BadUrl {
             url: t.base.clone(),
@@ -207,14 +207,14 @@ pub fn send_error(t: &Target, e: &reqwest::Error) -> LlmError {
 /// True for a send failure after the connection was made but before any
 /// response byte: the classic stale keep-alive connection (reset, closed,
 /// EOF before headers). Connect failures and timeouts are not this.
-pub fn failed_before_response(e: &reqwest::Error) -> bool {
+pub(crate) fn failed_before_response(e: &reqwest::Error) -> bool {
     !e.is_builder() && !e.is_connect() && !e.is_timeout() && !e.is_status()
 }
 
 /// Sends the request built by `build` on `pooled`; when that fails before
 /// any response byte (see [`failed_before_response`]) it is sent once more
 /// on `fresh`, which opens a new connection. The second failure is reported.
-pub async fn send_retrying_once(
+pub(crate) async fn send_retrying_once(
     t: &Target,
     pooled: &reqwest::Client,
     fresh: &reqwest::Client,
@@ -236,12 +236,12 @@ pub async fn send_retrying_once(
 }
 
 /// Maps an error while reading a response body (the stream broke).
-pub fn body_error(t: &Target, e: &reqwest::Error) -> LlmError {
+pub(crate) fn body_error(t: &Target, e: &reqwest::Error) -> LlmError {
     t.disconnected(format!("the stream broke off ({})", root_cause(e)))
 }
 
 /// Maps a failure of `Response::json()` on the endpoint `what`.
-pub fn json_error(t: &Target, what: &str, e: &reqwest::Error) -> LlmError {
+pub(crate) fn json_error(t: &Target, what: &str, e: &reqwest::Error) -> LlmError {
     if e.is_decode() {
         t.protocol(format!(
             "{what} did not answer the expected JSON ({})",
@@ -253,7 +253,7 @@ pub fn json_error(t: &Target, what: &str, e: &reqwest::Error) -> LlmError {
 }
 
 /// Collapses whitespace to single spaces and cuts at `max` characters.
-pub fn one_line(s: &str, max: usize) -> String {
+pub(crate) fn one_line(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max + 4));
     let mut count = 0;
     for word in s.split_whitespace() {
@@ -276,7 +276,7 @@ pub fn one_line(s: &str, max: usize) -> String {
 /// The human message inside an error body: `{"error":"…"}` (Ollama),
 /// `{"error":{"message":"…"}}` (OpenAI, llama.cpp), `{"message":"…"}` (vLLM),
 /// `{"detail":"…"}` (FastAPI servers); otherwise the text itself.
-pub fn error_message(body: &str) -> String {
+pub(crate) fn error_message(body: &str) -> String {
     let from_json = serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|v| json_error_message(&v));
@@ -290,7 +290,7 @@ pub fn error_message(body: &str) -> String {
 }
 
 /// The message of a JSON error value, if it looks like one.
-pub fn json_error_message(v: &serde_json::Value) -> Option<String> {
+pub(crate) fn json_error_message(v: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     let pick = |v: &Value| -> Option<String> {
         match v {
@@ -312,7 +312,7 @@ pub fn json_error_message(v: &serde_json::Value) -> Option<String> {
 }
 
 /// Seconds from a `Retry-After` header (the HTTP-date form is ignored).
-pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     headers
         .get(reqwest::header::RETRY_AFTER)?
         .to_str()
@@ -325,7 +325,7 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 }
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of a response body as text.
-pub async fn read_capped(resp: reqwest::Response) -> String {
+pub(crate) async fn read_capped(resp: reqwest::Response) -> String {
     let mut buf = Vec::new();
     let mut body = resp.bytes_stream();
     while let Some(Ok(piece)) = body.next().await {
@@ -341,7 +341,7 @@ pub async fn read_capped(resp: reqwest::Response) -> String {
 /// Sends a metadata request (`/api/tags`, `/api/show`, `/models`) and
 /// parses its JSON body; every failure becomes the backend's typed error.
 /// `model` names the model for a 404.
-pub async fn metadata_json(
+pub(crate) async fn metadata_json(
     t: &Target,
     req: reqwest::RequestBuilder,
     what: &str,
@@ -360,16 +360,16 @@ pub async fn metadata_json(
 
 /// A non-2xx response, read and classified.
 #[derive(Clone, Debug)]
-pub struct HttpFailure {
-    pub status: u16,
-    pub message: String,
-    pub retry_after: Option<Duration>,
+pub(crate) struct HttpFailure {
+    pub(crate) status: u16,
+    pub(crate) message: String,
+    pub(crate) retry_after: Option<Duration>,
     /// The response's media type (`text/html`), empty when not given.
-    pub content_type: String,
+    pub(crate) content_type: String,
 }
 
 impl HttpFailure {
-    pub async fn read(resp: reqwest::Response) -> HttpFailure {
+    pub(crate) async fn read(resp: reqwest::Response) -> HttpFailure {
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
         let content_type = resp
@@ -408,7 +408,7 @@ impl HttpFailure {
 
     /// The typed error for this failure. `model` is the model the request was
     /// about, if any (turns a "model not found" 404 into `ModelNotFound`).
-    pub fn into_error(self, t: &Target, model: Option<&str>) -> LlmError {
+    pub(crate) fn into_error(self, t: &Target, model: Option<&str>) -> LlmError {
         let backend = t.name();
         if self.is_web_page() && self.status != 429 {
             return LlmError::NotAnApi {

@@ -15,15 +15,15 @@ use serde_json::{Map, Value, json};
 
 /// What `GET /props` told about the server.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ServerProps {
+pub(crate) struct ServerProps {
     /// Tokens one slot can hold (the usable window per request).
-    pub n_ctx: Option<u64>,
-    pub total_slots: Option<u32>,
+    pub(crate) n_ctx: Option<u64>,
+    pub(crate) total_slots: Option<u32>,
 }
 
 impl ServerProps {
     /// Reads a `/props` answer; `None` when it does not look like one.
-    pub fn parse(v: &Value) -> Option<ServerProps> {
+    pub(crate) fn parse(v: &Value) -> Option<ServerProps> {
         let obj = v.as_object()?;
         let n_ctx = obj
             .get("default_generation_settings")
@@ -43,26 +43,31 @@ impl ServerProps {
     }
 
     /// The slot a session is pinned to, when the server has several.
-    pub fn slot_for(&self, key: &str) -> Option<u32> {
+    pub(crate) fn slot_for(&self, key: &str) -> Option<u32> {
         let slots = self.total_slots.filter(|n| *n >= 2)?;
         Some((fnv1a(key.as_bytes()) % u64::from(slots)) as u32)
     }
 }
 
 /// FNV-1a, 64 bit: stable across runs and Rust versions (unlike `DefaultHasher`).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
 /// The server's root URL for `/props`: the base without a trailing `/v1`.
-pub fn root_of(base: &str) -> &str {
+pub(crate) fn root_of(base: &str) -> &str {
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
 /// Adds `cache_prompt: true` and, when pinned, `id_slot` to a chat body.
-pub fn add_fields(body: &mut Value, props: &ServerProps, cache_key: Option<&str>, slot: bool) {
+pub(crate) fn add_fields(
+    body: &mut Value,
+    props: &ServerProps,
+    cache_key: Option<&str>,
+    slot: bool,
+) {
     let Some(obj) = body.as_object_mut() else {
         return;
     };

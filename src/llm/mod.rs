@@ -4,22 +4,22 @@
 //! Both backends produce the same normalised [`ChatChunk`]s. Tool calls are only
 //! ever emitted complete (OpenAI argument fragments are assembled by `index`).
 
-pub mod catalog;
-pub mod decode;
-pub mod descriptor;
-pub mod error;
+pub(crate) mod catalog;
+pub(crate) mod decode;
+pub(crate) mod descriptor;
+pub(crate) mod error;
 pub mod guard;
-pub mod host;
-pub mod http;
-pub mod llama;
+pub(crate) mod host;
+pub(crate) mod http;
+pub(crate) mod llama;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
 pub mod scripted;
-pub mod select;
+pub(crate) mod select;
 pub mod sse;
 
-pub use descriptor::{BackendDescriptor, descriptor};
+pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
 
 use crate::config::{BackendKind, Config, ThinkSetting};
@@ -39,7 +39,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
             Role::User => "user",
@@ -125,7 +125,7 @@ pub struct ToolSchema {
 
 impl ToolSchema {
     /// The `{"type": "function", "function": {…}}` form both wire protocols use.
-    pub fn to_wire(&self) -> serde_json::Value {
+    pub(crate) fn to_wire(&self) -> serde_json::Value {
         serde_json::json!({"type": "function", "function": {
             "name": self.name, "description": self.description, "parameters": self.parameters
         }})
@@ -144,10 +144,10 @@ pub struct ChatRequest {
     pub num_ctx: Option<u32>,
     pub keep_alive: Option<String>,
     /// Cap on generated tokens (`max_tokens` / Ollama `options.num_predict`).
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
     /// A stable key (the session id) for servers with several slots: the
     /// same key lands on the same slot, whose KV cache holds its prefix.
-    pub cache_key: Option<String>,
+    pub(crate) cache_key: Option<String>,
 }
 
 impl ChatRequest {
@@ -219,6 +219,6 @@ pub trait LlmBackend: Send + Sync {
 
 /// Builds the backend the configuration asks for (through its
 /// [`descriptor`]). No network I/O happens here.
-pub fn build_backend(config: &Config) -> Result<Arc<dyn LlmBackend>, LlmError> {
+pub(crate) fn build_backend(config: &Config) -> Result<Arc<dyn LlmBackend>, LlmError> {
     (descriptor(config.llm.backend).build)(&config.llm)
 }

@@ -82,17 +82,16 @@ pub struct NdjsonDecoder {
 }
 
 impl NdjsonDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    /// True once `done: true` was decoded.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
     /// Decodes a piece of the body, appending chunks to `out`.
-    pub fn push(&mut self, mut bytes: &[u8], out: &mut Vec<ChatChunk>) -> Result<(), LlmError> {
+    pub(crate) fn push(
+        &mut self,
+        mut bytes: &[u8],
+        out: &mut Vec<ChatChunk>,
+    ) -> Result<(), LlmError> {
         if self.done {
             return Ok(());
         }
@@ -125,7 +124,7 @@ impl NdjsonDecoder {
     }
 
     /// The body ended. A final line without a newline is still decoded.
-    pub fn finish(&mut self, out: &mut Vec<ChatChunk>) -> Result<(), LlmError> {
+    pub(crate) fn finish(&mut self, out: &mut Vec<ChatChunk>) -> Result<(), LlmError> {
         if self.done {
             return Ok(());
         }

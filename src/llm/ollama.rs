@@ -27,8 +27,6 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::Mutex;
 
-pub use super::ndjson::NdjsonDecoder;
-
 pub struct OllamaBackend {
     target: Target,
     client: reqwest::Client,
@@ -42,7 +40,7 @@ pub struct OllamaBackend {
 
 /// Ollama: addressed by `OLLAMA_HOST` / `[llm].ollama_host`; it uses only
 /// as much context as each request's `num_ctx` asks for.
-pub static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
+pub(crate) static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
     kind: BackendKind::Ollama,
     display_name: "Ollama",
     url_env: "OLLAMA_HOST",
@@ -122,7 +120,7 @@ impl OllamaBackend {
 
 /// The JSON body of a chat request. `think`/`tools` are left out when the
 /// model is known not to support them.
-pub fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -> Value {
+pub(crate) fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert(

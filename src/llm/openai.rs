@@ -38,12 +38,10 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use super::sse::SseDecoder;
-
 /// OpenAI-compatible servers (llama-server, vLLM, LM Studio, …): addressed
 /// by `OPENAI_BASE_URL` / `[llm].openai_base_url`; their context is fixed
 /// by the server, not by the request.
-pub static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
+pub(crate) static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
     kind: BackendKind::Openai,
     display_name: "OpenAI-compatible API",
     url_env: "OPENAI_BASE_URL",
@@ -112,7 +110,7 @@ impl OpenAiBackend {
 
     /// llama-server's `/props`, fetched on first use and remembered; `None`
     /// for servers that do not have it.
-    pub async fn server_props(&self) -> Option<ServerProps> {
+    pub(crate) async fn server_props(&self) -> Option<ServerProps> {
         self.props
             .get_or_init(|| async {
                 let url = format!("{}/props", llama::root_of(&self.target.base));
@@ -142,7 +140,7 @@ impl OpenAiBackend {
 }
 
 /// The JSON body of a chat request.
-pub fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
+pub(crate) fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert(

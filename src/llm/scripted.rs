@@ -25,7 +25,7 @@ pub struct ScriptedBackend {
     /// Answer used when the queue is empty (`None`: a fixed text).
     pub fallback: Option<Vec<ChatChunk>>,
     /// Delay before each chunk.
-    pub delay: Option<Duration>,
+    pub(crate) delay: Option<Duration>,
     /// Keep recorded requests (off in benchmarks).
     pub record: bool,
 }
@@ -66,18 +66,6 @@ impl ScriptedBackend {
             delay: None,
             record: true,
         }
-    }
-
-    pub fn with_models(mut self, names: &[&str]) -> Self {
-        self.models = names
-            .iter()
-            .map(|n| ModelInfo {
-                name: n.to_string(),
-                context_length: Some(32768),
-                capabilities: vec![],
-            })
-            .collect();
-        self
     }
 
     /// Sets the context length every model reports.

@@ -1,17 +1,17 @@
 //! Model priority lists: the first model the server lists wins.
-use super::{LlmBackend, LlmError, ModelInfo};
+use super::{LlmError, ModelInfo};
 
 /// The outcome of resolving a priority list.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Selection {
-    pub model: String,
+pub(crate) struct Selection {
+    pub(crate) model: String,
     /// Human-readable: which model was chosen and why the others were skipped.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// Whether `listed` (a name the server reports) is the model `wanted`.
 /// Ollama reports `name:tag`; `llama3` means `llama3:latest`.
-pub fn same_model(wanted: &str, listed: &str) -> bool {
+pub(crate) fn same_model(wanted: &str, listed: &str) -> bool {
     let norm = |s: &str| {
         let s = s.trim();
         if s.contains(':') || s.contains('/') {
@@ -24,7 +24,7 @@ pub fn same_model(wanted: &str, listed: &str) -> bool {
 }
 
 /// Picks the first of `wanted` that appears in `available`.
-pub fn choose(
+pub(crate) fn choose(
     wanted: &[String],
     available: &[ModelInfo],
     backend: &str,
@@ -60,12 +60,6 @@ fn join_skipped(s: &[String]) -> String {
         [one] => format!("{one} is"),
         many => format!("{} are", many.join(", ")),
     }
-}
-
-/// Resolves a priority list against the live server.
-pub async fn resolve(backend: &dyn LlmBackend, wanted: &[String]) -> Result<Selection, LlmError> {
-    let available = backend.list_models().await?;
-    choose(wanted, &available, backend.kind().as_str())
 }
 
 #[cfg(test)]

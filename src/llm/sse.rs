@@ -123,17 +123,12 @@ pub struct SseDecoder {
 }
 
 impl SseDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    /// True once `Done` was emitted.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
     /// Decodes one event (`event` is the SSE event type, `message` if unset).
-    pub fn event(
+    pub(crate) fn event(
         &mut self,
         event: &str,
         data: &str,
@@ -264,7 +259,7 @@ impl SseDecoder {
     }
 
     /// The body ended: complete if a `finish_reason` was seen, else truncated.
-    pub fn end(&mut self, out: &mut Vec<ChatChunk>) -> Result<(), LlmError> {
+    pub(crate) fn end(&mut self, out: &mut Vec<ChatChunk>) -> Result<(), LlmError> {
         if self.done {
             return Ok(());
         }

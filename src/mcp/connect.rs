@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 
 /// A live connection (dropping it closes the transport and kills the child).
-pub type Client = RunningService<RoleClient, ()>;
+pub(crate) type Client = RunningService<RoleClient, ()>;
 
 /// Lines of a server's stderr kept for `/mcp`.
 const STDERR_LINES: usize = 20;
@@ -23,10 +23,10 @@ const STDERR_LINE_MAX: usize = 400;
 
 /// The last lines a server wrote to stderr (lossy UTF-8).
 #[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
-    pub fn push(&self, raw: &[u8]) {
+    pub(crate) fn push(&self, raw: &[u8]) {
         let mut line = String::from_utf8_lossy(raw).trim_end().to_string();
         if line.is_empty() {
             return;
@@ -43,7 +43,7 @@ impl StderrTail {
     }
 
     /// The newest `n` lines, oldest first.
-    pub fn last(&self, n: usize) -> Vec<String> {
+    pub(crate) fn last(&self, n: usize) -> Vec<String> {
         self.0
             .lock()
             .map(|q| q.iter().skip(q.len().saturating_sub(n)).cloned().collect())
@@ -52,7 +52,7 @@ impl StderrTail {
 }
 
 /// Connects and lists the tools. Errors are one line saying what to fix.
-pub async fn connect(
+pub(crate) async fn connect(
     name: &str,
     cfg: &McpServerConfig,
     stderr: &StderrTail,

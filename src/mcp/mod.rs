@@ -14,10 +14,10 @@
 //! - Every call has a timeout and follows the run's cancel token; dropping the
 //!   request makes rmcp send `notifications/cancelled` to the server.
 
-pub mod connect;
-pub mod report;
-pub mod result;
-pub mod tool;
+pub(crate) mod connect;
+pub(crate) mod report;
+pub(crate) mod result;
+pub(crate) mod tool;
 
 use crate::config::{Config, McpServerConfig};
 use crate::tools::{ToolRegistry, ToolResult};
@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-pub use tool::{McpTool, ToolInfo};
+pub(crate) use tool::{McpTool, ToolInfo};
 
 /// Longest wait before a server that keeps failing is tried again.
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
@@ -39,7 +39,7 @@ const CANCEL_NOTICE: Duration = Duration::from_secs(2);
 
 /// Where a server is.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ServerState {
+pub(crate) enum ServerState {
     /// `enabled = false`.
     Disabled,
     /// Configured, nothing started yet.
@@ -53,7 +53,7 @@ pub enum ServerState {
 }
 
 impl ServerState {
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             ServerState::Disabled => "disabled".into(),
             ServerState::Idle => "not started".into(),
@@ -89,18 +89,18 @@ struct Slot {
 
 /// A snapshot of one server for `/mcp` and `navi mcp`.
 #[derive(Clone, Debug)]
-pub struct ServerStatus {
-    pub name: String,
-    pub target: String,
-    pub state: ServerState,
-    pub tools: Vec<ToolInfo>,
-    pub skipped: Vec<String>,
-    pub restarts: u32,
-    pub stderr_tail: Vec<String>,
+pub(crate) struct ServerStatus {
+    pub(crate) name: String,
+    pub(crate) target: String,
+    pub(crate) state: ServerState,
+    pub(crate) tools: Vec<ToolInfo>,
+    pub(crate) skipped: Vec<String>,
+    pub(crate) restarts: u32,
+    pub(crate) stderr_tail: Vec<String>,
 }
 
 /// All configured servers.
-pub struct McpHub {
+pub(crate) struct McpHub {
     slots: BTreeMap<String, Arc<Slot>>,
     registry: OnceLock<Weak<RwLock<ToolRegistry>>>,
     me: OnceLock<Weak<McpHub>>,
@@ -116,7 +116,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Delay before the next start after `strikes` consecutive failures: the
 /// first restart is immediate, then 1 s, 2 s, 4 s ... up to a minute.
-pub fn backoff(strikes: u32) -> Duration {
+pub(crate) fn backoff(strikes: u32) -> Duration {
     if strikes <= 1 {
         return Duration::ZERO;
     }
@@ -126,7 +126,7 @@ pub fn backoff(strikes: u32) -> Duration {
 
 impl McpHub {
     /// Builds the hub from config. No I/O.
-    pub fn new(config: &Config) -> Arc<McpHub> {
+    pub(crate) fn new(config: &Config) -> Arc<McpHub> {
         let slots = config
             .mcp_servers
             .iter()
@@ -170,17 +170,13 @@ impl McpHub {
     }
 
     /// The registry ready servers add their tools to.
-    pub fn attach(&self, registry: &Arc<RwLock<ToolRegistry>>) {
+    pub(crate) fn attach(&self, registry: &Arc<RwLock<ToolRegistry>>) {
         let _ = self.registry.set(Arc::downgrade(registry));
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
     }
 
     /// Starts every enabled server in the background (once; later calls do
     /// nothing). Must be called inside a tokio runtime.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         if self.slots.is_empty() || self.started.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -203,7 +199,7 @@ impl McpHub {
 
     /// Waits until every enabled server's first start has finished (bounded
     /// by its start-up timeout). For one-shot use (`navi run`, `navi mcp`).
-    pub async fn wait_started(&self) {
+    pub(crate) async fn wait_started(&self) {
         for slot in self.slots.values() {
             let mut rx = slot.settled.subscribe();
             let limit = Duration::from_secs_f64(slot.cfg.startup_timeout_secs + 2.0);
@@ -217,12 +213,12 @@ impl McpHub {
     }
 
     /// Warnings not shown yet (each is returned once).
-    pub fn take_warnings(&self) -> Vec<String> {
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.warnings))
     }
 
     /// Names of the ready MCP tools in the registry.
-    pub fn ready_tool_names(&self) -> Vec<String> {
+    pub(crate) fn ready_tool_names(&self) -> Vec<String> {
         self.slots
             .values()
             .flat_map(|s| {
@@ -236,7 +232,7 @@ impl McpHub {
             .collect()
     }
 
-    pub fn status(&self) -> Vec<ServerStatus> {
+    pub(crate) fn status(&self) -> Vec<ServerStatus> {
         self.slots
             .values()
             .map(|s| {
@@ -382,7 +378,7 @@ impl McpHub {
 
     /// Calls `tool` on `server`. Every failure is an error result the model
     /// reads; a crash or hang marks the server down for a restart.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         server: &str,
         tool: &str,

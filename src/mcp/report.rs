@@ -4,7 +4,7 @@ use crate::config::McpServerConfig;
 use crate::config::mcp::McpTransport;
 
 /// `stdio: cmd args…` or `http: url`.
-pub fn target(cfg: &McpServerConfig) -> String {
+pub(crate) fn target(cfg: &McpServerConfig) -> String {
     match cfg.transport_kind() {
         McpTransport::Stdio => {
             let mut s = format!("stdio: {}", cfg.command);
@@ -47,7 +47,7 @@ fn state_line(s: &ServerStatus) -> String {
 }
 
 /// One block per server: state, tools, skipped tools, stderr tail.
-pub fn status_lines(servers: &[ServerStatus], with_tools: bool) -> Vec<String> {
+pub(crate) fn status_lines(servers: &[ServerStatus], with_tools: bool) -> Vec<String> {
     if servers.is_empty() {
         return vec![
             "no MCP servers configured; add [mcp_servers.<name>] to config.toml (see docs/mcp.md)"

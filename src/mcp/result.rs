@@ -7,11 +7,11 @@ use serde_json::Value;
 
 /// Limits that apply to one result.
 #[derive(Clone, Copy, Debug)]
-pub struct ResultLimits {
+pub(crate) struct ResultLimits {
     /// Most bytes of text the model gets.
-    pub text_bytes: usize,
+    pub(crate) text_bytes: usize,
     /// Largest decoded image passed to the model.
-    pub image_bytes: usize,
+    pub(crate) image_bytes: usize,
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -97,7 +97,7 @@ impl Mapper {
 }
 
 /// Maps the JSON form of a `CallToolResult`.
-pub fn map_result(result: &Value, limits: ResultLimits) -> ToolResult {
+pub(crate) fn map_result(result: &Value, limits: ResultLimits) -> ToolResult {
     let mut m = Mapper {
         parts: Vec::new(),
         image: None,

@@ -7,26 +7,26 @@ use serde_json::{Map, Value};
 use std::sync::Weak;
 
 /// Between the server name and the tool name.
-pub const SEPARATOR: &str = "__";
+pub(crate) const SEPARATOR: &str = "__";
 /// Longest tool name the OpenAI-style APIs accept.
 const NAME_MAX: usize = 64;
 
 /// What Navi keeps of a listed tool.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolInfo {
-    pub server: String,
+pub(crate) struct ToolInfo {
+    pub(crate) server: String,
     /// The server's own name for it (sent in `tools/call`).
-    pub tool: String,
+    pub(crate) tool: String,
     /// `<server>__<tool>` (characters outside `[A-Za-z0-9_-]` become `_`).
-    pub full_name: String,
-    pub description: String,
-    pub schema: Value,
+    pub(crate) full_name: String,
+    pub(crate) description: String,
+    pub(crate) schema: Value,
     /// `readOnlyHint: true` and `trust_read_only`: runs without approval.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
 }
 
 /// The model-facing name of a server's tool, or why it cannot have one.
-pub fn full_name(server: &str, tool: &str) -> Result<String, String> {
+pub(crate) fn full_name(server: &str, tool: &str) -> Result<String, String> {
     let clean: String = tool
         .chars()
         .map(|c| {
@@ -52,7 +52,7 @@ pub fn full_name(server: &str, tool: &str) -> Result<String, String> {
 /// Checks that `schema` can describe a tool's arguments: an object schema
 /// whose `properties` is an object of schemas and whose `required` lists
 /// strings. Returns the schema with `"type": "object"` filled in.
-pub fn check_schema(schema: &Value) -> Result<Value, String> {
+pub(crate) fn check_schema(schema: &Value) -> Result<Value, String> {
     let Value::Object(obj) = schema else {
         return Err(format!("inputSchema must be a JSON object, got {schema}"));
     };
@@ -107,9 +107,9 @@ pub fn check_schema(schema: &Value) -> Result<Value, String> {
 }
 
 /// A tool from a server, callable by the agent.
-pub struct McpTool {
-    pub info: ToolInfo,
-    pub hub: Weak<McpHub>,
+pub(crate) struct McpTool {
+    pub(crate) info: ToolInfo,
+    pub(crate) hub: Weak<McpHub>,
 }
 
 #[async_trait::async_trait]
@@ -152,7 +152,7 @@ impl Tool for McpTool {
 /// tool (nothing with `__` in its list) gets them all, like the user tools in
 /// `enabled.json`; one that names any gets only those: exact names or
 /// `<server>__*`.
-pub fn select_for_profile(listed: &[String], available: &[String]) -> Vec<String> {
+pub(crate) fn select_for_profile(listed: &[String], available: &[String]) -> Vec<String> {
     let selectors: Vec<&String> = listed.iter().filter(|n| n.contains(SEPARATOR)).collect();
     if selectors.is_empty() {
         return available.to_vec();

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Facts taken from one extraction answer at most.
-pub const MAX_FACTS: usize = 40;
+pub(crate) const MAX_FACTS: usize = 40;
 /// One message is cut to this many characters in the extraction prompt.
 const MESSAGE_CHARS: usize = 2_000;
 /// The whole conversation text is cut to this many characters (newest kept).
@@ -25,7 +25,7 @@ const WINDOW_CHARS: usize = 24_000;
 /// How long a claim holds before another process may take the session over.
 const LEASE: Duration = Duration::from_secs(300);
 
-pub const EXTRACTION_PROMPT: &str = "You maintain a long-term memory about the user. Read the conversation and list durable facts the user shared about themselves: identity, preferences, projects, environment (OS, tools, machines), recurring tasks. Skip passing details, secrets (passwords, keys, tokens) and anything only about the assistant.
+pub(crate) const EXTRACTION_PROMPT: &str = "You maintain a long-term memory about the user. Read the conversation and list durable facts the user shared about themselves: identity, preferences, projects, environment (OS, tools, machines), recurring tasks. Skip passing details, secrets (passwords, keys, tokens) and anything only about the assistant.
 
 Answer with one fact per line, exactly in this form, and nothing else:
 category: key = value [#N]
@@ -34,7 +34,7 @@ environment: editor = helix [#12]
 If there is nothing worth remembering, answer NONE.";
 
 #[derive(Debug, thiserror::Error)]
-pub enum ExtractError {
+pub(crate) enum ExtractError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -43,24 +43,24 @@ pub enum ExtractError {
 
 /// What one pass did.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ExtractReport {
+pub(crate) struct ExtractReport {
     /// Sessions extracted in this pass.
-    pub sessions: Vec<String>,
+    pub(crate) sessions: Vec<String>,
     /// Stale sessions another process was already extracting.
-    pub skipped_claimed: usize,
-    pub added: usize,
-    pub updated: usize,
+    pub(crate) skipped_claimed: usize,
+    pub(crate) added: usize,
+    pub(crate) updated: usize,
     /// Lines of the answers that were not facts.
-    pub malformed: usize,
+    pub(crate) malformed: usize,
     /// Sessions whose extraction failed (id, why); they are tried again later.
-    pub failed: Vec<(String, String)>,
+    pub(crate) failed: Vec<(String, String)>,
 }
 
 /// The result of parsing one answer.
 #[derive(Debug, Default, PartialEq)]
-pub struct Parsed {
-    pub facts: Vec<NewFact>,
-    pub malformed: Vec<String>,
+pub(crate) struct Parsed {
+    pub(crate) facts: Vec<NewFact>,
+    pub(crate) malformed: Vec<String>,
 }
 
 fn clean_word(s: &str) -> Option<String> {
@@ -80,7 +80,7 @@ fn clean_word(s: &str) -> Option<String> {
 /// Parses `category: key = value [#N]` lines. Bullets and numbering are
 /// tolerated; `NONE`, blank lines and prose are not facts. Within one answer
 /// a repeated (category, key) keeps its last value.
-pub fn parse(answer: &str, known_ids: &[i64]) -> Parsed {
+pub(crate) fn parse(answer: &str, known_ids: &[i64]) -> Parsed {
     let mut out = Parsed::default();
     for raw in answer.lines() {
         let line = raw.trim();
@@ -158,20 +158,20 @@ pub fn render_window(window: &[(i64, Role, String)]) -> String {
 }
 
 /// Everything one extraction pass needs.
-pub struct Extractor<'a> {
-    pub memory: &'a MemoryStore,
-    pub backend: &'a dyn LlmBackend,
-    pub model: &'a str,
-    pub guard: &'a GuardConfig,
-    pub config: &'a MemoryConfig,
+pub(crate) struct Extractor<'a> {
+    pub(crate) memory: &'a MemoryStore,
+    pub(crate) backend: &'a dyn LlmBackend,
+    pub(crate) model: &'a str,
+    pub(crate) guard: &'a GuardConfig,
+    pub(crate) config: &'a MemoryConfig,
     /// Who claims sessions (unique per process).
-    pub owner: &'a str,
-    pub cancel: &'a CancellationToken,
+    pub(crate) owner: &'a str,
+    pub(crate) cancel: &'a CancellationToken,
 }
 
 impl Extractor<'_> {
     /// Extracts every stale session except `exclude`.
-    pub async fn run(&self, exclude: &[&str]) -> Result<ExtractReport, ExtractError> {
+    pub(crate) async fn run(&self, exclude: &[&str]) -> Result<ExtractReport, ExtractError> {
         let idle = (self.config.idle_minutes as i64).saturating_mul(60_000);
         let mut report = ExtractReport::default();
         for id in self.memory.stale_sessions(idle, exclude)? {

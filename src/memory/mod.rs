@@ -14,7 +14,7 @@
 //!   and a lease in `session_memory_state`).
 
 pub mod extract;
-pub mod render;
+pub(crate) mod render;
 pub mod store;
 
 pub use store::MemoryStore;
@@ -32,14 +32,14 @@ pub enum FactStatus {
 }
 
 impl FactStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FactStatus::Proposed => "proposed",
             FactStatus::Active => "active",
         }
     }
 
-    pub fn parse(s: &str) -> Self {
+    pub(crate) fn parse(s: &str) -> Self {
         if s == "active" {
             FactStatus::Active
         } else {
@@ -52,16 +52,16 @@ impl FactStatus {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Fact {
     pub id: i64,
-    pub category: String,
-    pub key: String,
-    pub value: String,
+    pub(crate) category: String,
+    pub(crate) key: String,
+    pub(crate) value: String,
     pub status: FactStatus,
     /// The session the fact came from (`None` when typed in by hand).
-    pub source_session: Option<String>,
+    pub(crate) source_session: Option<String>,
     /// The display-buffer message id it came from.
-    pub source_message: Option<i64>,
+    pub(crate) source_message: Option<i64>,
     /// Unix milliseconds.
-    pub updated_at: i64,
+    pub(crate) updated_at: i64,
 }
 
 /// A fact as the extraction call states it.

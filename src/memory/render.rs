@@ -4,11 +4,11 @@ use super::{Fact, FactStatus};
 
 /// Longest summary put into a request (characters); the rest is reachable
 /// through `memory_search`.
-pub const SUMMARY_LIMIT: usize = 1200;
+pub(crate) const SUMMARY_LIMIT: usize = 1200;
 
 /// The summary of the accepted facts: one line per category, stable order
 /// (category, then key), so the same facts always give the same bytes.
-pub fn summary(facts: &[Fact]) -> String {
+pub(crate) fn summary(facts: &[Fact]) -> String {
     let mut active: Vec<&Fact> = facts
         .iter()
         .filter(|f| f.status == FactStatus::Active)
@@ -47,7 +47,7 @@ pub fn summary(facts: &[Fact]) -> String {
 }
 
 /// `#12 [proposed] home: city = Lyon  (from 3f2a1b4c #57)`.
-pub fn fact_line(f: &Fact) -> String {
+pub(crate) fn fact_line(f: &Fact) -> String {
     let source = match (&f.source_session, f.source_message) {
         (Some(s), Some(m)) => format!("  (from session {} message #{m})", short(s)),
         (Some(s), None) => format!("  (from session {})", short(s)),
@@ -68,7 +68,7 @@ fn short(id: &str) -> &str {
 }
 
 /// Facts as lines, or one line saying there are none.
-pub fn fact_lines(facts: &[Fact], empty: &str) -> Vec<String> {
+pub(crate) fn fact_lines(facts: &[Fact], empty: &str) -> Vec<String> {
     if facts.is_empty() {
         return vec![empty.to_string()];
     }

@@ -102,7 +102,7 @@ impl MemoryStore {
         })
     }
 
-    pub fn get(&self, id: i64) -> Result<Option<Fact>, StoreError> {
+    pub(crate) fn get(&self, id: i64) -> Result<Option<Fact>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {FACT_COLS} FROM memory_facts WHERE id = ?1"),
@@ -246,7 +246,7 @@ impl MemoryStore {
     }
 
     /// Rejects (or forgets) one fact by id.
-    pub fn remove_id(&self, id: i64) -> Result<Option<Fact>, StoreError> {
+    pub(crate) fn remove_id(&self, id: i64) -> Result<Option<Fact>, StoreError> {
         let Some(f) = self.get(id)? else {
             return Ok(None);
         };
@@ -281,7 +281,7 @@ impl MemoryStore {
     }
 
     /// Rebuilds the summary from the accepted facts; writes only on change.
-    pub fn rebuild_summary(&self) -> Result<String, StoreError> {
+    pub(crate) fn rebuild_summary(&self) -> Result<String, StoreError> {
         let text = render::summary(&self.facts(Some(FactStatus::Active))?);
         if self.summary()?.unwrap_or_default() != text {
             let text = text.clone();
@@ -420,7 +420,7 @@ impl MemoryStore {
 
 impl MemoryStore {
     /// The newest display-message id of a session (0 when it has none).
-    pub fn last_display_id(&self, session: &str) -> Result<i64, StoreError> {
+    pub(crate) fn last_display_id(&self, session: &str) -> Result<i64, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
                 "SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?1 AND buffer = 0",

@@ -16,47 +16,47 @@ use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Profile {
-    pub id: String,
-    pub name: String,
-    pub description: String,
-    pub short_description: String,
-    pub full_description: Map<String, Value>,
-    pub llm_backend: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) short_description: String,
+    pub(crate) full_description: Map<String, Value>,
+    pub(crate) llm_backend: String,
     /// Priority list: the first model the server has wins.
-    pub model: Vec<String>,
-    pub temperature: f64,
-    pub max_iterations: u32,
-    pub enabled_tools: Vec<String>,
-    pub subagent_tools: Vec<String>,
-    pub think_enabled: bool,
-    pub iteration_budget_enabled: bool,
-    pub goal_anchoring_enabled: bool,
-    pub goal_anchoring_interval: u32,
-    pub anti_stall_enabled: bool,
-    pub anti_stall_threshold: u32,
-    pub step_validation_enabled: bool,
-    pub adaptive_replan_enabled: bool,
-    pub planning_enabled: bool,
-    pub planning_mandatory: bool,
-    pub planning_phase1_enabled: bool,
-    pub planning_phase2_enabled: bool,
-    pub planning_phase3_enabled: bool,
-    pub subagent_planning_enabled: bool,
+    pub(crate) model: Vec<String>,
+    pub(crate) temperature: f64,
+    pub(crate) max_iterations: u32,
+    pub(crate) enabled_tools: Vec<String>,
+    pub(crate) subagent_tools: Vec<String>,
+    pub(crate) think_enabled: bool,
+    pub(crate) iteration_budget_enabled: bool,
+    pub(crate) goal_anchoring_enabled: bool,
+    pub(crate) goal_anchoring_interval: u32,
+    pub(crate) anti_stall_enabled: bool,
+    pub(crate) anti_stall_threshold: u32,
+    pub(crate) step_validation_enabled: bool,
+    pub(crate) adaptive_replan_enabled: bool,
+    pub(crate) planning_enabled: bool,
+    pub(crate) planning_mandatory: bool,
+    pub(crate) planning_phase1_enabled: bool,
+    pub(crate) planning_phase2_enabled: bool,
+    pub(crate) planning_phase3_enabled: bool,
+    pub(crate) subagent_planning_enabled: bool,
     #[serde(skip)]
-    pub system_prompt: String,
+    pub(crate) system_prompt: String,
     #[serde(skip)]
-    pub subagent_system_prompt: String,
+    pub(crate) subagent_system_prompt: String,
     /// Where it came from: `built-in` or a directory path.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 /// A profile that could not be loaded.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("profile {file}: {key}: {why}")]
 pub struct ProfileError {
-    pub file: String,
-    pub key: String,
-    pub why: String,
+    pub(crate) file: String,
+    pub(crate) key: String,
+    pub(crate) why: String,
 }
 
 /// All loaded profiles plus the problems met while loading.
@@ -68,7 +68,7 @@ pub struct ProfileRegistry {
 
 impl ProfileRegistry {
     /// Built-in profiles, then those in `user_dir` (which override by id).
-    pub fn load(user_dir: Option<&Path>) -> Self {
+    pub(crate) fn load(user_dir: Option<&Path>) -> Self {
         let mut reg = ProfileRegistry::default();
         let mut ids: Vec<&str> = crate::embedded::under("profiles/")
             .filter_map(|(p, _)| p.strip_prefix("profiles/")?.split('/').next())
@@ -105,7 +105,7 @@ impl ProfileRegistry {
     }
 
     /// Loads every `<dir>/<id>/config.json`.
-    pub fn load_dir(&mut self, dir: &Path) {
+    pub(crate) fn load_dir(&mut self, dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -146,11 +146,11 @@ impl ProfileRegistry {
         }
     }
 
-    pub fn get(&self, id: &str) -> Option<&Profile> {
+    pub(crate) fn get(&self, id: &str) -> Option<&Profile> {
         self.profiles.get(id)
     }
 
-    pub fn all(&self) -> impl Iterator<Item = &Profile> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Profile> {
         self.profiles.values()
     }
 
@@ -159,7 +159,7 @@ impl ProfileRegistry {
     }
 
     /// The profile new sessions start with.
-    pub fn default_id(&self) -> String {
+    pub(crate) fn default_id(&self) -> String {
         ["developer", "secretary"]
             .iter()
             .find(|id| self.profiles.contains_key(**id))
@@ -172,7 +172,7 @@ impl ProfileRegistry {
     /// `subagent_tools`) that `is_known` does not know. Built-in profiles are
     /// ours and not checked; MCP names (`server__tool`, `server__*`) are
     /// resolved later, when their servers start, and are skipped here.
-    pub fn unknown_tool_warnings(&self, is_known: &dyn Fn(&str) -> bool) -> Vec<String> {
+    pub(crate) fn unknown_tool_warnings(&self, is_known: &dyn Fn(&str) -> bool) -> Vec<String> {
         let mut out = Vec::new();
         for p in self.profiles.values().filter(|p| p.source != "built-in") {
             let file = Path::new(&p.source).join("config.json");

@@ -18,7 +18,7 @@ pub struct AgentOrigin {
     /// Nesting depth: 1 for a subagent of the main agent.
     pub depth: u32,
     /// The profile the subagent runs under.
-    pub profile_id: String,
+    pub(crate) profile_id: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -207,7 +207,7 @@ impl AgentEvent {
     }
 
     /// One JSON object, no trailing newline.
-    pub fn to_json_line(&self) -> String {
+    pub(crate) fn to_json_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
             format!("{{\"type\":\"error\",\"message\":\"cannot serialise event: {e}\"}}")
         })
@@ -226,22 +226,13 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    pub fn new(tx: mpsc::Sender<AgentEvent>) -> Self {
-        EventSink { tx }
-    }
-
     /// A sink and its receiving end.
     pub fn channel(capacity: usize) -> (Self, mpsc::Receiver<AgentEvent>) {
         let (tx, rx) = mpsc::channel(capacity);
         (EventSink { tx }, rx)
     }
 
-    pub async fn emit(&self, event: AgentEvent) {
+    pub(crate) async fn emit(&self, event: AgentEvent) {
         let _ = self.tx.send(event).await;
-    }
-
-    /// Whether anybody still listens.
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
     }
 }

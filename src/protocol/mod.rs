@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 
 /// The tool that starts a subagent. Front ends nest a subagent's events under
 /// the card of this tool's call.
-pub const SPAWN_AGENT_TOOL: &str = "spawn_agent";
+pub(crate) const SPAWN_AGENT_TOOL: &str = "spawn_agent";
 /// The tool that switches the session's profile.
-pub const SWITCH_PROFILE_TOOL: &str = "switch_profile";
+pub(crate) const SWITCH_PROFILE_TOOL: &str = "switch_profile";
 
 /// What a front end sends into a running session.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +74,7 @@ pub enum TodoStatus {
 }
 
 impl TodoStatus {
-    pub const ALL: [TodoStatus; 5] = [
+    pub(crate) const ALL: [TodoStatus; 5] = [
         TodoStatus::Pending,
         TodoStatus::InProgress,
         TodoStatus::Done,
@@ -83,7 +83,7 @@ impl TodoStatus {
     ];
 
     /// The wire name (`in_progress`, …).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TodoStatus::Pending => "pending",
             TodoStatus::InProgress => "in_progress",
@@ -94,12 +94,13 @@ impl TodoStatus {
     }
 
     /// Parses a wire name; `None` for anything else.
-    pub fn parse(s: &str) -> Option<TodoStatus> {
+    #[cfg(test)]
+    pub(crate) fn parse(s: &str) -> Option<TodoStatus> {
         TodoStatus::ALL.into_iter().find(|t| t.as_str() == s)
     }
 
     /// Done, failed or skipped: nothing more will happen to it.
-    pub fn is_finished(self) -> bool {
+    pub(crate) fn is_finished(self) -> bool {
         matches!(
             self,
             TodoStatus::Done | TodoStatus::Failed | TodoStatus::Skipped
@@ -107,7 +108,7 @@ impl TodoStatus {
     }
 
     /// The one-character mark the TUI shows.
-    pub fn glyph(self) -> &'static str {
+    pub(crate) fn glyph(self) -> &'static str {
         match self {
             TodoStatus::Pending => "○",
             TodoStatus::InProgress => "▶",
@@ -120,7 +121,7 @@ impl TodoStatus {
 
 impl TodoStatus {
     /// The text checkbox line-mode output and the tool's listing show.
-    pub fn checkbox(self) -> &'static str {
+    pub(crate) fn checkbox(self) -> &'static str {
         match self {
             TodoStatus::Pending => "[ ]",
             TodoStatus::InProgress => "[~]",
@@ -140,12 +141,12 @@ impl std::fmt::Display for TodoStatus {
 /// A todo item as shown in the side pane.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TodoItem {
-    pub id: u32,
-    pub text: String,
+    pub(crate) id: u32,
+    pub(crate) text: String,
     pub status: TodoStatus,
     /// `TOOL: name`, `AGENT: profile` or `SELF` when the item came from a plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executor: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validation: Option<String>,
+    pub(crate) validation: Option<String>,
 }

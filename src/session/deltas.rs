@@ -26,9 +26,9 @@ type Delta = (i64, Option<i64>, String, String);
 
 /// Both buffers of a session, and whether deltas were folded into them.
 pub(super) struct Buffers {
-    pub display: Vec<StoredMessage>,
-    pub context: Vec<StoredMessage>,
-    pub had_deltas: bool,
+    pub(crate) display: Vec<StoredMessage>,
+    pub(crate) context: Vec<StoredMessage>,
+    pub(crate) had_deltas: bool,
 }
 
 // `CROSS JOIN` keeps the (small, unindexed) delta table the outer loop; each
@@ -127,7 +127,7 @@ impl SessionStore {
     /// Updates the content of an already-written message (e.g. a stopped
     /// answer's partial text written while streaming); its pending deltas
     /// are dropped, the new content replaces what they added.
-    pub fn update_content(
+    pub(crate) fn update_content(
         &self,
         rows: &[i64],
         content: &str,
@@ -147,7 +147,7 @@ impl SessionStore {
     }
 
     /// Sets the tool calls of already-written assistant rows.
-    pub fn set_tool_calls(
+    pub(crate) fn set_tool_calls(
         &self,
         rows: &[i64],
         calls: &[crate::llm::ToolCall],
@@ -211,7 +211,7 @@ impl SessionStore {
 
     /// Ends a streamed message: its rows get the final content, thinking and
     /// tool calls, and its deltas are deleted, in one transaction.
-    pub async fn finish_stream_async(
+    pub(crate) async fn finish_stream_async(
         &self,
         rows: &[i64],
         msg: &ChatMessage,

@@ -44,7 +44,7 @@ fn busy_message(session: &str, pid: Option<u32>) -> String {
 }
 
 /// The locks this process holds, by session id.
-pub struct SessionLocks {
+pub(crate) struct SessionLocks {
     /// None for an in-memory database: nobody else can see it.
     dir: Option<PathBuf>,
     held: Mutex<HashMap<String, File>>,
@@ -67,7 +67,7 @@ fn file_name(session: &str) -> String {
 }
 
 impl SessionLocks {
-    pub fn for_database(db_path: &Path) -> Self {
+    pub(crate) fn for_database(db_path: &Path) -> Self {
         let dir = (db_path != Path::new(":memory:")).then(|| {
             let mut name = db_path.as_os_str().to_os_string();
             name.push("-locks");
@@ -81,12 +81,12 @@ impl SessionLocks {
 
     /// True when this process holds the session's lock (always for an
     /// in-memory database).
-    pub fn holds(&self, session: &str) -> bool {
+    pub(crate) fn holds(&self, session: &str) -> bool {
         self.dir.is_none() || self.held.lock().is_ok_and(|h| h.contains_key(session))
     }
 
     /// Takes the session's lock without waiting. Re-entrant in one process.
-    pub fn try_lock(&self, session: &str) -> Result<(), LockError> {
+    pub(crate) fn try_lock(&self, session: &str) -> Result<(), LockError> {
         let Some(dir) = &self.dir else {
             return Ok(());
         };
@@ -129,7 +129,7 @@ impl SessionLocks {
     }
 
     /// Releases the session's lock (no-op when not held).
-    pub fn unlock(&self, session: &str) {
+    pub(crate) fn unlock(&self, session: &str) {
         if let Ok(mut held) = self.held.lock()
             && let Some(file) = held.remove(session)
         {
@@ -138,7 +138,7 @@ impl SessionLocks {
     }
 
     /// Forgets the lock file of a deleted session (call while holding it).
-    pub fn remove(&self, session: &str) {
+    pub(crate) fn remove(&self, session: &str) {
         if let Some(dir) = &self.dir {
             let _ = std::fs::remove_file(dir.join(file_name(session)));
         }

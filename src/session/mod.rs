@@ -8,15 +8,15 @@
 //! only by the process holding the session's lock: see [`lock`]).
 
 mod deltas;
-pub mod lock;
+pub(crate) mod lock;
 pub mod pins;
 mod reader;
 pub mod replay;
 mod schema;
-pub mod store;
+pub(crate) mod store;
 mod writer;
 
-pub use lock::LockError;
+pub(crate) use lock::LockError;
 pub use store::{SessionStore, StoreError};
 
 use crate::llm::ChatMessage;
@@ -80,7 +80,7 @@ impl MessageKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StoredMessage {
     /// Row id (0 until written).
-    pub id: i64,
+    pub(crate) id: i64,
     #[serde(flatten)]
     pub msg: ChatMessage,
     pub kind: MessageKind,
@@ -88,7 +88,7 @@ pub struct StoredMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub success: Option<bool>,
     /// Unix milliseconds.
-    pub created_at: i64,
+    pub(crate) created_at: i64,
 }
 
 impl StoredMessage {
@@ -130,7 +130,7 @@ pub fn now_ms() -> i64 {
 }
 
 /// A title from the first user message: its first line, at most 60 chars.
-pub fn title_from(text: &str) -> String {
+pub(crate) fn title_from(text: &str) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -145,7 +145,7 @@ pub fn title_from(text: &str) -> String {
 
 /// Adds an "interrupted" result for every tool call lacking one. Returns true
 /// when something was added.
-pub fn repair_unpaired(messages: &mut Vec<StoredMessage>) -> bool {
+pub(crate) fn repair_unpaired(messages: &mut Vec<StoredMessage>) -> bool {
     use crate::llm::Role;
     let mut out: Vec<StoredMessage> = Vec::with_capacity(messages.len());
     let mut repaired = false;

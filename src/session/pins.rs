@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 const KEY: &str = "pinned_messages";
 
 /// What identifies a message in both buffers.
-pub fn key(m: &StoredMessage) -> String {
+pub(crate) fn key(m: &StoredMessage) -> String {
     format!(
         "{}:{}:{}",
         m.created_at,
@@ -23,7 +23,7 @@ pub fn key(m: &StoredMessage) -> String {
 }
 
 /// User and assistant messages with text: what can be pinned.
-pub fn pinnable(m: &StoredMessage) -> bool {
+pub(crate) fn pinnable(m: &StoredMessage) -> bool {
     m.kind == MessageKind::Message
         && matches!(m.msg.role, Role::User | Role::Assistant)
         && !m.msg.content.trim().is_empty()
@@ -43,25 +43,25 @@ pub fn numbered(display: &[StoredMessage]) -> Vec<(usize, &StoredMessage)> {
 
 /// A message `/pin` can name, as the front ends list it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its number in `/pin`'s list, from 1.
-    pub n: usize,
+    pub(crate) n: usize,
     /// `user` or `assistant`.
-    pub role: &'static str,
-    pub text: String,
-    pub pinned: bool,
+    pub(crate) role: &'static str,
+    pub(crate) text: String,
+    pub(crate) pinned: bool,
 }
 
 /// Which message a `/pin` or `/unpin` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// The latest answer.
     LastAnswer,
     Number(usize),
 }
 
 /// The pinnable messages of a session, numbered, with their pin state.
-pub fn entries(store: &SessionStore, id: &str) -> Result<Vec<Entry>, StoreError> {
+pub(crate) fn entries(store: &SessionStore, id: &str) -> Result<Vec<Entry>, StoreError> {
     let display = store.load(id)?.map(|s| s.display).unwrap_or_default();
     let pins = load(store, id)?;
     Ok(numbered(&display)
@@ -81,7 +81,7 @@ fn entry(n: usize, m: &StoredMessage, pins: &BTreeSet<String>) -> Entry {
 
 /// Pins or unpins the message `target` names. `Ok(None)` when there is no
 /// such message; otherwise the entry (as it was) and whether anything changed.
-pub fn set_target(
+pub(crate) fn set_target(
     store: &SessionStore,
     id: &str,
     target: Target,
@@ -104,7 +104,7 @@ pub fn set_target(
     Ok(Some((before, changed)))
 }
 
-pub fn load(store: &SessionStore, id: &str) -> Result<BTreeSet<String>, StoreError> {
+pub(crate) fn load(store: &SessionStore, id: &str) -> Result<BTreeSet<String>, StoreError> {
     Ok(store
         .get_state(id, KEY)?
         .and_then(|v| serde_json::from_str(&v).ok())

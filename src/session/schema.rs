@@ -89,9 +89,9 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this build writes.
-pub const CURRENT: i64 = MIGRATIONS.len() as i64;
+pub(crate) const CURRENT: i64 = MIGRATIONS.len() as i64;
 
-pub fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")?;
     let version: i64 = conn.query_row(
         "SELECT COALESCE(MAX(version), 0) FROM schema_version",

@@ -67,7 +67,6 @@ pub enum StoreError {
 pub struct SessionStore {
     writer: Writer,
     reader: Reader,
-    path: PathBuf,
     locks: SessionLocks,
     /// Sessions opened by an interactive front end with nothing sent yet:
     /// no row, no lock until the first turn (see [`pending`]).
@@ -201,14 +200,9 @@ impl SessionStore {
         Ok(SessionStore {
             writer: Writer::spawn(conn)?,
             reader,
-            path: path.to_path_buf(),
             locks: SessionLocks::for_database(path),
             pending: Mutex::new(std::collections::HashMap::new()),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Makes this process the session's one writer (re-entrant); `Err` names
@@ -229,7 +223,7 @@ impl SessionStore {
     }
 
     /// Whether this process is the session's writer.
-    pub fn holds_lock(&self, id: &str) -> bool {
+    pub(crate) fn holds_lock(&self, id: &str) -> bool {
         self.locks.holds(id)
     }
 
@@ -325,7 +319,7 @@ impl SessionStore {
     }
 
     /// The most recently active session, if any.
-    pub fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
+    pub(crate) fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"),
@@ -481,7 +475,11 @@ impl SessionStore {
     }
 
     /// Replaces the whole context buffer (compression, repair) atomically.
-    pub fn replace_context(&self, id: &str, messages: &[StoredMessage]) -> Result<(), StoreError> {
+    pub(crate) fn replace_context(
+        &self,
+        id: &str,
+        messages: &[StoredMessage],
+    ) -> Result<(), StoreError> {
         let (id, messages) = (id.to_string(), messages.to_vec());
         self.with(move |c| {
             let tx = c.transaction()?;
@@ -533,7 +531,7 @@ impl SessionStore {
         )
     }
 
-    pub fn set_profile(&self, id: &str, profile_id: &str) -> Result<(), StoreError> {
+    pub(crate) fn set_profile(&self, id: &str, profile_id: &str) -> Result<(), StoreError> {
         if self.edit_pending(id, |m| m.profile_id = profile_id.to_string()) {
             return Ok(());
         }
@@ -571,7 +569,7 @@ impl SessionStore {
         deleted
     }
 
-    pub fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
+    pub(crate) fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
         let (id, key, value) = (id.to_string(), key.to_string(), value.to_string());
         self.with(move |c| {
             c.prepare_cached(
@@ -583,7 +581,7 @@ impl SessionStore {
         })
     }
 
-    pub fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
                 "SELECT value FROM session_state WHERE session_id = ?1 AND key = ?2",

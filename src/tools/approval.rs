@@ -61,7 +61,7 @@ impl ApprovalGate {
 
     /// Decides whether a risky call may run. `Err` carries the message the
     /// model gets as the tool result.
-    pub async fn check(
+    pub(crate) async fn check(
         &self,
         ctx: &ToolContext,
         tool: &str,
@@ -154,7 +154,7 @@ impl ApprovalGate {
 
     /// Takes back a session-wide allowance: the next call of `tool` asks
     /// again. False when it was not allowed.
-    pub fn revoke(&self, session: &str, tool: &str) -> bool {
+    pub(crate) fn revoke(&self, session: &str, tool: &str) -> bool {
         self.session_allowed
             .lock()
             .map(|mut m| m.get_mut(session).is_some_and(|s| s.remove(tool)))

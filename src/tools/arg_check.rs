@@ -16,15 +16,15 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// The schemas of one argument type.
-pub struct Schemas {
+pub(crate) struct Schemas {
     /// Inline, nullable types collapsed; used to check and explain calls.
-    pub checked: Value,
+    pub(crate) checked: Value,
     /// What the model is given.
-    pub model: Value,
+    pub(crate) model: Value,
 }
 
 impl Schemas {
-    pub fn generate<A: JsonSchema>() -> Schemas {
+    pub(crate) fn generate<A: JsonSchema>() -> Schemas {
         let generator = SchemaSettings::draft07()
             .with(|s| {
                 s.inline_subschemas = true;
@@ -108,13 +108,13 @@ fn slim(v: &mut Value) {
 }
 
 /// The text of a missing-argument error.
-pub fn missing_message(field: &str, expected: &str) -> String {
+pub(crate) fn missing_message(field: &str, expected: &str) -> String {
     format!("missing required argument '{field}' ({expected})")
 }
 
 /// Parses `args` into `A` (see the module docs); the error names the
 /// argument and what was expected.
-pub fn parse<A: DeserializeOwned>(schemas: &Schemas, args: &Value) -> Result<A, String> {
+pub(crate) fn parse<A: DeserializeOwned>(schemas: &Schemas, args: &Value) -> Result<A, String> {
     let mut map = match args {
         Value::Object(m) => m.clone(),
         Value::Null => Map::new(),
@@ -173,7 +173,7 @@ fn coerce(schema: &Value, map: &mut Map<String, Value>) {
 }
 
 /// "a string", "a non-negative integer", "one of a, b" …
-pub fn expected(prop: &Value) -> String {
+pub(crate) fn expected(prop: &Value) -> String {
     if let Some(allowed) = enum_strings(prop) {
         return format!("one of {}", allowed.join(", "));
     }

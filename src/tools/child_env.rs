@@ -15,7 +15,7 @@ use tokio::process::Command;
 /// `PASSWD`, `SECRET`, `TOKEN`, `APIKEY`, `ACCESS_KEY`, `PRIVATE_KEY` or
 /// `CREDENTIAL` in it (case-insensitive). `SSH_AUTH_SOCK` and similar
 /// socket paths are not secrets and stay.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     const SUFFIXES: [&str; 5] = ["_KEY", "_TOKEN", "_SECRET", "_PASS", "_PAT"];
     const PARTS: [&str; 9] = [
@@ -34,7 +34,7 @@ pub fn is_secret_name(name: &str) -> bool {
 
 /// Whether `name` is on the pass-through list: exact names, or a prefix
 /// ending in `*` (`MY_APP_*`). Case-sensitive, like the environment.
-pub fn passes_through(name: &str, list: &[String]) -> bool {
+pub(crate) fn passes_through(name: &str, list: &[String]) -> bool {
     list.iter()
         .map(|p| p.trim())
         .any(|p| match p.strip_suffix('*') {
@@ -44,7 +44,7 @@ pub fn passes_through(name: &str, list: &[String]) -> bool {
 }
 
 /// The names of inherited variables [`scrub`] removes.
-pub fn secret_names(passthrough: &[String]) -> Vec<String> {
+pub(crate) fn secret_names(passthrough: &[String]) -> Vec<String> {
     std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| is_secret_name(k) && !passes_through(k, passthrough))
@@ -53,7 +53,7 @@ pub fn secret_names(passthrough: &[String]) -> Vec<String> {
 
 /// Removes inherited secrets from `cmd`'s environment (explicitly set
 /// variables are left alone).
-pub fn scrub(cmd: &mut Command, passthrough: &[String]) {
+pub(crate) fn scrub(cmd: &mut Command, passthrough: &[String]) {
     let explicit: Vec<String> = cmd
         .as_std()
         .get_envs()

@@ -11,7 +11,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// [`report`] with lines longer than `max_line` bytes cut (with a note).
-pub fn report_capped(
+pub(crate) fn report_capped(
     outcome: &RunOutcome,
     what: &str,
     timeout: Duration,
@@ -25,7 +25,7 @@ pub fn report_capped(
 }
 
 /// Formats `outcome`; `what` names the thing that ran (e.g. "command").
-pub fn report(outcome: &RunOutcome, what: &str, timeout: Duration) -> ToolResult {
+pub(crate) fn report(outcome: &RunOutcome, what: &str, timeout: Duration) -> ToolResult {
     let stdout = outcome.stdout.text();
     let stderr = outcome.stderr.text();
     let status_line = match outcome.ending {

@@ -13,19 +13,19 @@ use tokio_util::sync::CancellationToken;
 
 /// A response with its body read up to a cap.
 #[derive(Debug)]
-pub struct Fetched {
-    pub status: reqwest::StatusCode,
-    pub version: reqwest::Version,
-    pub headers: reqwest::header::HeaderMap,
-    pub final_url: Url,
-    pub body: Vec<u8>,
+pub(crate) struct Fetched {
+    pub(crate) status: reqwest::StatusCode,
+    pub(crate) version: reqwest::Version,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) final_url: Url,
+    pub(crate) body: Vec<u8>,
     /// The body was longer than the cap and was cut.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 impl Fetched {
     /// The media type without parameters, lower-case (`text/html`).
-    pub fn mime(&self) -> Option<String> {
+    pub(crate) fn mime(&self) -> Option<String> {
         self.headers
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -40,7 +40,7 @@ impl Fetched {
     }
 
     /// Declared `Content-Length`, if any.
-    pub fn declared_len(&self) -> Option<u64> {
+    pub(crate) fn declared_len(&self) -> Option<u64> {
         self.headers
             .get(reqwest::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
@@ -49,7 +49,7 @@ impl Fetched {
 }
 
 /// Parses and checks a URL given by the model.
-pub fn parse_url(raw: &str) -> Result<Url, String> {
+pub(crate) fn parse_url(raw: &str) -> Result<Url, String> {
     let url = Url::parse(raw.trim()).map_err(|e| {
         format!("invalid URL '{raw}': {e}; give a full URL like https://example.com/page")
     })?;
@@ -62,7 +62,7 @@ pub fn parse_url(raw: &str) -> Result<Url, String> {
 }
 
 /// A reqwest error as a sentence with its causes.
-pub fn describe_error(url: &str, e: &reqwest::Error) -> String {
+pub(crate) fn describe_error(url: &str, e: &reqwest::Error) -> String {
     let mut causes = Vec::new();
     let mut src = e.source();
     while let Some(s) = src {
@@ -98,7 +98,7 @@ pub fn describe_error(url: &str, e: &reqwest::Error) -> String {
 }
 
 /// Sends `req` and reads the body up to `cap` bytes, stopping on `cancel`.
-pub async fn send_capped(
+pub(crate) async fn send_capped(
     req: reqwest::RequestBuilder,
     url_for_errors: &str,
     timeout: Duration,
@@ -149,7 +149,7 @@ pub async fn send_capped(
 
 /// Whether bytes look like text (valid UTF-8 without NUL in the first 8 KiB;
 /// a character cut at the sample's end is fine).
-pub fn looks_like_text(bytes: &[u8]) -> bool {
+pub(crate) fn looks_like_text(bytes: &[u8]) -> bool {
     let sample = &bytes[..bytes.len().min(8192)];
     if sample.contains(&0) {
         return false;
@@ -161,7 +161,7 @@ pub fn looks_like_text(bytes: &[u8]) -> bool {
 }
 
 /// Whether a media type is textual.
-pub fn is_text_mime(mime: &str) -> bool {
+pub(crate) fn is_text_mime(mime: &str) -> bool {
     mime.starts_with("text/")
         || mime.ends_with("+json")
         || mime.ends_with("+xml")
@@ -181,7 +181,7 @@ pub fn is_text_mime(mime: &str) -> bool {
 }
 
 /// A short human size: `512 B`, `12.3 KB`, `4.0 MB`.
-pub fn human_size(n: u64) -> String {
+pub(crate) fn human_size(n: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
     if n < 1000 {
         return format!("{n} B");

@@ -19,13 +19,13 @@ use std::path::Path;
 
 /// What the file tools allow when opening.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct OpenPolicy {
+pub(crate) struct OpenPolicy {
     /// Refuse files with more than one hard link.
-    pub refuse_hard_links: bool,
+    pub(crate) refuse_hard_links: bool,
 }
 
 /// A name for a non-regular file type.
-pub fn special_kind(ft: &fs::FileType) -> Option<&'static str> {
+pub(crate) fn special_kind(ft: &fs::FileType) -> Option<&'static str> {
     if ft.is_fifo() {
         Some("a named pipe (FIFO)")
     } else if ft.is_socket() {
@@ -40,7 +40,7 @@ pub fn special_kind(ft: &fs::FileType) -> Option<&'static str> {
 }
 
 /// Checks a file's metadata against the policy (regular file, link count).
-pub fn check_regular(path: &Path, meta: &Metadata, policy: OpenPolicy) -> io::Result<()> {
+pub(crate) fn check_regular(path: &Path, meta: &Metadata, policy: OpenPolicy) -> io::Result<()> {
     let ft = meta.file_type();
     if ft.is_dir() {
         return Err(io::Error::other(format!(
@@ -72,7 +72,7 @@ pub fn check_regular(path: &Path, meta: &Metadata, policy: OpenPolicy) -> io::Re
 
 /// Opens `path` for reading without blocking on special files, and checks
 /// the opened file. Returns the file and its metadata.
-pub fn open_regular(path: &Path, policy: OpenPolicy) -> io::Result<(File, Metadata)> {
+pub(crate) fn open_regular(path: &Path, policy: OpenPolicy) -> io::Result<(File, Metadata)> {
     // Cheap early answer for directories and special files (no open at all).
     let pre = fs::metadata(path)?;
     check_regular(path, &pre, policy)?;
@@ -88,7 +88,7 @@ pub fn open_regular(path: &Path, policy: OpenPolicy) -> io::Result<(File, Metada
 
 /// What the first bytes of a file are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Content {
+pub(crate) enum Content {
     /// Valid UTF-8 text (a character cut at the sample's end is fine).
     Utf8,
     /// Text in another encoding (Latin-1, Windows-1252, ...).
@@ -97,7 +97,7 @@ pub enum Content {
 }
 
 /// Classifies a sample (at most the first 8 KiB are looked at).
-pub fn classify(bytes: &[u8]) -> Content {
+pub(crate) fn classify(bytes: &[u8]) -> Content {
     let sample = &bytes[..bytes.len().min(8192)];
     if sample.contains(&0) {
         return Content::Binary;
@@ -119,7 +119,7 @@ pub fn classify(bytes: &[u8]) -> Content {
 /// Decodes one line: UTF-8 when valid, else Latin-1. `cut` says the line was
 /// cut at a byte limit (a multi-byte character cut there is still UTF-8).
 /// The flag says whether the Latin-1 fallback was used.
-pub fn decode_line(bytes: &[u8], cut: bool) -> (String, bool) {
+pub(crate) fn decode_line(bytes: &[u8], cut: bool) -> (String, bool) {
     match std::str::from_utf8(bytes) {
         Ok(s) => (s.to_string(), false),
         Err(e) if cut && e.error_len().is_none() => {

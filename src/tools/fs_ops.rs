@@ -24,9 +24,9 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Default number of lines `read` returns.
-pub const DEFAULT_READ_LINES: usize = 2000;
+pub(crate) const DEFAULT_READ_LINES: usize = 2000;
 /// Default number of entries `list` returns.
-pub const DEFAULT_LIST_ENTRIES: usize = 500;
+pub(crate) const DEFAULT_LIST_ENTRIES: usize = 500;
 /// Files above this size are not line-counted to the end.
 const COUNT_LINES_MAX: u64 = 50_000_000;
 
@@ -83,16 +83,21 @@ fn read_line_len(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> io::Res
 
 /// Limits and checks of one read.
 #[derive(Clone, Copy, Debug)]
-pub struct ReadOpts {
+pub(crate) struct ReadOpts {
     /// Most bytes of output.
-    pub byte_cap: usize,
+    pub(crate) byte_cap: usize,
     /// Longest line shown; the rest of a longer line is dropped with a note.
-    pub max_line: usize,
-    pub open: OpenPolicy,
+    pub(crate) max_line: usize,
+    pub(crate) open: OpenPolicy,
 }
 
 /// Reads lines `offset..offset+limit` (1-based) of a text file.
-pub fn read_text(path: &Path, offset: usize, limit: usize, opts: ReadOpts) -> io::Result<String> {
+pub(crate) fn read_text(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    opts: ReadOpts,
+) -> io::Result<String> {
     let byte_cap = opts.byte_cap;
     let max_line = opts.max_line.clamp(1, byte_cap.max(1));
     let (mut file, meta) = open_regular(path, opts.open)?;
@@ -211,7 +216,7 @@ pub fn read_text(path: &Path, offset: usize, limit: usize, opts: ReadOpts) -> io
 
 /// Writes `data` to `target` atomically (temp file + rename). With
 /// `append`, the old content comes first.
-pub fn atomic_write(
+pub(crate) fn atomic_write(
     target: &Path,
     data: &[u8],
     append: bool,
@@ -286,7 +291,7 @@ fn kind_of(ft: &fs::FileType) -> &'static str {
 
 /// Lists a directory (recursively up to `depth` levels), at most `limit`
 /// entries, sorted; directories end in `/`, symlinks show their target.
-pub fn list(dir: &Path, depth: usize, limit: usize) -> io::Result<String> {
+pub(crate) fn list(dir: &Path, depth: usize, limit: usize) -> io::Result<String> {
     let meta = fs::metadata(dir)?;
     if !meta.is_dir() {
         return Err(io::Error::other(format!(
@@ -351,7 +356,7 @@ fn walk(
 }
 
 /// `YYYY-MM-DD HH:MM:SS UTC` from a system time (also names log files).
-pub fn utc(t: SystemTime) -> String {
+pub(crate) fn utc(t: SystemTime) -> String {
     let secs = t
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -377,7 +382,7 @@ pub fn utc(t: SystemTime) -> String {
 
 /// Type, size, permissions, owner and times of `entry` (not following a
 /// final symlink; `resolved` is where it leads).
-pub fn stat(entry: &Path, resolved: &Path) -> io::Result<String> {
+pub(crate) fn stat(entry: &Path, resolved: &Path) -> io::Result<String> {
     let lmeta = fs::symlink_metadata(entry)?;
     let mut out = format!("path: {}\n", entry.display());
     if lmeta.file_type().is_symlink() {

@@ -6,7 +6,7 @@
 //! boundaries found by `find`).
 
 /// Decodes the common named entities and numeric references.
-pub fn decode_entities(s: &str) -> String {
+pub(crate) fn decode_entities(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(amp) = rest.find('&') {
@@ -56,7 +56,7 @@ pub fn decode_entities(s: &str) -> String {
 }
 
 /// Removes tags, decodes entities and collapses whitespace.
-pub fn strip_tags(s: &str) -> String {
+pub(crate) fn strip_tags(s: &str) -> String {
     let mut text = String::with_capacity(s.len());
     let mut in_tag = false;
     for c in s.chars() {
@@ -83,7 +83,7 @@ pub fn strip_tags(s: &str) -> String {
 }
 
 /// Case-insensitive find of an ASCII needle.
-pub fn find_ci(hay: &str, needle: &str, from: usize) -> Option<usize> {
+pub(crate) fn find_ci(hay: &str, needle: &str, from: usize) -> Option<usize> {
     let h = hay.as_bytes();
     let n = needle.as_bytes();
     if n.is_empty() || from > h.len() {
@@ -94,7 +94,7 @@ pub fn find_ci(hay: &str, needle: &str, from: usize) -> Option<usize> {
 }
 
 /// The text of the first `<title>` element.
-pub fn extract_title(html: &str) -> Option<String> {
+pub(crate) fn extract_title(html: &str) -> Option<String> {
     let open = find_ci(html, "<title", 0)?;
     let gt = html[open..].find('>')? + open + 1;
     let close = find_ci(html, "</title", gt)?;
@@ -103,7 +103,7 @@ pub fn extract_title(html: &str) -> Option<String> {
 }
 
 /// The value of attribute `name` inside one tag's text (`<a href="…" …>`).
-pub fn attr(tag: &str, name: &str) -> Option<String> {
+pub(crate) fn attr(tag: &str, name: &str) -> Option<String> {
     let mut from = 0;
     while let Some(pos) = find_ci(tag, name, from) {
         from = pos + name.len();

@@ -6,7 +6,7 @@
 
 /// An accepted image type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ImageKind {
+pub(crate) enum ImageKind {
     Png,
     Jpeg,
     Gif,
@@ -14,7 +14,7 @@ pub enum ImageKind {
 }
 
 impl ImageKind {
-    pub fn mime(self) -> &'static str {
+    pub(crate) fn mime(self) -> &'static str {
         match self {
             ImageKind::Png => "image/png",
             ImageKind::Jpeg => "image/jpeg",
@@ -25,7 +25,7 @@ impl ImageKind {
 }
 
 /// The image type from the magic bytes.
-pub fn sniff(b: &[u8]) -> Option<ImageKind> {
+pub(crate) fn sniff(b: &[u8]) -> Option<ImageKind> {
     if b.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some(ImageKind::Png)
     } else if b.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -52,7 +52,7 @@ fn le24(b: &[u8], i: usize) -> Option<u32> {
 }
 
 /// Width and height in pixels.
-pub fn dimensions(kind: ImageKind, b: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn dimensions(kind: ImageKind, b: &[u8]) -> Option<(u32, u32)> {
     match kind {
         ImageKind::Png => {
             let w = u32::from_be_bytes(b.get(16..20)?.try_into().ok()?);

@@ -5,32 +5,32 @@
 //! a visible truncation marker. Risky calls go through the [`ApprovalGate`]
 //! before `execute` runs (the registry does that, not each tool).
 
-pub mod approval;
-pub mod arg_check;
+pub(crate) mod approval;
+pub(crate) mod arg_check;
 pub mod builtin;
-pub mod child_env;
-pub mod exec_report;
-pub mod fetch;
-pub mod fs_guard;
-pub mod fs_ops;
-pub mod html_util;
-pub mod image_probe;
-pub mod net_guard;
-pub mod paths;
+pub(crate) mod child_env;
+pub(crate) mod exec_report;
+pub(crate) mod fetch;
+pub(crate) mod fs_guard;
+pub(crate) mod fs_ops;
+pub(crate) mod html_util;
+pub(crate) mod image_probe;
+pub(crate) mod net_guard;
+pub(crate) mod paths;
 pub mod process;
-pub mod registry;
-pub mod shell_builtins;
+pub(crate) mod registry;
+pub(crate) mod shell_builtins;
 pub mod shell_check;
-pub mod shell_param;
-pub mod shell_parse;
-pub mod shell_wrappers;
+pub(crate) mod shell_param;
+pub(crate) mod shell_parse;
+pub(crate) mod shell_wrappers;
 pub mod ssh_hosts;
-pub mod typed;
+pub(crate) mod typed;
 pub mod user;
 
 pub use approval::ApprovalGate;
 pub use registry::ToolRegistry;
-pub use typed::{ToolError, ToolOutput, TypedTool};
+pub(crate) use typed::{ToolError, ToolOutput, TypedTool};
 
 use crate::config::{Config, Paths};
 use crate::llm::ToolSchema;
@@ -74,7 +74,7 @@ impl ToolResult {
     }
 
     /// The text the model sees as the tool result.
-    pub fn to_model_content(&self) -> String {
+    pub(crate) fn to_model_content(&self) -> String {
         match (&self.error, self.output.is_empty()) {
             (Some(e), true) => format!("Error: {e}"),
             (Some(e), false) => format!("{}\nError: {e}", self.output),
@@ -85,7 +85,7 @@ impl ToolResult {
 
 /// Cuts `s` to at most `limit` bytes (on a char boundary) with a marker that
 /// says how much was dropped.
-pub fn truncate_output(s: &str, limit: usize) -> String {
+pub(crate) fn truncate_output(s: &str, limit: usize) -> String {
     if s.len() <= limit {
         return s.to_string();
     }
@@ -104,7 +104,7 @@ pub fn truncate_output(s: &str, limit: usize) -> String {
 /// Cuts every line longer than `max` bytes (on a char boundary) and puts a
 /// note on the next line saying how much was dropped. Lines within the cap,
 /// and the notes themselves, are left alone, so applying it twice is harmless.
-pub fn cap_long_lines(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cap_long_lines(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     let max = max.max(80);
     if s.split('\n').all(|l| l.len() <= max) {
         return std::borrow::Cow::Borrowed(s);
@@ -133,10 +133,10 @@ pub fn cap_long_lines(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
 
 /// Resources shared by all tools, built once by the composition root.
 pub struct ToolEnv {
-    pub config: Arc<Config>,
-    pub paths: Paths,
+    pub(crate) config: Arc<Config>,
+    pub(crate) paths: Paths,
     /// The directory commands run in unless told otherwise.
-    pub work_dir: PathBuf,
+    pub(crate) work_dir: PathBuf,
     http: OnceLock<reqwest::Client>,
     /// The client of the web tools that may reach only public addresses
     /// (and `[security].net_allowed_hosts`).
@@ -144,9 +144,9 @@ pub struct ToolEnv {
     /// Non-public destinations put to the approval gate, by session + call id.
     net_approvals: std::sync::Mutex<std::collections::HashMap<String, net_guard::Vetted>>,
     pub todos: builtin::todo::TodoBoard,
-    pub scratch: builtin::scratchpad::ScratchBoard,
+    pub(crate) scratch: builtin::scratchpad::ScratchBoard,
     /// MCP servers (an empty hub when none is configured; starts nothing by itself).
-    pub mcp: Arc<crate::mcp::McpHub>,
+    pub(crate) mcp: Arc<crate::mcp::McpHub>,
 }
 
 impl ToolEnv {
@@ -165,13 +165,13 @@ impl ToolEnv {
     }
 
     /// Persists the todo lists and scratchpads in the session database.
-    pub fn attach_store(&self, store: Arc<crate::session::SessionStore>) {
+    pub(crate) fn attach_store(&self, store: Arc<crate::session::SessionStore>) {
         self.todos.attach(store.clone());
         self.scratch.attach(store);
     }
 
     /// One shared HTTP client for the web tools, built on first use.
-    pub fn http(&self) -> &reqwest::Client {
+    pub(crate) fn http(&self) -> &reqwest::Client {
         self.http.get_or_init(|| {
             reqwest::Client::builder()
                 .user_agent(concat!("navi/", env!("CARGO_PKG_VERSION")))
@@ -184,7 +184,7 @@ impl ToolEnv {
     /// For `http_request`/`web_view`/`image_view`: when `raw_url` leads to a
     /// non-public address (not allowed by config), records what it resolved
     /// to for this call and returns the reason the user is asked.
-    pub async fn net_approval(&self, raw_url: &str, ctx: &ToolContext) -> Option<String> {
+    pub(crate) async fn net_approval(&self, raw_url: &str, ctx: &ToolContext) -> Option<String> {
         let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
         if let Ok(mut m) = self.net_approvals.lock() {
             m.remove(&key);
@@ -209,7 +209,7 @@ impl ToolEnv {
     /// The HTTP client for one web-tool call to `url`. Public hosts (and
     /// allowed ones) use the shared guarded client; a non-public host only
     /// when this call was approved, pinned to the addresses approved.
-    pub async fn web_client(
+    pub(crate) async fn web_client(
         &self,
         url: &reqwest::Url,
         ctx: &ToolContext,
@@ -235,7 +235,7 @@ impl ToolEnv {
     }
 
     /// A per-session scratch directory under the data dir (created on demand).
-    pub fn session_dir(&self, session_id: &str, kind: &str) -> std::io::Result<PathBuf> {
+    pub(crate) fn session_dir(&self, session_id: &str, kind: &str) -> std::io::Result<PathBuf> {
         let safe: String = session_id
             .chars()
             .map(|c| {
@@ -272,7 +272,7 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// Session whose per-session state (todo, scratchpad, dirs) the call uses.
-    pub fn state_session(&self) -> &str {
+    pub(crate) fn state_session(&self) -> &str {
         self.parent_session_id
             .as_deref()
             .unwrap_or(&self.session_id)

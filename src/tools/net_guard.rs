@@ -23,13 +23,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 /// The marker every refusal carries (also lets errors be recognised).
-pub const CONFIG_HINT: &str = "[security].net_allowed_hosts";
+pub(crate) const CONFIG_HINT: &str = "[security].net_allowed_hosts";
 
 /// Most redirects followed.
 const MAX_REDIRECTS: usize = 10;
 
 /// Why `ip` is not a public internet address, or `None` when it is.
-pub fn non_public(ip: IpAddr) -> Option<&'static str> {
+pub(crate) fn non_public(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => non_public_v4(v4),
         IpAddr::V6(v6) => {
@@ -88,7 +88,7 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
 
 /// The configured allow-list.
 #[derive(Clone, Debug, Default)]
-pub struct NetPolicy {
+pub(crate) struct NetPolicy {
     all: bool,
     hosts: Vec<String>,
     nets: Vec<(IpAddr, u8)>,
@@ -127,7 +127,7 @@ fn in_net(ip: IpAddr, (net, bits): (IpAddr, u8)) -> bool {
 
 /// Whether a `net_allowed_hosts` entry makes sense: `"*"`, an IP, a CIDR
 /// with a valid prefix length, or something that can be a host name.
-pub fn valid_entry(e: &str) -> bool {
+pub(crate) fn valid_entry(e: &str) -> bool {
     let e = e.trim();
     if e == "*" || parse_cidr(e).is_some() {
         return true;
@@ -140,7 +140,7 @@ pub fn valid_entry(e: &str) -> bool {
 
 impl NetPolicy {
     /// Entries: `"*"`, an IP, a CIDR (`10.0.0.0/8`), or a host name.
-    pub fn from_config(list: &[String]) -> Self {
+    pub(crate) fn from_config(list: &[String]) -> Self {
         let mut p = NetPolicy::default();
         for e in list.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
             if e == "*" {
@@ -155,7 +155,7 @@ impl NetPolicy {
     }
 
     /// Why connecting to `ip` (named `host`) needs approval, or `None`.
-    pub fn blocked(&self, host: &str, ip: IpAddr) -> Option<&'static str> {
+    pub(crate) fn blocked(&self, host: &str, ip: IpAddr) -> Option<&'static str> {
         if self.all {
             return None;
         }
@@ -171,7 +171,7 @@ impl NetPolicy {
 }
 
 /// The refusal for a host/address pair.
-pub fn refusal(host: &str, ip: IpAddr, why: &str) -> String {
+pub(crate) fn refusal(host: &str, ip: IpAddr, why: &str) -> String {
     format!(
         "refused: {host} is {ip}, a {why}, not a public internet address; the tool may reach it only with the user's approval or when it is listed in {CONFIG_HINT}"
     )
@@ -179,15 +179,15 @@ pub fn refusal(host: &str, ip: IpAddr, why: &str) -> String {
 
 /// What a URL's host resolved to, and which of those addresses are not public.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Vetted {
-    pub host: String,
-    pub addrs: Vec<SocketAddr>,
-    pub blocked: Vec<(IpAddr, &'static str)>,
+pub(crate) struct Vetted {
+    pub(crate) host: String,
+    pub(crate) addrs: Vec<SocketAddr>,
+    pub(crate) blocked: Vec<(IpAddr, &'static str)>,
 }
 
 impl Vetted {
     /// A sentence for the approval question.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let list: Vec<String> = self
             .blocked
             .iter()
@@ -202,7 +202,7 @@ impl Vetted {
 }
 
 /// Resolves the host of `url` and checks every address.
-pub async fn vet(url: &Url, policy: &NetPolicy) -> Result<Vetted, String> {
+pub(crate) async fn vet(url: &Url, policy: &NetPolicy) -> Result<Vetted, String> {
     let host = url
         .host_str()
         .ok_or_else(|| format!("URL {url} has no host"))?
@@ -235,7 +235,7 @@ pub async fn vet(url: &Url, policy: &NetPolicy) -> Result<Vetted, String> {
 }
 
 /// A DNS resolver that refuses hosts with any non-public address.
-pub struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     policy: Arc<NetPolicy>,
 }
 
@@ -260,7 +260,10 @@ impl Resolve for GuardedResolver {
 
 /// Follows at most 10 redirects; refuses a hop to a non-public IP literal
 /// unless it is one of `approved`. Hops to names are checked by the resolver.
-pub fn redirect_policy(policy: Arc<NetPolicy>, approved: Vec<IpAddr>) -> reqwest::redirect::Policy {
+pub(crate) fn redirect_policy(
+    policy: Arc<NetPolicy>,
+    approved: Vec<IpAddr>,
+) -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             return attempt.error(format!("stopped after {MAX_REDIRECTS} redirects"));
@@ -288,7 +291,10 @@ pub fn redirect_policy(policy: Arc<NetPolicy>, approved: Vec<IpAddr>) -> reqwest
 /// A client for the web tools: guarded resolver and redirect policy; when
 /// `pinned` is given (an approved host), that host connects only to the
 /// approved addresses.
-pub fn client(policy: &NetPolicy, pinned: Option<&Vetted>) -> Result<reqwest::Client, String> {
+pub(crate) fn client(
+    policy: &NetPolicy,
+    pinned: Option<&Vetted>,
+) -> Result<reqwest::Client, String> {
     let policy = Arc::new(policy.clone());
     let approved: Vec<IpAddr> = pinned
         .map(|v| v.addrs.iter().map(|a| a.ip()).collect())

@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 const MAX_LINKS: usize = 40;
 
 /// Expands a leading `~` or `~/` with `$HOME`.
-pub fn expand_tilde(raw: &str) -> PathBuf {
+pub(crate) fn expand_tilde(raw: &str) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     match (raw, home) {
         ("~", Some(h)) => h,
@@ -27,7 +27,7 @@ pub fn expand_tilde(raw: &str) -> PathBuf {
 }
 
 /// `raw` made absolute against `base` (after `~` expansion), not resolved.
-pub fn absolute(raw: &str, base: &Path) -> PathBuf {
+pub(crate) fn absolute(raw: &str, base: &Path) -> PathBuf {
     let p = expand_tilde(raw);
     if p.is_absolute() { p } else { base.join(p) }
 }
@@ -35,7 +35,7 @@ pub fn absolute(raw: &str, base: &Path) -> PathBuf {
 /// Resolves `path` (absolute or relative to `base`): symlinks followed, `..`
 /// folded, a missing tail kept as written. Errors on symlink loops and on
 /// components that cannot be inspected (permission denied, not a directory).
-pub fn resolve(path: &Path, base: &Path) -> io::Result<PathBuf> {
+pub(crate) fn resolve(path: &Path, base: &Path) -> io::Result<PathBuf> {
     let start = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -110,7 +110,7 @@ fn push_components(p: &Path, queue: &mut VecDeque<OsString>, front: bool) {
 
 /// Resolves the directory entry itself: the parent is resolved, the last
 /// component is NOT followed if it is a symlink (for delete and stat of links).
-pub fn resolve_entry(path: &Path, base: &Path) -> io::Result<PathBuf> {
+pub(crate) fn resolve_entry(path: &Path, base: &Path) -> io::Result<PathBuf> {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -124,7 +124,7 @@ pub fn resolve_entry(path: &Path, base: &Path) -> io::Result<PathBuf> {
 
 /// The roots a filesystem tool may touch.
 #[derive(Clone, Debug)]
-pub struct FsRoots {
+pub(crate) struct FsRoots {
     /// `None` = anywhere (`"*"`).
     roots: Option<Vec<PathBuf>>,
 }
@@ -132,7 +132,7 @@ pub struct FsRoots {
 impl FsRoots {
     /// Builds the roots from the config list; relative roots resolve against
     /// `base` (the work dir), `~` against `$HOME`.
-    pub fn from_config(list: &[String], base: &Path) -> Self {
+    pub(crate) fn from_config(list: &[String], base: &Path) -> Self {
         if list.iter().any(|r| r.trim() == "*") {
             return FsRoots { roots: None };
         }
@@ -150,7 +150,7 @@ impl FsRoots {
 
     /// These roots plus `dir` (when restricted). Used to let reads reach
     /// the session's own files dir, where oversized items are kept.
-    pub fn with_root(mut self, dir: &Path) -> Self {
+    pub(crate) fn with_root(mut self, dir: &Path) -> Self {
         if let Some(r) = self.roots.as_mut() {
             let resolved = resolve(dir, dir).unwrap_or_else(|_| dir.to_path_buf());
             r.push(resolved);
@@ -158,19 +158,19 @@ impl FsRoots {
         self
     }
 
-    pub fn is_unrestricted(&self) -> bool {
+    pub(crate) fn is_unrestricted(&self) -> bool {
         self.roots.is_none()
     }
 
     /// Whether `resolved` is one of the roots themselves.
-    pub fn is_root(&self, resolved: &Path) -> bool {
+    pub(crate) fn is_root(&self, resolved: &Path) -> bool {
         self.roots
             .as_ref()
             .is_some_and(|r| r.iter().any(|root| root == resolved))
     }
 
     /// The roots as shown in refusals.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.roots {
             None => "anywhere (\"*\")".into(),
             Some(r) if r.is_empty() => "none (the list is empty)".into(),
@@ -183,7 +183,7 @@ impl FsRoots {
     }
 
     /// `Ok` when the already-resolved path lies inside a root.
-    pub fn check(&self, resolved: &Path, shown_as: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, resolved: &Path, shown_as: &str) -> Result<(), String> {
         match &self.roots {
             None => Ok(()),
             Some(roots) if roots.iter().any(|r| resolved.starts_with(r)) => Ok(()),
@@ -196,7 +196,7 @@ impl FsRoots {
     }
 
     /// Resolves `raw` against `base` and checks it: the one call tools use.
-    pub fn resolve_checked(&self, raw: &str, base: &Path) -> Result<PathBuf, String> {
+    pub(crate) fn resolve_checked(&self, raw: &str, base: &Path) -> Result<PathBuf, String> {
         if raw.trim().is_empty() {
             return Err("argument 'path' is empty".into());
         }
@@ -210,7 +210,7 @@ impl FsRoots {
     }
 
     /// Like [`Self::resolve_checked`] but does not follow a final symlink.
-    pub fn resolve_entry_checked(&self, raw: &str, base: &Path) -> Result<PathBuf, String> {
+    pub(crate) fn resolve_entry_checked(&self, raw: &str, base: &Path) -> Result<PathBuf, String> {
         if raw.trim().is_empty() {
             return Err("argument 'path' is empty".into());
         }

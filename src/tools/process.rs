@@ -29,37 +29,37 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// How long output is still read after the main child has exited.
-pub const EXIT_DRAIN: Duration = Duration::from_millis(500);
+pub(crate) const EXIT_DRAIN: Duration = Duration::from_millis(500);
 
 /// Resource limits applied in the child before `exec`.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// RLIMIT_AS in bytes.
-    pub address_space: Option<u64>,
+    pub(crate) address_space: Option<u64>,
     /// RLIMIT_CPU in seconds.
-    pub cpu_secs: Option<u64>,
+    pub(crate) cpu_secs: Option<u64>,
     /// RLIMIT_FSIZE in bytes (largest file the child may write).
-    pub file_size: Option<u64>,
+    pub(crate) file_size: Option<u64>,
 }
 
 /// How to run a child.
 #[derive(Clone, Debug)]
-pub struct RunSpec {
-    pub timeout: Duration,
+pub(crate) struct RunSpec {
+    pub(crate) timeout: Duration,
     /// Bytes kept per stream (head + tail).
-    pub output_limit: usize,
+    pub(crate) output_limit: usize,
     /// Kill what is left of the process group once the child exits
     /// (background jobs started by a shell command).
-    pub kill_group_on_exit: bool,
-    pub limits: Option<Limits>,
+    pub(crate) kill_group_on_exit: bool,
+    pub(crate) limits: Option<Limits>,
     /// Secret-looking variables still passed to the child
     /// (`[security].env_passthrough`); every other one is scrubbed.
-    pub env_passthrough: Vec<String>,
+    pub(crate) env_passthrough: Vec<String>,
 }
 
 /// Why the child stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     Exited(i32),
     Signaled(i32),
     TimedOut,
@@ -68,7 +68,7 @@ pub enum Ending {
 
 /// Captured bytes of one stream: the head, the tail and the total seen.
 #[derive(Clone, Debug, Default)]
-pub struct Captured {
+pub(crate) struct Captured {
     head: Vec<u8>,
     tail: Vec<u8>,
     total: u64,
@@ -101,12 +101,13 @@ impl Captured {
     }
 
     /// Total bytes the stream produced.
-    pub fn total(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
     /// The text, with a marker where the middle was dropped.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let tail_cap = self.limit - self.limit * 2 / 3;
         let tail = if self.tail.len() > tail_cap {
             &self.tail[self.tail.len() - tail_cap..]
@@ -131,18 +132,18 @@ impl Captured {
 
 /// What happened to a child.
 #[derive(Debug)]
-pub struct RunOutcome {
-    pub pid: u32,
-    pub ending: Ending,
-    pub stdout: Captured,
-    pub stderr: Captured,
+pub(crate) struct RunOutcome {
+    pub(crate) pid: u32,
+    pub(crate) ending: Ending,
+    pub(crate) stdout: Captured,
+    pub(crate) stderr: Captured,
     /// Output pipes were still open when reading stopped (background jobs).
-    pub pipes_abandoned: bool,
+    pub(crate) pipes_abandoned: bool,
 }
 
 /// Sends SIGKILL to the process group led by `pid`. Never signals our own
 /// group: pids 0 and 1 are ignored.
-pub fn kill_group(pid: u32) {
+pub(crate) fn kill_group(pid: u32) {
     let Ok(pgid) = libc::pid_t::try_from(pid) else {
         return;
     };
@@ -272,7 +273,7 @@ impl Drop for GroupGuard {
 
 /// Spawns `cmd` in its own process group and waits for it under `spec`.
 /// `Err` only when the child could not be started.
-pub async fn run(
+pub(crate) async fn run(
     cmd: Command,
     spec: &RunSpec,
     cancel: &CancellationToken,
@@ -281,7 +282,7 @@ pub async fn run(
 }
 
 /// Like [`run`], writing `input` to the child's stdin (then closing it).
-pub async fn run_with_input(
+pub(crate) async fn run_with_input(
     mut cmd: Command,
     spec: &RunSpec,
     input: Option<Vec<u8>>,

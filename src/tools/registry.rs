@@ -35,7 +35,7 @@ impl ToolRegistry {
     }
 
     /// Registers a user tool; a built-in of the same name is never replaced.
-    pub fn register_user(&mut self, tool: Arc<dyn Tool>) -> bool {
+    pub(crate) fn register_user(&mut self, tool: Arc<dyn Tool>) -> bool {
         if self.builtin.contains(tool.name()) || self.mcp.contains(tool.name()) {
             return false;
         }
@@ -45,7 +45,7 @@ impl ToolRegistry {
 
     /// Registers (or replaces) a tool from an MCP server. Refused when a
     /// built-in or user tool already has the name.
-    pub fn register_mcp(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+    pub(crate) fn register_mcp(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
         let name = tool.name().to_string();
         if self.tools.contains_key(&name) && !self.mcp.contains(&name) {
             let kind = if self.builtin.contains(&name) {
@@ -61,18 +61,19 @@ impl ToolRegistry {
     }
 
     /// Names of the registered MCP tools.
-    pub fn mcp_names(&self) -> Vec<String> {
+    #[cfg(test)]
+    pub(crate) fn mcp_names(&self) -> Vec<String> {
         self.mcp.iter().cloned().collect()
     }
 
     /// Drops every user tool (before a reload).
-    pub fn clear_user_tools(&mut self) {
+    pub(crate) fn clear_user_tools(&mut self) {
         let (builtin, mcp) = (&self.builtin, &self.mcp);
         self.tools
             .retain(|name, _| builtin.contains(name) || mcp.contains(name));
     }
 
-    pub fn set_enabled_user(&mut self, names: Vec<String>) {
+    pub(crate) fn set_enabled_user(&mut self, names: Vec<String>) {
         self.enabled_user = names;
     }
 

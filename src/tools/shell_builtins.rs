@@ -70,7 +70,7 @@ fn options<'a>(args: &'a [Word], with_arg: &str, name_opts: &str) -> (Vec<Word>,
 }
 
 /// Checks the arguments of a harmless builtin that handles variable names.
-pub fn check_builtin_args(builtin: &str, args: &[Word]) -> Result<(), String> {
+pub(crate) fn check_builtin_args(builtin: &str, args: &[Word]) -> Result<(), String> {
     match builtin {
         "read" => {
             let (opts, operands) = options(args, "adinNptu", "a");

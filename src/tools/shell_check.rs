@@ -117,7 +117,7 @@ impl AllowList {
         self
     }
 
-    pub fn allows_everything(&self) -> bool {
+    pub(crate) fn allows_everything(&self) -> bool {
         self.any
     }
 
@@ -196,7 +196,7 @@ fn check_redirect(r: &Redirect, list: &AllowList) -> Result<(), String> {
 }
 
 /// Variables whose value decides what program runs or what code it loads.
-pub fn is_protected_var(name: &str) -> bool {
+pub(crate) fn is_protected_var(name: &str) -> bool {
     const EXACT: [&str; 27] = [
         "RANDOM",
         "SRANDOM",

@@ -10,7 +10,7 @@ use super::shell_check::is_protected_var;
 
 /// Checks the text between `${` and `}` (the caller has already refused
 /// nested `$`, backquotes, quotes, backslashes, `(` and `{`).
-pub fn check_param(inner: &str) -> Result<(), String> {
+pub(crate) fn check_param(inner: &str) -> Result<(), String> {
     let shown = format!("${{{inner}}}");
     let mut rest = inner;
     if rest.starts_with('!') {
@@ -94,7 +94,7 @@ pub fn check_param(inner: &str) -> Result<(), String> {
 
 /// The value of an ANSI-C quoted `$'…'` body, when it has no escapes
 /// (`None`: the value needs decoding and is treated as unknown).
-pub fn ansi_c_value(body: &str) -> Option<String> {
+pub(crate) fn ansi_c_value(body: &str) -> Option<String> {
     (!body.contains('\\')).then(|| body.to_string())
 }
 

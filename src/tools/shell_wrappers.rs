@@ -203,7 +203,7 @@ fn literal_arg(wrapper: &str, arg: Option<&Word>) -> Result<(), String> {
 
 /// For a wrapper, the index in `args` where the wrapped command starts
 /// (`None`: not a wrapper, or it runs nothing).
-pub fn wrapper_target(wrapper: &str, args: &[Word]) -> Result<Option<usize>, String> {
+pub(crate) fn wrapper_target(wrapper: &str, args: &[Word]) -> Result<Option<usize>, String> {
     let Some(spec) = spec_for(wrapper) else {
         return Ok(None);
     };

@@ -17,14 +17,14 @@ use std::path::PathBuf;
 
 /// One named host.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-pub struct HostEntry {
-    pub host: String,
+pub(crate) struct HostEntry {
+    pub(crate) host: String,
     #[serde(default = "default_port")]
-    pub port: u16,
+    pub(crate) port: u16,
     #[serde(default)]
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     #[serde(default)]
-    pub key_file: Option<String>,
+    pub(crate) key_file: Option<String>,
 }
 
 fn default_port() -> u16 {
@@ -37,7 +37,7 @@ const MAX_CONTROL_DIR: usize = 60;
 
 /// FNV-1a: a stable hash (unlike `DefaultHasher`) so sockets made by one
 /// Navi process are found by the next.
-pub fn fnv64(s: &str) -> u64 {
+pub(crate) fn fnv64(s: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in s.bytes() {
         h ^= u64::from(b);
@@ -47,7 +47,7 @@ pub fn fnv64(s: &str) -> u64 {
 }
 
 /// The hosts file path (relative paths resolve against the config dir).
-pub fn hosts_file(env: &ToolEnv) -> PathBuf {
+pub(crate) fn hosts_file(env: &ToolEnv) -> PathBuf {
     let p = expand_tilde(env.config.security.ssh_hosts_file.trim());
     if p.is_absolute() {
         p
@@ -57,7 +57,7 @@ pub fn hosts_file(env: &ToolEnv) -> PathBuf {
 }
 
 /// A key file path (relative paths resolve against the config dir).
-pub fn key_path(env: &ToolEnv, key: &str) -> PathBuf {
+pub(crate) fn key_path(env: &ToolEnv, key: &str) -> PathBuf {
     let p = expand_tilde(key.trim());
     if p.is_absolute() {
         p
@@ -71,7 +71,7 @@ fn bad_value(v: &str) -> bool {
 }
 
 /// Reads and validates the hosts file.
-pub fn load(env: &ToolEnv) -> Result<BTreeMap<String, HostEntry>, String> {
+pub(crate) fn load(env: &ToolEnv) -> Result<BTreeMap<String, HostEntry>, String> {
     let path = hosts_file(env);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -136,7 +136,7 @@ pub fn session_prefix(session_id: &str) -> String {
 }
 
 /// The control socket for one session and host.
-pub fn control_socket(
+pub(crate) fn control_socket(
     env: &ToolEnv,
     session_id: &str,
     name: &str,

@@ -20,20 +20,20 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// What a successful call returns: the text the model reads plus internal
 /// hints (see [`ToolResult::metadata`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ToolOutput {
-    pub text: String,
-    pub metadata: Map<String, Value>,
+pub(crate) struct ToolOutput {
+    pub(crate) text: String,
+    pub(crate) metadata: Map<String, Value>,
 }
 
 impl ToolOutput {
-    pub fn new(text: impl Into<String>) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         ToolOutput {
             text: text.into(),
             metadata: Map::new(),
         }
     }
 
-    pub fn with_meta(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn with_meta(mut self, key: &str, value: Value) -> Self {
         self.metadata.insert(key.to_string(), value);
         self
     }
@@ -56,16 +56,16 @@ impl From<&str> for ToolOutput {
 /// failure may still carry output (a failed command's stdout, an HTTP error
 /// body) and metadata.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ToolError {
-    pub message: String,
-    pub output: String,
-    pub metadata: Map<String, Value>,
+pub(crate) struct ToolError {
+    pub(crate) message: String,
+    pub(crate) output: String,
+    pub(crate) metadata: Map<String, Value>,
     args: bool,
 }
 
 impl ToolError {
     /// A failure while doing the work (shown without a prefix).
-    pub fn failed(message: impl Into<String>) -> Self {
+    pub(crate) fn failed(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
             ..Default::default()
@@ -73,7 +73,7 @@ impl ToolError {
     }
 
     /// The arguments do not make a valid call (shown as `<tool>: <message>`).
-    pub fn args(message: impl Into<String>) -> Self {
+    pub(crate) fn args(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
             args: true,
@@ -82,27 +82,23 @@ impl ToolError {
     }
 
     /// An argument this call needs is absent (e.g. `content` for a write).
-    pub fn missing(field: &str, expected: &str) -> Self {
+    pub(crate) fn missing(field: &str, expected: &str) -> Self {
         Self::args(arg_check::missing_message(field, expected))
     }
 
     /// An argument is present but blank.
-    pub fn empty(field: &str) -> Self {
+    pub(crate) fn empty(field: &str) -> Self {
         Self::args(format!("argument '{field}' is empty"))
     }
 
-    pub fn with_output(mut self, output: impl Into<String>) -> Self {
+    pub(crate) fn with_output(mut self, output: impl Into<String>) -> Self {
         self.output = output.into();
         self
     }
 
-    pub fn with_meta(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn with_meta(mut self, key: &str, value: Value) -> Self {
         self.metadata.insert(key.to_string(), value);
         self
-    }
-
-    pub fn is_args(&self) -> bool {
-        self.args
     }
 }
 
@@ -120,7 +116,7 @@ impl From<&str> for ToolError {
 
 /// Turns a finished [`ToolResult`] (e.g. from `exec_report`) into the typed
 /// form without losing output or metadata.
-pub fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
+pub(crate) fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
     if r.success {
         return Ok(ToolOutput {
             text: r.output,
@@ -136,7 +132,7 @@ pub fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
 }
 
 /// The one place a typed call's outcome becomes what the model reads.
-pub fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolResult {
+pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolResult {
     match r {
         Ok(out) => ToolResult {
             success: true,
@@ -160,7 +156,7 @@ pub fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolResult {
 /// A built-in tool with a typed argument struct. Implementing this gives the
 /// tool the object-safe [`Tool`] interface the registry uses.
 #[async_trait::async_trait]
-pub trait TypedTool: Send + Sync + 'static {
+pub(crate) trait TypedTool: Send + Sync + 'static {
     /// The arguments; its doc comments become the schema's descriptions.
     type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
@@ -197,13 +193,15 @@ fn schemas_of<A: JsonSchema + 'static>() -> Arc<Schemas> {
 
 /// The JSON schema the model is given for `A` (inline, no `$schema`,
 /// `type: object`, descriptions from doc comments, enums as strings).
-pub fn args_schema<A: JsonSchema + 'static>() -> Value {
+pub(crate) fn args_schema<A: JsonSchema + 'static>() -> Value {
     schemas_of::<A>().model.clone()
 }
 
 /// Parses a call's arguments into `A`; the error is the message the model
 /// reads (without the tool prefix).
-pub fn parse_args<A: DeserializeOwned + JsonSchema + 'static>(args: &Value) -> Result<A, String> {
+pub(crate) fn parse_args<A: DeserializeOwned + JsonSchema + 'static>(
+    args: &Value,
+) -> Result<A, String> {
     arg_check::parse(&schemas_of::<A>(), args)
 }
 

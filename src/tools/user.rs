@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub const ENABLED_FILE: &str = "enabled.json";
+pub(crate) const ENABLED_FILE: &str = "enabled.json";
 const DEFAULT_TIMEOUT: u64 = 60;
 const MAX_TIMEOUT: u64 = 600;
 
@@ -35,7 +35,7 @@ fn empty_schema() -> Value {
 }
 
 /// The tools directory for this configuration.
-pub fn tools_dir(env: &ToolEnv) -> PathBuf {
+pub(crate) fn tools_dir(env: &ToolEnv) -> PathBuf {
     let dir = PathBuf::from(&env.config.tools.dir);
     if dir.is_absolute() {
         dir
@@ -45,7 +45,7 @@ pub fn tools_dir(env: &ToolEnv) -> PathBuf {
 }
 
 /// Whether `name` is a usable tool name: lowercase, digits, `_`; 2–48 chars.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     (2..=48).contains(&name.len())
         && chars.next().is_some_and(|c| c.is_ascii_lowercase())
@@ -54,7 +54,7 @@ pub fn valid_name(name: &str) -> bool {
 
 impl Manifest {
     /// Checks what serde cannot. The message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if !valid_name(&self.name) {
             return Err(format!(
                 "name {:?}: use 2–48 lowercase letters, digits and _",
@@ -166,7 +166,7 @@ pub struct LoadResult {
     /// `file: why`, one per broken manifest.
     pub errors: Vec<String>,
     /// Names listed in `enabled.json`.
-    pub enabled: Vec<String>,
+    pub(crate) enabled: Vec<String>,
 }
 
 /// Loads every manifest in `dir` (a missing dir is simply empty).

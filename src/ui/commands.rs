@@ -3,7 +3,7 @@
 use crate::app::App;
 use crate::protocol::AgentEvent;
 use crate::session::SessionMeta;
-pub use export::export_markdown;
+pub(crate) use export::export_markdown;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -42,7 +42,7 @@ pub enum SlashCommand {
 }
 
 /// (usage, what it does) for /help and completion.
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/session new", "start a new session"),
     ("/session list", "list sessions"),
     (
@@ -178,7 +178,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
 
 /// Completions for a partial line (command names, subcommands, profile ids,
 /// session numbers, theme names).
-pub fn complete(line: &str, profiles: &[String], themes: &[String]) -> Vec<String> {
+pub(crate) fn complete(line: &str, profiles: &[String], themes: &[String]) -> Vec<String> {
     let words: Vec<&str> = line.split_whitespace().collect();
     let trailing = line.ends_with(' ');
     let with = |prefix: &str, options: Vec<String>| -> Vec<String> {
@@ -235,12 +235,12 @@ pub fn complete(line: &str, profiles: &[String], themes: &[String]) -> Vec<Strin
 /// What a front end is showing right now.
 #[derive(Clone, Debug)]
 pub struct UiState {
-    pub session: SessionMeta,
-    pub show_thinking: bool,
-    pub theme: String,
+    pub(crate) session: SessionMeta,
+    pub(crate) show_thinking: bool,
+    pub(crate) theme: String,
     /// The last assistant answer (for /copy).
-    pub last_answer: String,
-    pub running: bool,
+    pub(crate) last_answer: String,
+    pub(crate) running: bool,
 }
 
 /// What a command asks the front end to do.
@@ -267,7 +267,7 @@ pub enum Outcome {
 }
 
 /// Code blocks (fenced) of a Markdown text.
-pub fn code_blocks(text: &str) -> Vec<String> {
+pub(crate) fn code_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur: Option<String> = None;
     for line in text.lines() {
@@ -289,7 +289,7 @@ fn err(e: impl ToString) -> String {
 }
 
 /// Runs a command. Errors are one-line messages to show inline.
-pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome, String> {
+pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome, String> {
     use SlashCommand::*;
     let store = &app.store;
     let current = st.session.id.clone();
@@ -499,7 +499,7 @@ pub fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome
 }
 
 /// The OSC 52 sequence that puts `text` on the clipboard (wrapped for tmux).
-pub fn osc52(text: &str) -> String {
+pub(crate) fn osc52(text: &str) -> String {
     use base64::Engine;
     let b64 = base64::engine::general_purpose::STANDARD.encode(text);
     let seq = format!("\x1b]52;c;{b64}\x07");

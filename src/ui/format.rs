@@ -2,7 +2,7 @@
 use serde_json::Value;
 
 /// The first line of `s`, cut to `max` chars with an ellipsis.
-pub fn preview(s: &str, max: usize) -> String {
+pub(crate) fn preview(s: &str, max: usize) -> String {
     let line = s
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -17,7 +17,7 @@ pub fn preview(s: &str, max: usize) -> String {
 }
 
 /// The marker of a session row: `>` current, `*` pinned, else a space.
-pub fn session_mark(s: &crate::session::SessionMeta, current: &str) -> &'static str {
+pub(crate) fn session_mark(s: &crate::session::SessionMeta, current: &str) -> &'static str {
     if s.id == current {
         ">"
     } else if s.pinned {
@@ -28,7 +28,7 @@ pub fn session_mark(s: &crate::session::SessionMeta, current: &str) -> &'static 
 }
 
 /// A session's title, or `(untitled)`.
-pub fn session_title(s: &crate::session::SessionMeta) -> &str {
+pub(crate) fn session_title(s: &crate::session::SessionMeta) -> &str {
     if s.title.is_empty() {
         "(untitled)"
     } else {
@@ -37,7 +37,7 @@ pub fn session_title(s: &crate::session::SessionMeta) -> &str {
 }
 
 /// Tool arguments as a short `key=value, …` string.
-pub fn args_preview(args: &Value, max: usize) -> String {
+pub(crate) fn args_preview(args: &Value, max: usize) -> String {
     let s = match args {
         Value::Object(map) => map
             .iter()
@@ -55,7 +55,7 @@ pub fn args_preview(args: &Value, max: usize) -> String {
 
 /// `12.3k/64k`: counts in thousands; a window that is a whole number of
 /// KiB-tokens (8192, 65536, …) reads the way people name it (8k, 64k).
-pub fn tokens_short(used: u64, max: u64) -> String {
+pub(crate) fn tokens_short(used: u64, max: u64) -> String {
     fn k(n: u64) -> String {
         if n >= 1000 {
             let v = n as f64 / 1000.0;
@@ -77,7 +77,7 @@ pub fn tokens_short(used: u64, max: u64) -> String {
 }
 
 /// One `/session list` row.
-pub fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) -> String {
+pub(crate) fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) -> String {
     let mark = session_mark(s, current);
     let title = session_title(s);
     format!(
@@ -92,7 +92,7 @@ pub fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) ->
 
 /// The `/session list` row of the current session while nothing was sent
 /// in it: it has no database row yet, so no position either.
-pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
+pub(crate) fn pending_session_line(s: &crate::session::SessionMeta) -> String {
     format!(
         ">  -  {}  {:<14} {:>4} msgs  {:>8}  {}(new session)",
         &s.id[..8.min(s.id.len())],
@@ -108,7 +108,7 @@ pub fn pending_session_line(s: &crate::session::SessionMeta) -> String {
 }
 
 /// "3m ago", "2h ago", "5d ago".
-pub fn ago(ms: i64) -> String {
+pub(crate) fn ago(ms: i64) -> String {
     let s = ((crate::session::now_ms() - ms) / 1000).max(0);
     match s {
         0..=59 => format!("{s}s ago"),

@@ -8,21 +8,24 @@
 //!   closes it before writing anything else.
 //! - With `color: false` no escape sequence is produced.
 //! - Subagent events are indented by two spaces per nesting level.
-pub mod highlight;
-pub mod markdown;
-pub mod style;
+pub(crate) mod highlight;
+pub(crate) mod markdown;
+pub(crate) mod style;
 mod whole;
 
 use super::format::{args_preview, preview, tokens_short};
 use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, TodoStatus};
-pub use highlight::CodeStyle;
+pub(crate) use highlight::CodeStyle;
 use markdown::Markdown;
 use std::collections::HashMap;
-pub use style::{Palette, color_wanted};
+pub(crate) use style::Palette;
 
 /// Code highlighting as colour theme `name` asks for (its `syntax` key);
 /// user themes in `config_dir/themes` first, then the built-in ones.
-pub fn code_style_for(name: &str, config_dir: &std::path::Path) -> Result<CodeStyle, String> {
+pub(crate) fn code_style_for(
+    name: &str,
+    config_dir: &std::path::Path,
+) -> Result<CodeStyle, String> {
     let theme = crate::ui::tui::theme::Theme::load(name, Some(config_dir), false)?;
     Ok(CodeStyle {
         syntax_theme: theme.syntax,
@@ -33,20 +36,20 @@ pub fn code_style_for(name: &str, config_dir: &std::path::Path) -> Result<CodeSt
 /// Where a piece of output goes: the answer (stdout) or progress (stdout in
 /// plain mode, stderr for `navi run`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stream {
+pub(crate) enum Stream {
     Answer,
     Info,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Piece {
-    pub stream: Stream,
-    pub text: String,
+pub(crate) struct Piece {
+    pub(crate) stream: Stream,
+    pub(crate) text: String,
 }
 
 /// How thinking is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThinkingView {
+pub(crate) enum ThinkingView {
     /// Streamed in a dimmed, marked block.
     Full,
     /// One line per block: `thinking… 120 words: first words…`.
@@ -54,15 +57,15 @@ pub enum ThinkingView {
 }
 
 #[derive(Clone, Debug)]
-pub struct LineOptions {
-    pub color: bool,
-    pub thinking: ThinkingView,
+pub(crate) struct LineOptions {
+    pub(crate) color: bool,
+    pub(crate) thinking: ThinkingView,
     /// Stream answer text as it arrives; otherwise print it at `stream_end`.
-    pub live_answer: bool,
+    pub(crate) live_answer: bool,
     /// Render the answer as terminal Markdown (only matters with colour).
-    pub markdown: bool,
+    pub(crate) markdown: bool,
     /// How code blocks are highlighted (with colour and Markdown on).
-    pub code: CodeStyle,
+    pub(crate) code: CodeStyle,
 }
 
 /// Who owns the line that is currently open.
@@ -90,8 +93,8 @@ struct Usage {
     window: u64,
 }
 
-pub struct LineRenderer {
-    pub opts: LineOptions,
+pub(crate) struct LineRenderer {
+    pub(crate) opts: LineOptions,
     pal: Palette,
     open: Option<(Stream, Owner)>,
     /// True while the open line has no text yet after its prefix.
@@ -116,7 +119,7 @@ fn key(agent: &Option<AgentOrigin>) -> Option<String> {
 }
 
 impl LineRenderer {
-    pub fn new(opts: LineOptions) -> Self {
+    pub(crate) fn new(opts: LineOptions) -> Self {
         let md = Markdown::new(opts.color && opts.markdown, opts.code.clone());
         LineRenderer {
             pal: Palette::new(opts.color),
@@ -135,12 +138,12 @@ impl LineRenderer {
         }
     }
 
-    pub fn palette(&self) -> Palette {
+    pub(crate) fn palette(&self) -> Palette {
         self.pal
     }
 
     /// Resets per-turn state (call before each turn).
-    pub fn begin_turn(&mut self) {
+    pub(crate) fn begin_turn(&mut self) {
         self.usage = Usage::default();
         self.answered = false;
         self.saw_error = false;
@@ -152,15 +155,15 @@ impl LineRenderer {
     }
 
     /// Whether this turn showed an `error` / `stream_stopped` event.
-    pub fn saw_error(&self) -> bool {
+    pub(crate) fn saw_error(&self) -> bool {
         self.saw_error
     }
-    pub fn saw_stop(&self) -> bool {
+    pub(crate) fn saw_stop(&self) -> bool {
         self.saw_stop
     }
 
     /// Closes any open line (before a prompt or other output).
-    pub fn close(&mut self) -> Vec<Piece> {
+    pub(crate) fn close(&mut self) -> Vec<Piece> {
         let mut out = Vec::new();
         self.break_line(&mut out);
         out
@@ -228,7 +231,7 @@ impl LineRenderer {
     }
 
     /// The lines for one event.
-    pub fn event(&mut self, ev: &AgentEvent) -> Vec<Piece> {
+    pub(crate) fn event(&mut self, ev: &AgentEvent) -> Vec<Piece> {
         let mut out = Vec::new();
         let p = self.pal;
         match ev {

@@ -2,14 +2,14 @@
 //! HTTP and no SQL beyond the `App` and `SessionStore` APIs.
 
 pub mod commands;
-pub mod format;
-pub mod lines;
-pub mod plain;
-pub mod render;
-pub mod run;
-pub mod signals;
+pub(crate) mod format;
+pub(crate) mod lines;
+pub(crate) mod plain;
+pub(crate) mod render;
+pub(crate) mod run;
+pub(crate) mod signals;
 pub mod tui;
-pub mod typeahead;
+pub(crate) mod typeahead;
 
 use crate::app::SessionChoice;
 use crate::app::launch::{Failure, GlobalArgs};
@@ -17,7 +17,7 @@ use std::io::IsTerminal;
 
 /// `navi` / `navi --plain`. Falls back to plain mode when the terminal can't
 /// host the full-screen UI (stdout not a TTY, or `TERM=dumb`).
-pub async fn interactive(
+pub(crate) async fn interactive(
     g: &GlobalArgs,
     plain: bool,
     choice: SessionChoice,

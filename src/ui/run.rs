@@ -209,7 +209,7 @@ fn build_message(
     Ok(attach::compose(&input.text, &items))
 }
 
-pub async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
+pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     let input = read_input(args.message.as_deref()).await?;
     let interactive =
         std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !args.json;
@@ -364,56 +364,56 @@ fn write_pieces(pieces: Vec<Piece>, out: &mut impl Write) -> std::io::Result<()>
 
 /// `navi run`'s own flags.
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The message; `-` reads it from standard input. Piped input given
     /// together with a message is sent after it.
     #[arg(value_name = "MESSAGE")]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     /// Profile for a new session (or switch the continued one).
     #[arg(short = 'p', long, value_name = "ID")]
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// Continue this session (id, id prefix, or list number).
     #[arg(short = 's', long, value_name = "ID", conflicts_with = "continue_last")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Continue the most recent session.
     #[arg(short = 'c', long = "continue")]
-    pub continue_last: bool,
+    pub(crate) continue_last: bool,
     /// Attach a file (repeatable): text inline, images as image input,
     /// other files stored as session files.
     #[arg(short = 'f', long = "file", value_name = "PATH")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Extra system text for this run (added to the profile's prompt).
     #[arg(long, value_name = "TEXT")]
-    pub system: Option<String>,
+    pub(crate) system: Option<String>,
     /// Sampling temperature for this run (overrides the profile).
     #[arg(long, value_name = "T", value_parser = parse_temperature)]
-    pub temperature: Option<f64>,
+    pub(crate) temperature: Option<f64>,
     /// Cap on the tokens the model may generate per call.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
     /// Skip the planning phases.
     #[arg(long)]
-    pub no_plan: bool,
+    pub(crate) no_plan: bool,
     /// Offer the model no tools.
     #[arg(long)]
-    pub no_tools: bool,
+    pub(crate) no_tools: bool,
     /// Ephemeral run: nothing is written to the session database.
     #[arg(long, conflicts_with_all = ["session", "continue_last"])]
-    pub no_save: bool,
+    pub(crate) no_save: bool,
     /// Print the event stream as JSON lines on stdout.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Allow this risky tool without asking (repeatable).
     #[arg(long, value_name = "TOOL")]
-    pub approve: Vec<String>,
+    pub(crate) approve: Vec<String>,
     /// Allow every risky tool without asking (a tool set to "deny" in the
     /// config stays denied).
     #[arg(long)]
-    pub approve_all: bool,
+    pub(crate) approve_all: bool,
     /// If the session is busy in another navi, wait until it is free
     /// instead of failing.
     #[arg(long)]
-    pub wait: bool,
+    pub(crate) wait: bool,
 }
 
 fn parse_temperature(s: &str) -> Result<f64, String> {

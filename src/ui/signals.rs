@@ -8,7 +8,7 @@
 
 /// Which stop signal arrived.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     Interrupt,
     Terminate,
     Hangup,
@@ -16,7 +16,7 @@ pub enum Stop {
 
 impl Stop {
     /// 128 + the signal number, as shells report it.
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             Stop::Interrupt => 130,
             Stop::Terminate => 143,
@@ -25,14 +25,14 @@ impl Stop {
     }
 
     /// SIGTERM / SIGHUP: navi must exit once the turn has stopped.
-    pub fn is_fatal(self) -> bool {
+    pub(crate) fn is_fatal(self) -> bool {
         self != Stop::Interrupt
     }
 }
 
 /// The stop signals as one stream; presses made while nobody waited are
 /// remembered until [`drain`](Self::drain).
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     #[cfg(unix)]
     int: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
@@ -55,7 +55,7 @@ async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
 
 impl StopSignals {
     /// Installs the handlers (from now on these signals are ours).
-    pub fn install() -> Self {
+    pub(crate) fn install() -> Self {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -72,7 +72,7 @@ impl StopSignals {
     }
 
     /// The next stop signal.
-    pub async fn recv(&mut self) -> Stop {
+    pub(crate) async fn recv(&mut self) -> Stop {
         #[cfg(unix)]
         {
             tokio::select! {
@@ -92,7 +92,7 @@ impl StopSignals {
 
     /// Forgets Ctrl-C presses nobody waited for (so they can't stop the next
     /// turn). A pending SIGTERM/SIGHUP is kept: it still ends navi.
-    pub fn drain(&mut self) {
+    pub(crate) fn drain(&mut self) {
         #[cfg(unix)]
         if let Some(s) = self.int.as_mut() {
             use futures_util::FutureExt;

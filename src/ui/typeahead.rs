@@ -13,7 +13,7 @@ use std::os::fd::AsRawFd;
 
 /// Drops input typed but not yet read on the terminal `fd`. Returns how many
 /// bytes were dropped (0 when `fd` is not a terminal or nothing was pending).
-pub fn discard(fd: &impl AsRawFd) -> usize {
+pub(crate) fn discard(fd: &impl AsRawFd) -> usize {
     let fd = fd.as_raw_fd();
     let mut pending: libc::c_int = 0;
     // SAFETY: FIONREAD writes one c_int through the pointer, which points at
@@ -30,14 +30,14 @@ pub fn discard(fd: &impl AsRawFd) -> usize {
 }
 
 /// [`discard`] on standard input.
-pub fn discard_stdin() -> usize {
+pub(crate) fn discard_stdin() -> usize {
     discard(&std::io::stdin())
 }
 
 /// Drops key events the terminal library already read and buffered (keys
 /// typed right behind the previous line, in the same read). Call after
 /// [`discard`], while no editor is reading.
-pub fn drain_key_buffer() -> usize {
+pub(crate) fn drain_key_buffer() -> usize {
     let mut n = 0;
     while n < 4096 && crossterm::event::poll(std::time::Duration::ZERO).unwrap_or(false) {
         if crossterm::event::read().is_err() {
@@ -51,7 +51,7 @@ pub fn drain_key_buffer() -> usize {
 /// How many bytes a read on stdin returns without blocking: with the
 /// terminal in canonical (cooked) mode only finished lines count. 0 when
 /// stdin is not a terminal or nothing is pending.
-pub fn pending_stdin() -> usize {
+pub(crate) fn pending_stdin() -> usize {
     let fd = std::io::stdin().as_raw_fd();
     let mut pending: libc::c_int = 0;
     // SAFETY: FIONREAD writes one c_int through the pointer, which points at

@@ -14,10 +14,10 @@
 //! planner never fails the turn: no plan is made and the loop goes on.
 
 mod parse;
-pub mod prompts;
-pub mod skip;
+pub(crate) mod prompts;
+pub(crate) mod skip;
 
-pub use parse::{PlanStep, parse_plan};
+pub(crate) use parse::parse_plan;
 
 use super::AgentError;
 use super::turn::Run;
@@ -26,17 +26,17 @@ use crate::llm::ChatMessage;
 use crate::protocol::AgentEvent;
 use crate::session::MessageKind;
 
-pub const PLANNING_TEMPERATURE: f64 = 0.3;
-pub const MAX_STEPS: usize = 15;
+pub(crate) const PLANNING_TEMPERATURE: f64 = 0.3;
+pub(crate) const MAX_STEPS: usize = 15;
 /// Cap on the tokens of the analysis and the review (a few short sections).
-pub const MAX_ANALYSIS_TOKENS: u32 = 512;
+pub(crate) const MAX_ANALYSIS_TOKENS: u32 = 512;
 /// Cap on the tokens of the plan (milestones and up to 15 one-line steps).
-pub const MAX_PLAN_TOKENS: u32 = 768;
+pub(crate) const MAX_PLAN_TOKENS: u32 = 768;
 
 /// Whether planning runs for this message: always on a session's first
 /// message, on every message with `planning_enabled`; and only when phase 1
 /// or phase 3 is on.
-pub fn should_plan(p: &crate::profile::Profile, first_message: bool) -> bool {
+pub(crate) fn should_plan(p: &crate::profile::Profile, first_message: bool) -> bool {
     (first_message || p.planning_enabled)
         && (p.planning_phase1_enabled || p.planning_phase3_enabled)
 }

@@ -9,21 +9,21 @@ use super::MAX_STEPS;
 use crate::protocol::plan::{Executor, split_executor, step_body};
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct PlanStep {
-    pub text: String,
+pub(crate) struct PlanStep {
+    pub(crate) text: String,
     /// `TOOL: x`, `AGENT: y` or `SELF`.
-    pub executor: String,
+    pub(crate) executor: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ParsedPlan {
-    pub steps: Vec<PlanStep>,
+pub(crate) struct ParsedPlan {
+    pub(crate) steps: Vec<PlanStep>,
     /// The plan as it will be shown and stored (cut to MAX_STEPS steps).
-    pub text: String,
-    pub warnings: Vec<String>,
+    pub(crate) text: String,
+    pub(crate) warnings: Vec<String>,
 }
 
-pub fn parse_plan(text: &str, tools: &[String], profiles: &[String]) -> ParsedPlan {
+pub(crate) fn parse_plan(text: &str, tools: &[String], profiles: &[String]) -> ParsedPlan {
     let mut out = ParsedPlan::default();
     if text.trim_start().starts_with("DIRECT") {
         return out;

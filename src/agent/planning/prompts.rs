@@ -6,7 +6,7 @@
 //! server reuses its cached prefix for the planner calls and the answer.
 
 /// Phase 1: understand the task. `{direct}` is replaced by DIRECT_OPTION or "".
-pub const ANALYSIS: &str = "Planning stage: do not answer the user yet and do not call any tool. Look at the user's latest request above and decide how much planning it needs.
+pub(crate) const ANALYSIS: &str = "Planning stage: do not answer the user yet and do not call any tool. Look at the user's latest request above and decide how much planning it needs.
 {direct}
 Otherwise write a short analysis with these parts:
 Task: the request in your own words, including what a finished result looks like.
@@ -18,10 +18,10 @@ Finish with exactly one line: REFLECT: yes (when the task is complex, risky or a
 Tools the assistant can use: {tools}
 Profiles it can delegate to: {profiles}";
 
-pub const DIRECT_OPTION: &str = "If the request is simple — a greeting, a question you can answer from knowledge, a single obvious tool call — reply with the single word DIRECT and nothing else.";
+pub(crate) const DIRECT_OPTION: &str = "If the request is simple — a greeting, a question you can answer from knowledge, a single obvious tool call — reply with the single word DIRECT and nothing else.";
 
 /// Phase 2: one call, four voices.
-pub const REVIEW: &str = "Planning stage, review: do not answer the user yet and do not call any tool. Review the task analysis below before it becomes a plan. Write four short sections:
+pub(crate) const REVIEW: &str = "Planning stage, review: do not answer the user yet and do not call any tool. Review the task analysis below before it becomes a plan. Write four short sections:
 Critic: assumptions that may be wrong, contradictions, facts that must be verified, risks.
 Pragmatist: a simpler path, steps that are not needed, better choices of tool or delegate.
 Detailer: requirements that were missed, files, docs or tools to inspect first, how each result will be checked.
@@ -29,7 +29,7 @@ Plan Adjustments: concrete changes the plan must make, as a list.
 Be specific to this task; no generic advice.";
 
 /// Phase 3: the execution plan.
-pub const EXECUTION: &str = "Planning stage, plan: do not do the work and do not call any tool; only plan it. Turn the user's latest request into an execution plan.
+pub(crate) const EXECUTION: &str = "Planning stage, plan: do not do the work and do not call any tool; only plan it. Turn the user's latest request into an execution plan.
 
 Write:
 Milestones: 1 to 4 lines naming the intermediate results.
@@ -45,4 +45,4 @@ Tools: {tools}
 Profiles for AGENT: {profiles}";
 
 /// The analysis/review context handed to phase 3.
-pub const EXECUTION_INPUT: &str = "Analysis:\n{analysis}\n\nReview to apply:\n{review}";
+pub(crate) const EXECUTION_INPUT: &str = "Analysis:\n{analysis}\n\nReview to apply:\n{review}";

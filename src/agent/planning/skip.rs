@@ -8,7 +8,7 @@
 //! extension, and none of the [`TOOL_WORDS`].
 
 /// Words that suggest files, commands or fresh facts from the web.
-pub const TOOL_WORDS: &[&str] = &[
+pub(crate) const TOOL_WORDS: &[&str] = &[
     "file",
     "files",
     "folder",
@@ -59,7 +59,7 @@ pub const TOOL_WORDS: &[&str] = &[
 ];
 
 /// True when a planner call for `message` cannot pay off (see the module docs).
-pub fn skip_planner(message: &str, max_words: u32) -> bool {
+pub(crate) fn skip_planner(message: &str, max_words: u32) -> bool {
     let text = message.trim();
     if max_words == 0 || !text.ends_with('?') {
         return false;

@@ -11,7 +11,7 @@ use rusqlite::params;
 
 impl SessionStore {
     /// A new session that exists only in this process until its first turn.
-    pub fn create_pending(&self, profile_id: &str) -> SessionMeta {
+    pub(crate) fn create_pending(&self, profile_id: &str) -> SessionMeta {
         let now = now_ms();
         let meta = SessionMeta {
             id: uuid::Uuid::new_v4().to_string(),
@@ -30,7 +30,7 @@ impl SessionStore {
     }
 
     /// Whether `id` is a pending session of this process (no row yet).
-    pub fn is_pending(&self, id: &str) -> bool {
+    pub(crate) fn is_pending(&self, id: &str) -> bool {
         self.pending.lock().is_ok_and(|p| p.contains_key(id))
     }
 
@@ -59,7 +59,7 @@ impl SessionStore {
     /// and pin chosen so far. A session that is not pending is left as is.
     /// When the lock cannot be taken the session stays pending and the
     /// error says why.
-    pub fn materialize(&self, id: &str) -> Result<(), StoreError> {
+    pub(crate) fn materialize(&self, id: &str) -> Result<(), StoreError> {
         let Some(meta) = self.pending_meta(id) else {
             return Ok(());
         };

@@ -20,7 +20,7 @@ pub struct CodeExecTool;
 const MB: u64 = 1024 * 1024;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct CodeExecArgs {
+pub(crate) struct CodeExecArgs {
     code: String,
     timeout_secs: Option<u64>,
 }

@@ -25,7 +25,7 @@ pub struct FilesystemTool;
 // The `filesystem` operations (a doc comment here would be sent to the model).
 #[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "snake_case")]
-pub enum FsAction {
+pub(crate) enum FsAction {
     Read,
     Write,
     Append,
@@ -36,7 +36,7 @@ pub enum FsAction {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct FilesystemArgs {
+pub(crate) struct FilesystemArgs {
     action: FsAction,
     path: String,
     content: Option<String>,

@@ -21,7 +21,7 @@ pub struct HttpRequestTool;
 // it would become a description the model is sent).
 #[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum HttpMethod {
+pub(crate) enum HttpMethod {
     Get,
     Post,
     Put,
@@ -44,7 +44,7 @@ impl HttpMethod {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct HttpRequestArgs {
+pub(crate) struct HttpRequestArgs {
     url: String,
     method: Option<HttpMethod>,
     headers: Option<Map<String, Value>>,

@@ -48,7 +48,7 @@ fn read_file_capped(
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ImageViewArgs {
+pub(crate) struct ImageViewArgs {
     path: Option<String>,
     url: Option<String>,
 }

@@ -10,7 +10,7 @@ pub struct ListToolsTool;
 
 /// `list_tools` takes no arguments.
 #[derive(Deserialize, JsonSchema)]
-pub struct NoArgs {}
+pub(crate) struct NoArgs {}
 
 #[async_trait::async_trait]
 impl TypedTool for ListToolsTool {

@@ -5,12 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub struct MemoryForgetTool {
-    pub memory: Arc<MemoryStore>,
+pub(crate) struct MemoryForgetTool {
+    pub(crate) memory: Arc<MemoryStore>,
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct MemoryForgetArgs {
+pub(crate) struct MemoryForgetArgs {
     key: String,
     category: Option<String>,
 }

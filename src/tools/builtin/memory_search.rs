@@ -5,12 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 
-pub struct MemorySearchTool {
-    pub memory: Arc<MemoryStore>,
+pub(crate) struct MemorySearchTool {
+    pub(crate) memory: Arc<MemoryStore>,
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct MemorySearchArgs {
+pub(crate) struct MemorySearchArgs {
     /// keywords
     query: String,
     /// max results, default 15

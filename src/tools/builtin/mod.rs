@@ -4,13 +4,13 @@ pub mod filesystem;
 pub mod http_request;
 pub mod image_view;
 pub mod list_tools;
-pub mod memory_forget;
-pub mod memory_search;
+pub(crate) mod memory_forget;
+pub(crate) mod memory_search;
 pub mod reload_tools;
-pub mod scratchpad;
+pub(crate) mod scratchpad;
 pub mod ssh_exec;
 pub mod terminal;
-pub mod todo;
+pub(crate) mod todo;
 pub mod tool_manual;
 pub mod web_search;
 pub mod web_view;
@@ -49,7 +49,7 @@ pub fn register_self_extension(reg: &Arc<RwLock<ToolRegistry>>) {
 }
 
 /// Registers `memory_search` and `memory_forget` (only when memory is on).
-pub fn register_memory(reg: &mut ToolRegistry, memory: &Arc<crate::memory::MemoryStore>) {
+pub(crate) fn register_memory(reg: &mut ToolRegistry, memory: &Arc<crate::memory::MemoryStore>) {
     reg.register_builtin(Arc::new(memory_search::MemorySearchTool {
         memory: memory.clone(),
     }));

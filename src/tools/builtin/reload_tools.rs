@@ -9,7 +9,10 @@ pub struct ReloadToolsTool {
 }
 
 /// Reloads and describes the result (shared with `write_tool`).
-pub fn reload(registry: &Weak<RwLock<ToolRegistry>>, ctx: &ToolContext) -> Result<String, String> {
+pub(crate) fn reload(
+    registry: &Weak<RwLock<ToolRegistry>>,
+    ctx: &ToolContext,
+) -> Result<String, String> {
     let reg = registry
         .upgrade()
         .ok_or("the tool registry is gone (navi is shutting down)")?;

@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// and a slot: `scratchpad` for the session itself, `scratchpad:<subagent id>`
 /// for each subagent, so subagents never see each other's notes.
 #[derive(Default)]
-pub struct ScratchBoard {
+pub(crate) struct ScratchBoard {
     pads: Mutex<HashMap<String, BTreeMap<String, String>>>,
     store: OnceLock<Arc<SessionStore>>,
 }
 
 impl ScratchBoard {
     /// Persists pads from now on (and loads them on first use).
-    pub fn attach(&self, store: Arc<SessionStore>) {
+    pub(crate) fn attach(&self, store: Arc<SessionStore>) {
         let _ = self.store.set(store);
     }
 
@@ -26,7 +26,7 @@ impl ScratchBoard {
         format!("{owner}\u{0}{slot}")
     }
 
-    pub fn sections(&self, owner: &str, slot: &str) -> BTreeMap<String, String> {
+    pub(crate) fn sections(&self, owner: &str, slot: &str) -> BTreeMap<String, String> {
         let key = Self::cache_key(owner, slot);
         if let Some(p) = self.pads.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return p;
@@ -59,18 +59,18 @@ impl ScratchBoard {
 }
 
 /// (owner session, slot) of the pad a call uses.
-pub fn pad_of(ctx: &ToolContext) -> (String, String) {
+pub(crate) fn pad_of(ctx: &ToolContext) -> (String, String) {
     match &ctx.parent_session_id {
         Some(parent) => (parent.clone(), format!("scratchpad:{}", ctx.session_id)),
         None => (ctx.session_id.clone(), "scratchpad".to_string()),
     }
 }
 
-pub struct ScratchpadTool;
+pub(crate) struct ScratchpadTool;
 
 #[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "snake_case")]
-pub enum PadAction {
+pub(crate) enum PadAction {
     Write,
     Append,
     Read,
@@ -78,7 +78,7 @@ pub enum PadAction {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ScratchpadArgs {
+pub(crate) struct ScratchpadArgs {
     action: PadAction,
     section: Option<String>,
     content: Option<String>,

@@ -37,7 +37,7 @@ fn opt_path(p: &Path) -> String {
 }
 
 /// The `ssh` argument list for one command on one host.
-pub fn ssh_args(
+pub(crate) fn ssh_args(
     env: &ToolEnv,
     session_id: &str,
     name: &str,
@@ -160,7 +160,7 @@ fn ssh_failure_hint(stderr: &str, name: &str) -> String {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct SshExecArgs {
+pub(crate) struct SshExecArgs {
     host: String,
     command: String,
     timeout_secs: Option<u64>,

@@ -18,7 +18,7 @@ use std::time::Duration;
 pub struct TerminalTool;
 
 #[derive(Deserialize, JsonSchema)]
-pub struct TerminalArgs {
+pub(crate) struct TerminalArgs {
     command: String,
     cwd: Option<String>,
     timeout_secs: Option<u64>,

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The statuses' wire names, in order.
-pub fn statuses() -> Vec<&'static str> {
+pub(crate) fn statuses() -> Vec<&'static str> {
     TodoStatus::ALL.iter().map(|s| s.as_str()).collect()
 }
 
@@ -27,7 +27,7 @@ const STATE_KEY: &str = "todo";
 
 impl TodoBoard {
     /// Persists lists from now on (and loads them on first use).
-    pub fn attach(&self, store: Arc<SessionStore>) {
+    pub(crate) fn attach(&self, store: Arc<SessionStore>) {
         let _ = self.store.set(store);
     }
 
@@ -79,32 +79,9 @@ impl TodoBoard {
         self.set(session, items.clone());
         items
     }
-
-    /// How many items are finished (done, failed or skipped): progress measure.
-    pub fn progress(&self, session: &str) -> usize {
-        self.get(session)
-            .iter()
-            .filter(|i| i.status.is_finished())
-            .count()
-    }
-
-    /// Ids of items currently marked failed.
-    pub fn failed_ids(&self, session: &str) -> Vec<u32> {
-        self.get(session)
-            .iter()
-            .filter(|i| i.status == TodoStatus::Failed)
-            .map(|i| i.id)
-            .collect()
-    }
-
-    /// Copies one session's list to another (subagent → parent hand-over).
-    pub fn copy(&self, from: &str, to: &str) {
-        let items = self.get(from);
-        self.set(to, items);
-    }
 }
 
-pub fn render(items: &[TodoItem]) -> String {
+pub(crate) fn render(items: &[TodoItem]) -> String {
     if items.is_empty() {
         return "The todo list is empty.".into();
     }
@@ -123,7 +100,7 @@ pub fn render(items: &[TodoItem]) -> String {
         .join("\n")
 }
 
-pub struct TodoTool;
+pub(crate) struct TodoTool;
 
 impl TodoTool {
     fn parse_items(v: &Value) -> Result<Vec<(String, Option<String>)>, String> {
@@ -157,7 +134,7 @@ impl TodoTool {
 
 #[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "snake_case")]
-pub enum TodoAction {
+pub(crate) enum TodoAction {
     Set,
     Add,
     Update,
@@ -178,7 +155,7 @@ enum StatusSchema {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct TodoArgs {
+pub(crate) struct TodoArgs {
     action: TodoAction,
     // Task strings, or `{text, executor}` objects (what a plan hands over);
     // checked by `parse_items` so each bad item is named.

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 pub struct ToolManualTool;
 
 /// A manual written from the schema when no file exists.
-pub fn generated_manual(t: &ToolSchema) -> String {
+pub(crate) fn generated_manual(t: &ToolSchema) -> String {
     let mut out = format!("# {}\n\n{}\n\n## Parameters\n\n", t.name, t.description);
     let required: Vec<&str> = t
         .parameters
@@ -72,7 +72,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct ToolManualArgs {
+pub(crate) struct ToolManualArgs {
     name: String,
 }
 

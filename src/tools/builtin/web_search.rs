@@ -20,14 +20,14 @@ pub struct WebSearchTool;
 const BROWSER_UA: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct SearchHit {
-    pub title: String,
-    pub url: String,
-    pub snippet: String,
+pub(crate) struct SearchHit {
+    pub(crate) title: String,
+    pub(crate) url: String,
+    pub(crate) snippet: String,
 }
 
 /// Turns a DuckDuckGo result link into the target URL.
-pub fn unwrap_ddg_link(href: &str) -> Option<String> {
+pub(crate) fn unwrap_ddg_link(href: &str) -> Option<String> {
     let full = if href.starts_with("//") {
         format!("https:{href}")
     } else if href.starts_with('/') {
@@ -52,7 +52,7 @@ pub fn unwrap_ddg_link(href: &str) -> Option<String> {
 }
 
 /// Parses DuckDuckGo's HTML result page.
-pub fn parse_ddg_html(html: &str) -> Vec<SearchHit> {
+pub(crate) fn parse_ddg_html(html: &str) -> Vec<SearchHit> {
     let mut hits = Vec::new();
     let mut from = 0;
     while let Some(pos) = find_ci(html, "result__a", from) {
@@ -102,7 +102,7 @@ pub fn parse_ddg_html(html: &str) -> Vec<SearchHit> {
 }
 
 /// Parses a SearXNG `format=json` response.
-pub fn parse_searxng_json(v: &Value) -> Result<Vec<SearchHit>, String> {
+pub(crate) fn parse_searxng_json(v: &Value) -> Result<Vec<SearchHit>, String> {
     let results = v
         .get("results")
         .and_then(Value::as_array)
@@ -137,7 +137,7 @@ fn render(query: &str, hits: &[SearchHit]) -> String {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WebSearchArgs {
+pub(crate) struct WebSearchArgs {
     query: String,
     max_results: Option<u64>,
 }

@@ -50,7 +50,7 @@ fn window(text: &str, offset: usize, max: usize) -> String {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WebViewArgs {
+pub(crate) struct WebViewArgs {
     url: String,
     offset: Option<u64>,
     max_chars: Option<u64>,

@@ -17,7 +17,7 @@ pub struct WriteToolTool {
 // doc comment: it would become a description the model is sent.
 #[derive(Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Interpreter {
+pub(crate) enum Interpreter {
     #[serde(rename = "python3", alias = "python")]
     Python3,
     Bash,
@@ -38,7 +38,7 @@ impl Interpreter {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WriteToolArgs {
+pub(crate) struct WriteToolArgs {
     name: String,
     description: String,
     /// JSON schema of the arguments

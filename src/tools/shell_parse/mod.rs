@@ -29,45 +29,45 @@ const MAX_DEPTH: usize = 16;
 
 /// One shell word after quote removal.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The literal value; expansions are kept in their raw `$…` form.
-    pub text: String,
+    pub(crate) text: String,
     /// Contains `$VAR`, `${…}`, `$(…)` or backticks: the value is not known.
-    pub expanded: bool,
+    pub(crate) expanded: bool,
     /// Contains an unquoted `*`, `?`, `[`, a leading `~`, or `{`/`}` in a
     /// longer word (bash brace expansion).
-    pub glob: bool,
+    pub(crate) glob: bool,
     /// Byte offset in `text` of the first quoted, escaped or expanded part.
-    pub first_special: Option<usize>,
+    pub(crate) first_special: Option<usize>,
 }
 
 /// One redirection: operator (`>`, `>>`, `>|`, `<`, `<>`, `>&`, `<&`) and
 /// its target word (`&>` is read as `&` then `>`, as dash does).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Redirect {
-    pub op: String,
-    pub target: Word,
+pub(crate) struct Redirect {
+    pub(crate) op: String,
+    pub(crate) target: Word,
 }
 
 /// Everything the checker needs from one command string.
 #[derive(Clone, Debug, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// Simple commands, innermost substitutions first.
-    pub commands: Vec<Vec<Word>>,
-    pub redirects: Vec<Redirect>,
+    pub(crate) commands: Vec<Vec<Word>>,
+    pub(crate) redirects: Vec<Redirect>,
     /// Reasons to refuse found while reading, reported after the commands
     /// (so a hidden command is named first): e.g. `((…))`.
-    pub late_refusals: Vec<String>,
+    pub(crate) late_refusals: Vec<String>,
 }
 
 impl Word {
     /// Unquoted, unescaped, unexpanded: a candidate for a reserved word.
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         self.first_special.is_none() && !self.glob
     }
 
     /// A literal value: no expansion and no globbing can change it.
-    pub fn is_literal(&self) -> bool {
+    pub(crate) fn is_literal(&self) -> bool {
         !self.expanded && !self.glob
     }
 
@@ -78,7 +78,7 @@ impl Word {
     }
 
     /// `NAME=value` with an unquoted valid NAME: the part before `=`.
-    pub fn assignment_name(&self) -> Option<&str> {
+    pub(crate) fn assignment_name(&self) -> Option<&str> {
         let eq = self.text.find('=')?;
         if self.first_special.is_some_and(|s| s < eq) {
             return None;
@@ -97,12 +97,13 @@ impl Word {
 
 /// Splits `src` into simple commands. Commands found inside substitutions
 /// are returned too (before the command that contains them).
-pub fn parse(src: &str) -> Result<Vec<Vec<Word>>, String> {
+#[cfg(test)]
+pub(crate) fn parse(src: &str) -> Result<Vec<Vec<Word>>, String> {
     parse_all(src).map(|p| p.commands)
 }
 
 /// Reads `src` completely: commands, redirections and late refusals.
-pub fn parse_all(src: &str) -> Result<Parsed, String> {
+pub(crate) fn parse_all(src: &str) -> Result<Parsed, String> {
     if src.contains('\0') {
         return Err("the command contains a NUL byte".into());
     }

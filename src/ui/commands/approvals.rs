@@ -6,10 +6,10 @@
 use crate::app::App;
 use crate::tools::approval::ApprovalGate;
 
-pub const USAGE: &str = "usage: /approvals [list | revoke <tool> | revoke all]";
+pub(crate) const USAGE: &str = "usage: /approvals [list | revoke <tool> | revoke all]";
 
 /// Runs `/approvals <args>` on `session`; returns the lines to show.
-pub fn execute(app: &App, session: &str, args: &[String]) -> Result<Vec<String>, String> {
+pub(crate) fn execute(app: &App, session: &str, args: &[String]) -> Result<Vec<String>, String> {
     run(&app.agent.gate, session, args)
 }
 

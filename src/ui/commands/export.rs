@@ -3,7 +3,7 @@ use crate::protocol::{AgentEvent, PINNED_NOTE};
 use crate::session::SessionMeta;
 
 /// The transcript as Markdown.
-pub fn export_markdown(meta: &SessionMeta, history: &[AgentEvent]) -> String {
+pub(crate) fn export_markdown(meta: &SessionMeta, history: &[AgentEvent]) -> String {
     let title = if meta.title.is_empty() {
         "Navi session"
     } else {

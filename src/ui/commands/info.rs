@@ -3,7 +3,7 @@
 use crate::app::App;
 
 /// The tools the model is offered with `profile`, one line each.
-pub fn tools(app: &App, profile: &str) -> Vec<String> {
+pub(crate) fn tools(app: &App, profile: &str) -> Vec<String> {
     let reg = app
         .agent
         .tools
@@ -31,7 +31,7 @@ pub fn tools(app: &App, profile: &str) -> Vec<String> {
 
 /// The session's token account, where the tokens go, and the fixed cost of
 /// its profile — the same figures the status bar and the trigger use.
-pub fn context(app: &App, session: &str) -> Result<Vec<String>, String> {
+pub(crate) fn context(app: &App, session: &str) -> Result<Vec<String>, String> {
     let meta = app.store.resolve(session).map_err(|e| e.to_string())?;
     let b = app
         .agent

@@ -3,7 +3,7 @@ use crate::app::App;
 use crate::memory::render::{fact_line, fact_lines};
 use crate::memory::{FactStatus, MemoryStore};
 
-pub const USAGE: &str =
+pub(crate) const USAGE: &str =
     "usage: /memory [list|search <words>|accept <id> [value]|reject <id>|forget <id|key>]";
 
 fn id(s: Option<&String>) -> Result<i64, String> {
@@ -16,7 +16,7 @@ fn e(x: impl ToString) -> String {
 }
 
 /// Runs `/memory <args>`; returns the lines to show.
-pub fn execute(app: &App, args: &[String]) -> Result<Vec<String>, String> {
+pub(crate) fn execute(app: &App, args: &[String]) -> Result<Vec<String>, String> {
     let Some(m) = app.memory.as_deref() else {
         return Err("memory is turned off ([memory].enabled = false)".into());
     };

@@ -7,10 +7,11 @@ use crate::app::App;
 use crate::protocol::CompactMode;
 use crate::session::pins;
 
-pub const USAGE: &str = "usage: /pin [n|last] · /unpin n|last — /pin alone lists the messages";
+pub(crate) const USAGE: &str =
+    "usage: /pin [n|last] · /unpin n|last — /pin alone lists the messages";
 
 /// `/compact`, `/compact --preview`, `/compact apply`.
-pub fn compact_mode(arg: Option<&str>) -> Result<CompactMode, String> {
+pub(crate) fn compact_mode(arg: Option<&str>) -> Result<CompactMode, String> {
     match arg {
         None => Ok(CompactMode::Now),
         Some("--preview") | Some("preview") | Some("-p") => Ok(CompactMode::Preview),
@@ -27,7 +28,7 @@ fn preview(e: &pins::Entry) -> String {
 }
 
 /// Runs `/pin` / `/unpin` on `session`; returns the lines to show.
-pub fn execute(
+pub(crate) fn execute(
     app: &App,
     session: &str,
     arg: Option<&str>,

@@ -4,14 +4,14 @@
 //! [`warm`] runs on a background thread; start-up never pays for them.
 use crate::ui::render::highlight::DEFAULT_THEME;
 
-pub use crate::ui::render::highlight::warm;
+pub(crate) use crate::ui::render::highlight::warm;
 
 /// How code blocks are coloured: the syntect theme the colour theme names
 /// (its `syntax` key; `None` = no highlighting) and the colour depth.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CodeStyle {
-    pub syntax_theme: Option<String>,
-    pub truecolor: bool,
+pub(crate) struct CodeStyle {
+    pub(crate) syntax_theme: Option<String>,
+    pub(crate) truecolor: bool,
 }
 
 impl Default for CodeStyle {

@@ -86,14 +86,14 @@ impl Sgr {
 }
 
 /// A streaming Markdown renderer for one answer.
-pub struct Markdown {
+pub(crate) struct Markdown {
     color: bool,
     stream: Stream,
     sgr: Sgr,
 }
 
 impl Markdown {
-    pub fn new(color: bool, code: CodeStyle) -> Self {
+    pub(crate) fn new(color: bool, code: CodeStyle) -> Self {
         Markdown {
             color,
             stream: Stream::new(code.syntax_theme, rule_width),
@@ -105,7 +105,7 @@ impl Markdown {
     }
 
     /// Renders a whole text at once (history, non-streamed answers).
-    pub fn render(text: &str, color: bool, code: &CodeStyle) -> String {
+    pub(crate) fn render(text: &str, color: bool, code: &CodeStyle) -> String {
         let mut md = Markdown::new(color, code.clone());
         let mut out = md.push(text);
         out.push_str(&md.finish());
@@ -113,7 +113,7 @@ impl Markdown {
     }
 
     /// Feeds a piece of the answer; returns what can be written now.
-    pub fn push(&mut self, delta: &str) -> String {
+    pub(crate) fn push(&mut self, delta: &str) -> String {
         if !self.color {
             return delta.to_string();
         }
@@ -123,7 +123,7 @@ impl Markdown {
 
     /// Flushes held text and closes open styles (the answer ended or is
     /// interrupted by other output). The next `push` starts a fresh line.
-    pub fn finish(&mut self) -> String {
+    pub(crate) fn finish(&mut self) -> String {
         if !self.color {
             return String::new();
         }
@@ -132,7 +132,7 @@ impl Markdown {
     }
 
     /// True when nothing is held back and no line is open.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.stream.is_idle()
     }
 }

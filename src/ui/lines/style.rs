@@ -7,70 +7,70 @@
 //! highlighting uses RGB, downgraded to the 256-colour cube unless the
 //! terminal says it does true colour (`COLORTERM=truecolor|24bit`).
 
-pub const RESET: &str = "\x1b[0m";
-pub const BOLD: &str = "\x1b[1m";
-pub const DIM: &str = "\x1b[2m";
-pub const CODE: &str = "\x1b[33m";
+pub(crate) const RESET: &str = "\x1b[0m";
+pub(crate) const BOLD: &str = "\x1b[1m";
+pub(crate) const DIM: &str = "\x1b[2m";
+pub(crate) const CODE: &str = "\x1b[33m";
 
 /// Whether to colour output going to a stream: a TTY, `NO_COLOR` unset or
 /// empty, and a terminal that isn't `TERM=dumb`.
-pub fn color_wanted(is_tty: bool) -> bool {
+pub(crate) fn color_wanted(is_tty: bool) -> bool {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     is_tty && !no_color && !dumb
 }
 
 /// Whether the terminal announces 24-bit colour.
-pub fn truecolor() -> bool {
+pub(crate) fn truecolor() -> bool {
     std::env::var("COLORTERM").is_ok_and(|v| v == "truecolor" || v == "24bit")
 }
 
 /// Styling on or off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Palette {
-    pub color: bool,
+pub(crate) struct Palette {
+    pub(crate) color: bool,
 }
 
 impl Palette {
-    pub fn new(color: bool) -> Self {
+    pub(crate) fn new(color: bool) -> Self {
         Palette { color }
     }
 
     /// `s` wrapped in `SGR code … reset`, or `s` as it is without colour.
-    pub fn paint(&self, code: &str, s: &str) -> String {
+    pub(crate) fn paint(&self, code: &str, s: &str) -> String {
         if self.color && !s.is_empty() {
             format!("\x1b[{code}m{s}{RESET}")
         } else {
             s.to_string()
         }
     }
-    pub fn dim(&self, s: &str) -> String {
+    pub(crate) fn dim(&self, s: &str) -> String {
         self.paint("2", s)
     }
-    pub fn bold(&self, s: &str) -> String {
+    pub(crate) fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
-    pub fn red(&self, s: &str) -> String {
+    pub(crate) fn red(&self, s: &str) -> String {
         self.paint("31", s)
     }
-    pub fn green(&self, s: &str) -> String {
+    pub(crate) fn green(&self, s: &str) -> String {
         self.paint("32", s)
     }
-    pub fn yellow(&self, s: &str) -> String {
+    pub(crate) fn yellow(&self, s: &str) -> String {
         self.paint("33", s)
     }
-    pub fn cyan(&self, s: &str) -> String {
+    pub(crate) fn cyan(&self, s: &str) -> String {
         self.paint("36", s)
     }
     /// A raw SGR opener, or nothing without colour.
-    pub fn open(&self, sgr: &'static str) -> &'static str {
+    pub(crate) fn open(&self, sgr: &'static str) -> &'static str {
         if self.color { sgr } else { "" }
     }
 }
 
 /// An RGB foreground as an SGR sequence (24-bit, or the nearest of the
 /// 256-colour cube/grey ramp).
-pub fn rgb_fg(r: u8, g: u8, b: u8, truecolor: bool) -> String {
+pub(crate) fn rgb_fg(r: u8, g: u8, b: u8, truecolor: bool) -> String {
     if truecolor {
         return format!("\x1b[38;2;{r};{g};{b}m");
     }

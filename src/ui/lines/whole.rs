@@ -44,7 +44,7 @@ impl LineRenderer {
     }
 
     /// The status line after a turn: context use, tokens out, time, model.
-    pub fn status_line(&self, elapsed: Duration) -> String {
+    pub(crate) fn status_line(&self, elapsed: Duration) -> String {
         let u = &self.usage;
         let mut parts = Vec::new();
         if u.window > 0 {

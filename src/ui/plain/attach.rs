@@ -8,7 +8,7 @@ use super::Plain;
 use crate::attach::{self, Attachment, FilesPolicy};
 use crate::llm::ChatMessage;
 
-pub use crate::attach::{at_paths, expand};
+pub(crate) use crate::attach::{at_paths, expand};
 
 impl Plain {
     fn policy(&self) -> FilesPolicy {

@@ -29,7 +29,7 @@ const HISTORY_SIZE: usize = 5000;
 
 /// What a read returned.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Reply {
+pub(crate) enum Reply {
     Line(String),
     /// Ctrl-C.
     Interrupted,
@@ -41,7 +41,7 @@ pub enum Reply {
 
 /// Which editor serves a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Which {
+pub(crate) enum Which {
     /// The main prompt: history, completion, multi-line.
     Main,
     /// A one-off question (approval, picker).
@@ -59,17 +59,17 @@ struct Request {
     reply: oneshot::Sender<Reply>,
 }
 
-pub struct EditorConfig {
-    pub history: PathBuf,
-    pub color: bool,
-    pub profiles: Vec<String>,
-    pub themes: Vec<String>,
+pub(crate) struct EditorConfig {
+    pub(crate) history: PathBuf,
+    pub(crate) color: bool,
+    pub(crate) profiles: Vec<String>,
+    pub(crate) themes: Vec<String>,
     /// Session ids and model names for `/session resume` and `/model`.
-    pub source: Option<Arc<dyn CompletionSource>>,
+    pub(crate) source: Option<Arc<dyn CompletionSource>>,
 }
 
 /// Arguments that change while navi runs, looked up when Tab is pressed.
-pub trait CompletionSource: Send + Sync {
+pub(crate) trait CompletionSource: Send + Sync {
     /// `(id prefix, title)` of the saved sessions, most recent first.
     fn sessions(&self) -> Vec<(String, String)>;
     /// The server's models; may be empty until a first lookup finished
@@ -77,20 +77,20 @@ pub trait CompletionSource: Send + Sync {
     fn models(&self) -> Vec<String>;
 }
 
-pub struct Editor {
+pub(crate) struct Editor {
     tx: Option<mpsc::Sender<Request>>,
     thread: Option<std::thread::JoinHandle<()>>,
     brk: Arc<AtomicBool>,
     /// Set when the history file could not be opened.
-    pub history_warning: Option<String>,
+    pub(crate) history_warning: Option<String>,
 }
 
 /// `navi[profile]> ` with the session on the right.
 #[derive(Clone)]
-pub struct NaviPrompt {
-    pub left: String,
-    pub right: String,
-    pub indicator: String,
+pub(crate) struct NaviPrompt {
+    pub(crate) left: String,
+    pub(crate) right: String,
+    pub(crate) indicator: String,
 }
 
 impl Prompt for NaviPrompt {
@@ -129,14 +129,14 @@ impl Validator for Continuation {
 }
 
 /// Slash-command completion through the shared `commands::complete`.
-pub struct SlashCompleter {
-    pub profiles: Vec<String>,
-    pub themes: Vec<String>,
-    pub source: Option<Arc<dyn CompletionSource>>,
+pub(crate) struct SlashCompleter {
+    pub(crate) profiles: Vec<String>,
+    pub(crate) themes: Vec<String>,
+    pub(crate) source: Option<Arc<dyn CompletionSource>>,
 }
 
 impl SlashCompleter {
-    pub fn suggestions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
+    pub(crate) fn suggestions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let upto = line.get(..pos).unwrap_or(line);
         let start = upto.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
         let word = &upto[start..];
@@ -266,7 +266,7 @@ impl Completer for SlashCompleter {
 }
 
 /// The text of a submitted line: `\`-newline continuations joined.
-pub fn join_continuations(s: &str) -> String {
+pub(crate) fn join_continuations(s: &str) -> String {
     s.replace("\\\r\n", "\n").replace("\\\n", "\n")
 }
 
@@ -319,7 +319,7 @@ fn main_editor(cfg: &EditorConfig, brk: Arc<AtomicBool>) -> (Reedline, Option<St
 impl Editor {
     /// Starts the editor thread. Building reedline and reading the history
     /// file happen there, off the start-up path.
-    pub fn start(cfg: EditorConfig) -> Editor {
+    pub(crate) fn start(cfg: EditorConfig) -> Editor {
         let (tx, rx) = mpsc::channel::<Request>();
         let brk = Arc::new(AtomicBool::new(false));
         let (warn_tx, warn_rx) = mpsc::channel();
@@ -380,14 +380,14 @@ impl Editor {
 
     /// Sends a read request; the receiver gets the answer. An editor that
     /// is gone drops the sender (read it as end of input).
-    pub fn request(&self, which: Which, prompt: NaviPrompt) -> oneshot::Receiver<Reply> {
+    pub(crate) fn request(&self, which: Which, prompt: NaviPrompt) -> oneshot::Receiver<Reply> {
         self.request_with(which, prompt, String::new(), false)
     }
 
     /// [`Editor::request`] with text already in the buffer; with `submit`
     /// the text is a finished line: it goes into the history and is
     /// answered without reading.
-    pub fn request_with(
+    pub(crate) fn request_with(
         &self,
         which: Which,
         prompt: NaviPrompt,
@@ -410,12 +410,12 @@ impl Editor {
     /// Makes the current read return `Interrupted` (the question is moot).
     /// reedline clears the flag when it acts on it; call this only while a
     /// request is in flight, and await its answer.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         self.brk.store(true, Ordering::SeqCst);
     }
 
     /// Ends the thread and waits for it (the history file is synced).
-    pub fn shutdown(&mut self) {
+    pub(crate) fn shutdown(&mut self) {
         self.tx = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();

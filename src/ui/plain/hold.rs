@@ -14,13 +14,13 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Turns terminal echo off on stdin until dropped.
-pub struct EchoOff {
+pub(crate) struct EchoOff {
     saved: Option<Termios>,
 }
 
 impl EchoOff {
     /// A no-op when stdin is not a terminal or cannot be changed.
-    pub fn start() -> EchoOff {
+    pub(crate) fn start() -> EchoOff {
         let stdin = std::io::stdin();
         let Ok(saved) = tcgetattr(&stdin) else {
             return EchoOff { saved: None };
@@ -53,7 +53,7 @@ impl Drop for EchoOff {
 /// between questions), and only as many bytes as are pending, so a read
 /// never blocks.
 #[derive(Default)]
-pub struct Typed {
+pub(crate) struct Typed {
     held: VecDeque<String>,
     /// Bytes of a line not finished yet (a `^D` in cooked mode hands them
     /// out without a newline).
@@ -61,14 +61,14 @@ pub struct Typed {
 }
 
 /// A line that stops the running turn.
-pub fn is_stop(line: &str) -> bool {
+pub(crate) fn is_stop(line: &str) -> bool {
     line.trim() == "/stop"
 }
 
 impl Typed {
     /// Resolves when a `/stop` line was typed; holds every other line.
     /// Cancel-safe: dropping it between ticks loses nothing.
-    pub async fn stop_typed(&mut self) {
+    pub(crate) async fn stop_typed(&mut self) {
         let mut tick = tokio::time::interval(Duration::from_millis(50));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -109,7 +109,7 @@ impl Typed {
     }
 
     /// The next held line, `\`-continuations joined with the lines after.
-    pub fn pop_line(&mut self) -> Option<String> {
+    pub(crate) fn pop_line(&mut self) -> Option<String> {
         let mut text = self.held.pop_front()?;
         while text.ends_with('\\') {
             let Some(next) = self.held.pop_front() else {
@@ -124,7 +124,7 @@ impl Typed {
 
     /// Drops everything held (an approval question is asked: only text
     /// typed after it counts). Returns how many lines and bytes went.
-    pub fn discard(&mut self) -> usize {
+    pub(crate) fn discard(&mut self) -> usize {
         let n = self.held.len() + self.partial.len();
         self.held.clear();
         self.partial.clear();
@@ -132,7 +132,7 @@ impl Typed {
     }
 
     /// Typed text without an Enter yet, for the next prompt's buffer.
-    pub fn take_partial(&mut self) -> String {
+    pub(crate) fn take_partial(&mut self) -> String {
         let raw = std::mem::take(&mut self.partial);
         String::from_utf8_lossy(&raw).into_owned()
     }

@@ -16,10 +16,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// SIGINT, SIGTERM and SIGHUP (see [`crate::ui::signals`]).
-pub type Interrupts = crate::ui::signals::StopSignals;
+pub(crate) type Interrupts = crate::ui::signals::StopSignals;
 
 /// Lines from stdin, read on a thread of their own.
-pub struct LineSource {
+pub(crate) struct LineSource {
     rx: mpsc::UnboundedReceiver<String>,
     /// Lines typed ahead before a question was shown: kept for the main
     /// prompt, never taken as the answer.
@@ -31,7 +31,7 @@ pub struct LineSource {
 }
 
 impl LineSource {
-    pub fn spawn(tty: bool) -> Self {
+    pub(crate) fn spawn(tty: bool) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let _ = std::thread::Builder::new()
             .name("navi-stdin".into())
@@ -133,14 +133,14 @@ fn stopped(stop: crate::ui::signals::Stop) -> Reply {
     }
 }
 
-pub enum Input {
+pub(crate) enum Input {
     Editor(Editor),
     Lines(LineSource),
 }
 
 impl Input {
     /// Somebody is there to answer questions.
-    pub fn interactive(&self) -> bool {
+    pub(crate) fn interactive(&self) -> bool {
         match self {
             Input::Editor(_) => true,
             Input::Lines(l) => l.tty,
@@ -150,7 +150,7 @@ impl Input {
     /// The main prompt. `Line` holds the message with continuations joined.
     /// Lines typed during the last turn come first, shown after the prompt
     /// as if typed there; unfinished text starts the editor's buffer.
-    pub async fn read_main(
+    pub(crate) async fn read_main(
         &mut self,
         prompt: &NaviPrompt,
         sig: &mut Interrupts,
@@ -198,7 +198,7 @@ impl Input {
 
     /// Resolves when `/stop` is typed while a turn runs (a terminal only);
     /// other lines typed meanwhile are held for the main prompt.
-    pub async fn stop_typed(&mut self, typed: &mut Typed) {
+    pub(crate) async fn stop_typed(&mut self, typed: &mut Typed) {
         match self {
             Input::Editor(_) => typed.stop_typed().await,
             Input::Lines(l) if l.tty => loop {
@@ -218,7 +218,7 @@ impl Input {
     /// typed ahead is dropped from the terminal first (and lines already read
     /// are kept for the main prompt), and the returned count of dropped
     /// lines/bytes lets the caller say so.
-    pub async fn ask(
+    pub(crate) async fn ask(
         &mut self,
         question: &str,
         sig: &mut Interrupts,

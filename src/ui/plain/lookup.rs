@@ -10,7 +10,7 @@ use crate::session::SessionStore;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-pub struct Lookup {
+pub(crate) struct Lookup {
     store: Arc<SessionStore>,
     agent: Arc<Agent>,
     profile: String,
@@ -20,7 +20,7 @@ pub struct Lookup {
 }
 
 impl Lookup {
-    pub fn new(store: Arc<SessionStore>, agent: Arc<Agent>, profile: String) -> Self {
+    pub(crate) fn new(store: Arc<SessionStore>, agent: Arc<Agent>, profile: String) -> Self {
         Lookup {
             store,
             agent,

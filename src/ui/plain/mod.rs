@@ -31,17 +31,17 @@ use std::io::{IsTerminal, Write};
 
 /// What the terminal can do.
 #[derive(Clone, Copy, Debug)]
-pub struct Term {
-    pub stdin_tty: bool,
-    pub stdout_tty: bool,
+pub(crate) struct Term {
+    pub(crate) stdin_tty: bool,
+    pub(crate) stdout_tty: bool,
     /// reedline paints its prompt on stderr.
-    pub stderr_tty: bool,
-    pub dumb: bool,
-    pub color: bool,
+    pub(crate) stderr_tty: bool,
+    pub(crate) dumb: bool,
+    pub(crate) color: bool,
 }
 
 impl Term {
-    pub fn detect() -> Term {
+    pub(crate) fn detect() -> Term {
         let stdin_tty = std::io::stdin().is_terminal();
         let stdout_tty = std::io::stdout().is_terminal();
         Term {
@@ -55,7 +55,7 @@ impl Term {
 
     /// reedline needs a real terminal on all three streams (it reads keys
     /// from stdin and paints on stderr; answers go to stdout).
-    pub fn editor(&self) -> bool {
+    pub(crate) fn editor(&self) -> bool {
         self.stdin_tty && self.stdout_tty && self.stderr_tty && !self.dumb
     }
 }
@@ -78,7 +78,7 @@ struct Plain {
     typed: hold::Typed,
 }
 
-pub async fn run(
+pub(crate) async fn run(
     g: &GlobalArgs,
     choice: SessionChoice,
     profile: Option<String>,

@@ -15,7 +15,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// An approval answer typed by the user.
-pub fn decision(answer: &str) -> Decision {
+pub(crate) fn decision(answer: &str) -> Decision {
     match answer.trim().to_ascii_lowercase().as_str() {
         "y" | "yes" => Decision::Once,
         "s" | "session" => Decision::Session,

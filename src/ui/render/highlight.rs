@@ -35,7 +35,7 @@ fn assets() -> &'static Assets {
 
 /// The syntect theme used when a colour theme names none that exists
 /// (plain mode falls back to it; the TUI shows such code plain).
-pub const DEFAULT_THEME: &str = "base16-ocean.dark";
+pub(crate) const DEFAULT_THEME: &str = "base16-ocean.dark";
 
 /// Whether the sets are loaded and the common syntaxes compiled.
 pub fn ready() -> bool {
@@ -78,7 +78,7 @@ pub fn warm_up() {
 }
 
 /// Runs [`warm_up`] on a background thread unless it already ran.
-pub fn warm() {
+pub(crate) fn warm() {
     if !ready() {
         let _ = std::thread::Builder::new()
             .name("navi-syntect".into())
@@ -87,13 +87,13 @@ pub fn warm() {
 }
 
 /// Whether syntect knows a theme of this name (loads the sets).
-pub fn has_theme(name: &str) -> bool {
+pub(crate) fn has_theme(name: &str) -> bool {
     assets().themes.themes.contains_key(name)
 }
 
 /// Highlights the lines of one code block, one line at a time (so a
 /// streaming block can be coloured line by line).
-pub struct Highlighter {
+pub(crate) struct Highlighter {
     lines: HighlightLines<'static>,
 }
 
@@ -101,7 +101,7 @@ impl Highlighter {
     /// A highlighter for a fence's info string (`rust`, `rust,ignore`,
     /// `python {.class}`) in syntect theme `theme`; `None` for a missing or
     /// unknown language or theme. Loads the sets if they are not loaded.
-    pub fn new(info: &str, theme: &str) -> Option<Self> {
+    pub(crate) fn new(info: &str, theme: &str) -> Option<Self> {
         let lang = info.split([',', ' ', '{']).next().unwrap_or("").trim();
         if lang.is_empty() {
             return None;
@@ -119,7 +119,7 @@ impl Highlighter {
 
     /// One line (without its newline) as spans of `base` with a syntax
     /// colour nested inside; `None` if syntect failed on it.
-    pub fn line(&mut self, line: &str, base: Style) -> Option<Vec<Span>> {
+    pub(crate) fn line(&mut self, line: &str, base: Style) -> Option<Vec<Span>> {
         let with_nl = format!("{line}\n");
         let ranges = self
             .lines
@@ -149,7 +149,7 @@ impl Highlighter {
 
 /// Highlights a whole block for the TUI: `None` until [`ready`], and for an
 /// unknown language or theme (the caller shows the code plain).
-pub fn block(code: &str, info: &str, theme: &str, base: Style) -> Option<Vec<Vec<Span>>> {
+pub(crate) fn block(code: &str, info: &str, theme: &str, base: Style) -> Option<Vec<Vec<Span>>> {
     if !ready() {
         return None;
     }

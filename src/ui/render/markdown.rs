@@ -13,13 +13,13 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 
 /// What the document needs from its front end.
 #[derive(Clone, Copy, Debug)]
-pub struct Opts<'a> {
+pub(crate) struct Opts<'a> {
     /// Columns to wrap to.
-    pub width: usize,
+    pub(crate) width: usize,
     /// The syntect theme for code blocks; `None`: no highlighting.
-    pub syntax: Option<&'a str>,
+    pub(crate) syntax: Option<&'a str>,
     /// The last code block is unterminated (still streaming): not highlighted.
-    pub open_code: bool,
+    pub(crate) open_code: bool,
 }
 
 struct Container {
@@ -295,7 +295,7 @@ impl Renderer<'_> {
 
 /// Renders `text` as Markdown wrapped to `width`. With `open_code`, the last
 /// code block is unterminated (still streaming) and stays unhighlighted.
-pub fn render(text: &str, o: Opts<'_>) -> Vec<Line> {
+pub(crate) fn render(text: &str, o: Opts<'_>) -> Vec<Line> {
     let open_code = o.open_code;
     let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     let code_blocks = if open_code {
@@ -367,7 +367,7 @@ pub fn render(text: &str, o: Opts<'_>) -> Vec<Line> {
 
 /// Byte offset after the last blank line outside a code fence (0 if none),
 /// and whether `text` ends inside an open fence.
-pub fn split_point(text: &str) -> (usize, bool) {
+pub(crate) fn split_point(text: &str) -> (usize, bool) {
     let mut in_fence = false;
     let mut split = 0;
     let mut pos = 0;

@@ -10,15 +10,15 @@
 //!   role patched over the ones before it, so nesting means the same thing
 //!   everywhere.
 //! - Widths are display columns (`unicode-width`: CJK and emoji count 2).
-pub mod highlight;
-pub mod markdown;
-pub mod stream;
-pub mod table;
-pub mod wrap;
+pub(crate) mod highlight;
+pub(crate) mod markdown;
+pub(crate) mod stream;
+pub(crate) mod table;
+pub(crate) mod wrap;
 
 /// What a piece of text is, for the front end to give it a look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// Body text of an answer.
     Text,
     /// A heading of level 1–6.
@@ -48,11 +48,11 @@ pub enum Role {
 
 /// One syntect token style: foreground colour and font style.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Syntax {
-    pub rgb: (u8, u8, u8),
-    pub bold: bool,
-    pub italic: bool,
-    pub underline: bool,
+pub(crate) struct Syntax {
+    pub(crate) rgb: (u8, u8, u8),
+    pub(crate) bold: bool,
+    pub(crate) italic: bool,
+    pub(crate) underline: bool,
 }
 
 /// Most roles a style stacks; deeper nesting keeps the outer ones.
@@ -60,23 +60,23 @@ const DEPTH: usize = 8;
 
 /// A stack of roles, outermost first. The empty stack is unstyled text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Style {
+pub(crate) struct Style {
     roles: [Option<Role>; DEPTH],
 }
 
 impl Style {
     /// No styling at all (padding, indents).
-    pub fn plain() -> Self {
+    pub(crate) fn plain() -> Self {
         Style::default()
     }
 
     /// A style of one role.
-    pub fn of(role: Role) -> Self {
+    pub(crate) fn of(role: Role) -> Self {
         Style::plain().with(role)
     }
 
     /// This style with `role` nested inside it.
-    pub fn with(mut self, role: Role) -> Self {
+    pub(crate) fn with(mut self, role: Role) -> Self {
         if let Some(slot) = self.roles.iter_mut().find(|r| r.is_none()) {
             *slot = Some(role);
         }
@@ -84,25 +84,20 @@ impl Style {
     }
 
     /// The roles, outermost first.
-    pub fn roles(&self) -> impl Iterator<Item = Role> + '_ {
+    pub(crate) fn roles(&self) -> impl Iterator<Item = Role> + '_ {
         self.roles.iter().map_while(|r| *r)
-    }
-
-    /// Whether `role` is anywhere in the stack.
-    pub fn has(&self, role: Role) -> bool {
-        self.roles().any(|r| r == role)
     }
 }
 
 /// A run of text in one style.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Span<S = Style> {
-    pub text: String,
-    pub style: S,
+pub(crate) struct Span<S = Style> {
+    pub(crate) text: String,
+    pub(crate) style: S,
 }
 
 impl<S> Span<S> {
-    pub fn new(text: impl Into<String>, style: S) -> Self {
+    pub(crate) fn new(text: impl Into<String>, style: S) -> Self {
         Span {
             text: text.into(),
             style,
@@ -111,9 +106,9 @@ impl<S> Span<S> {
 }
 
 /// One output line of a document.
-pub type Line<S = Style> = Vec<Span<S>>;
+pub(crate) type Line<S = Style> = Vec<Span<S>>;
 
 /// The text of a line without styles.
-pub fn line_text<S>(line: &[Span<S>]) -> String {
+pub(crate) fn line_text<S>(line: &[Span<S>]) -> String {
     line.iter().map(|s| s.text.as_str()).collect()
 }

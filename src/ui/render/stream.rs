@@ -20,7 +20,7 @@ use super::{Role, Span, Style};
 
 /// One piece of streamed output.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// Text in a style. Empty text still switches the style (a front end
     /// writes the style change at once).
     Text(Span),
@@ -124,7 +124,7 @@ enum Kind {
 }
 
 /// A streaming Markdown renderer for one answer.
-pub struct Stream {
+pub(crate) struct Stream {
     /// The syntect theme for code blocks; `None`: no highlighting.
     syntax: Option<String>,
     /// Columns of a thematic break, asked when one is rendered.
@@ -138,7 +138,7 @@ pub struct Stream {
 impl Stream {
     /// A renderer highlighting code with syntect theme `syntax` (an unknown
     /// name falls back to the default theme).
-    pub fn new(syntax: Option<String>, rule_width: fn() -> usize) -> Self {
+    pub(crate) fn new(syntax: Option<String>, rule_width: fn() -> usize) -> Self {
         Stream {
             syntax,
             rule_width,
@@ -150,7 +150,7 @@ impl Stream {
     }
 
     /// Feeds a piece of the answer; returns what can be shown now.
-    pub fn push(&mut self, delta: &str) -> Vec<Piece> {
+    pub(crate) fn push(&mut self, delta: &str) -> Vec<Piece> {
         let mut out = Vec::new();
         let nl = || Piece::Text(Span::new("\n", Style::plain()));
         for ch in delta.chars() {
@@ -177,7 +177,7 @@ impl Stream {
 
     /// Flushes held text and closes open styles (the answer ended or is
     /// interrupted by other output). The next `push` starts a fresh line.
-    pub fn finish(&mut self) -> Vec<Piece> {
+    pub(crate) fn finish(&mut self) -> Vec<Piece> {
         let mut out = Vec::new();
         match self.mode {
             Mode::Flow => self.inline.end_line(&mut out),
@@ -189,7 +189,7 @@ impl Stream {
     }
 
     /// True when nothing is held back and no line is open.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.mode == Mode::Start && self.held.is_empty()
     }
 

@@ -17,7 +17,7 @@ const SEP: &str = " │ ";
 const MIN_COL: usize = 6;
 
 /// Lays out `rows` (the first one is the header) in `width` columns.
-pub fn render(rows: &[Vec<String>], width: usize) -> Vec<Line> {
+pub(crate) fn render(rows: &[Vec<String>], width: usize) -> Vec<Line> {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     if cols == 0 {
         return Vec::new();

@@ -22,12 +22,12 @@ use textwrap::wrap_algorithms::wrap_first_fit;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Display width of a string.
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
 /// Display width of a line of spans.
-pub fn spans_width<S>(spans: &[Span<S>]) -> usize {
+pub(crate) fn spans_width<S>(spans: &[Span<S>]) -> usize {
     spans.iter().map(|s| width(&s.text)).sum()
 }
 
@@ -185,7 +185,7 @@ fn push<S: Clone + PartialEq>(out: &mut Vec<Span<S>>, text: &str, style: &S) {
 }
 
 /// Wraps `line` to `width` columns; continuation lines start with `cont`.
-pub fn wrap<S: Clone + PartialEq>(
+pub(crate) fn wrap<S: Clone + PartialEq>(
     line: &[Span<S>],
     width: usize,
     cont: &[Span<S>],
@@ -239,7 +239,7 @@ pub fn wrap<S: Clone + PartialEq>(
 }
 
 /// Cuts a string to at most `max` columns, adding `…` when cut.
-pub fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     if width(s) <= max {
         return s.to_string();
     }

@@ -20,20 +20,20 @@ use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApprovalPrompt {
-    pub id: String,
-    pub tool: String,
-    pub summary: String,
-    pub args: Value,
+    pub(crate) id: String,
+    pub(crate) tool: String,
+    pub(crate) summary: String,
+    pub(crate) args: Value,
     /// For file writes: the change against the current file.
-    pub diff: Option<Vec<DiffLine>>,
+    pub(crate) diff: Option<Vec<DiffLine>>,
     /// First diff line shown.
-    pub scroll: usize,
+    pub(crate) scroll: usize,
     /// Diff rows visible at the last frame (for paging).
-    pub diff_rows: usize,
+    pub(crate) diff_rows: usize,
 }
 
 /// The decision a key stands for, if any.
-pub fn decision_for(key: &KeyEvent) -> Option<Decision> {
+pub(crate) fn decision_for(key: &KeyEvent) -> Option<Decision> {
     if key.modifiers.contains(KeyModifiers::CONTROL) {
         return (key.code == KeyCode::Char('c')).then_some(Decision::Deny);
     }
@@ -62,7 +62,7 @@ impl ApprovalPrompt {
 
     /// Scrolls the diff; false when the key is not a scroll key or there is
     /// no diff (then the transcript scrolls as before).
-    pub fn scroll_key(&mut self, key: &KeyEvent) -> bool {
+    pub(crate) fn scroll_key(&mut self, key: &KeyEvent) -> bool {
         let Some(d) = &self.diff else {
             return false;
         };
@@ -91,7 +91,7 @@ impl ApprovalPrompt {
         Line::from(Span::styled(format!("{mark}{text}"), style))
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
+    pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
         let th = &theme.s;
         let w = area.width.saturating_sub(4).min(90);
         if w < 20 || area.height < 7 {

@@ -16,7 +16,7 @@ const MAX_READ: u64 = 2 * 1024 * 1024;
 const CONTEXT: usize = 3;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DiffLine {
+pub(crate) enum DiffLine {
     /// `@@ -a,b +c,d @@` or a note such as "new file".
     Header(String),
     Added(String),
@@ -26,7 +26,7 @@ pub enum DiffLine {
 
 /// The diff for an approval request, or `None` when the call changes no
 /// file content (not a filesystem write/append).
-pub fn for_request(tool: &str, args: &Value, base: &Path) -> Option<Vec<DiffLine>> {
+pub(crate) fn for_request(tool: &str, args: &Value, base: &Path) -> Option<Vec<DiffLine>> {
     if tool != "filesystem" {
         return None;
     }
@@ -79,7 +79,7 @@ pub fn for_request(tool: &str, args: &Value, base: &Path) -> Option<Vec<DiffLine
 }
 
 /// Lines of `old` → `new`; `old` `None`: a new file.
-pub fn diff(old: Option<&str>, new: &str) -> Vec<DiffLine> {
+pub(crate) fn diff(old: Option<&str>, new: &str) -> Vec<DiffLine> {
     let Some(old) = old else {
         let mut out = vec![DiffLine::Header(format!(
             "new file, {} line(s)",

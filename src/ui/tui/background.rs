@@ -15,14 +15,14 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Background {
+pub(crate) enum Background {
     Dark,
     Light,
 }
 
 impl Background {
     /// The built-in theme for this background.
-    pub fn theme(self) -> &'static str {
+    pub(crate) fn theme(self) -> &'static str {
         match self {
             Background::Dark => "dark",
             Background::Light => "light",
@@ -30,7 +30,7 @@ impl Background {
     }
 
     /// From a colour's relative luminance (0 black … 1 white).
-    pub fn from_rgb(r: f64, g: f64, b: f64) -> Background {
+    pub(crate) fn from_rgb(r: f64, g: f64, b: f64) -> Background {
         if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 {
             Background::Light
         } else {
@@ -42,7 +42,7 @@ impl Background {
 /// `COLORFGBG` ("fg;bg" or "fg;extra;bg", as rxvt and others set it): the
 /// background is the last field, an ANSI colour index. 7 and 9–15 are
 /// light, 0–6 and 8 dark; anything else (e.g. "default") says nothing.
-pub fn from_colorfgbg(value: &str) -> Option<Background> {
+pub(crate) fn from_colorfgbg(value: &str) -> Option<Background> {
     let bg = value.rsplit(';').next()?.trim();
     match bg.parse::<u8>().ok()? {
         0..=6 | 8 => Some(Background::Dark),
@@ -65,7 +65,7 @@ fn component(hex: &str) -> Option<f64> {
 /// ST `ESC \`) in `buf`: the background it names and the byte range the
 /// reply takes (so the bytes around it can be kept). `None` when there is
 /// no complete, well-formed reply.
-pub fn parse_osc11(buf: &[u8]) -> Option<(Background, std::ops::Range<usize>)> {
+pub(crate) fn parse_osc11(buf: &[u8]) -> Option<(Background, std::ops::Range<usize>)> {
     const START: &[u8] = b"\x1b]11;";
     let start = buf.windows(START.len()).position(|w| w == START)?;
     let body_from = start + START.len();
@@ -92,7 +92,7 @@ pub fn parse_osc11(buf: &[u8]) -> Option<(Background, std::ops::Range<usize>)> {
 /// Whether an OSC 11 query is worth sending: a terminal on stdout, not
 /// `TERM=dumb`, and not GNU screen (which does not answer; tmux answers
 /// with its own default background, which is what the user sees).
-pub fn should_query(term: Option<&str>, in_tmux: bool, stdout_tty: bool) -> bool {
+pub(crate) fn should_query(term: Option<&str>, in_tmux: bool, stdout_tty: bool) -> bool {
     let term = term.unwrap_or("");
     stdout_tty && !term.is_empty() && term != "dumb" && (in_tmux || !term.starts_with("screen"))
 }
@@ -101,13 +101,13 @@ pub fn should_query(term: Option<&str>, in_tmux: bool, stdout_tty: bool) -> bool
 /// other bytes read meanwhile (keys typed during the query).
 #[derive(Debug, Default, PartialEq)]
 pub struct Probe {
-    pub background: Option<Background>,
-    pub other: Vec<u8>,
+    pub(crate) background: Option<Background>,
+    pub(crate) other: Vec<u8>,
 }
 
 /// Finds a primary device attributes reply (`ESC [ ? … c`), which every
 /// terminal sends: it ends the wait when OSC 11 goes unanswered.
-pub fn find_da1(buf: &[u8]) -> Option<std::ops::Range<usize>> {
+pub(crate) fn find_da1(buf: &[u8]) -> Option<std::ops::Range<usize>> {
     let start = buf.windows(3).position(|w| w == b"\x1b[?")?;
     let rest = &buf[start + 3..];
     let len = rest
@@ -157,7 +157,7 @@ fn csi_key(param: &str, last: u8) -> Option<KeyCode> {
 /// Bytes read during a query turned back into the keys they were (typed
 /// text, Enter, Tab, Backspace, Ctrl-letter, arrows and the like), in
 /// order, plus how many bytes were not a key the UI knows (left out).
-pub fn key_events(bytes: &[u8]) -> (Vec<Event>, usize) {
+pub(crate) fn key_events(bytes: &[u8]) -> (Vec<Event>, usize) {
     let none = KeyModifiers::NONE;
     let mut out = Vec::new();
     let mut dropped = 0;
@@ -272,7 +272,7 @@ pub fn key_events(bytes: &[u8]) -> (Vec<Event>, usize) {
 /// complete reply or `deadline`. The terminal must be in raw mode and
 /// nobody else may be reading it (pause the event reader first).
 #[cfg(unix)]
-pub fn query_tty(deadline: Duration) -> Probe {
+pub(crate) fn query_tty(deadline: Duration) -> Probe {
     use std::io::{Read, Write};
     use std::os::fd::AsRawFd;
     let Ok(mut tty) = std::fs::OpenOptions::new()
@@ -320,14 +320,14 @@ pub fn query_tty(deadline: Duration) -> Probe {
 }
 
 #[cfg(not(unix))]
-pub fn query_tty(_deadline: Duration) -> Probe {
+pub(crate) fn query_tty(_deadline: Duration) -> Probe {
     Probe::default()
 }
 
 impl super::state::TuiState {
     /// Applies the background a query found: the light theme on a light
     /// background (dark is what "auto" starts with).
-    pub fn apply_background(&mut self, background: Option<Background>) {
+    pub(crate) fn apply_background(&mut self, background: Option<Background>) {
         if background == Some(Background::Light) {
             let name = Background::Light.theme();
             match super::theme::Theme::load(name, self.config_dir.as_deref(), self.no_color) {

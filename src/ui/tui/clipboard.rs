@@ -12,13 +12,13 @@ use std::process::{Command, Stdio};
 
 /// What `/copy` did: an escape sequence to write (if any) and what to tell
 /// the user.
-pub struct Copied {
-    pub sequence: Option<String>,
-    pub notice: String,
+pub(crate) struct Copied {
+    pub(crate) sequence: Option<String>,
+    pub(crate) notice: String,
 }
 
 /// Copies `text` (inside tmux when `$TMUX` is set).
-pub fn copy(text: &str) -> Copied {
+pub(crate) fn copy(text: &str) -> Copied {
     let n = text.chars().count();
     if std::env::var_os("TMUX").is_some() {
         return match tmux_load(text, true).or_else(|_| tmux_load(text, false).map(|_| false)) {

@@ -13,10 +13,10 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 /// Most text rows the composer grows to.
-pub const MAX_ROWS: u16 = 8;
+pub(crate) const MAX_ROWS: u16 = 8;
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum ComposerAction {
+pub(crate) enum ComposerAction {
     Submit,
     Changed,
     Moved,
@@ -26,12 +26,12 @@ pub enum ComposerAction {
 #[derive(Default, Debug)]
 pub struct Composer {
     pub text: String,
-    pub cursor: usize,
+    pub(crate) cursor: usize,
     history: Vec<String>,
     hist_pos: Option<usize>,
     draft: String,
     /// Sent entries not yet written to the history file.
-    pub fresh: Vec<String>,
+    pub(crate) fresh: Vec<String>,
 }
 
 impl Composer {
@@ -39,7 +39,7 @@ impl Composer {
         self.text.is_empty()
     }
 
-    pub fn set_text(&mut self, s: &str) {
+    pub(crate) fn set_text(&mut self, s: &str) {
         self.text = s.to_string();
         self.cursor = self.text.len();
     }
@@ -51,7 +51,7 @@ impl Composer {
     }
 
     /// Takes the text out for sending and remembers it in the history.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         let t = std::mem::take(&mut self.text);
         self.cursor = 0;
         self.hist_pos = None;
@@ -72,16 +72,16 @@ impl Composer {
     }
 
     /// The history, oldest first.
-    pub fn history(&self) -> &[String] {
+    pub(crate) fn history(&self) -> &[String] {
         &self.history
     }
 
-    pub fn insert(&mut self, s: &str) {
+    pub(crate) fn insert(&mut self, s: &str) {
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();
     }
 
-    pub fn paste(&mut self, s: &str) {
+    pub(crate) fn paste(&mut self, s: &str) {
         let s = s.replace("\r\n", "\n").replace('\r', "\n");
         self.insert(&s);
     }
@@ -175,7 +175,7 @@ impl Composer {
         ComposerAction::Changed
     }
 
-    pub fn handle_key(&mut self, key: &KeyEvent) -> ComposerAction {
+    pub(crate) fn handle_key(&mut self, key: &KeyEvent) -> ComposerAction {
         use ComposerAction::*;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -373,13 +373,13 @@ impl Composer {
     }
 
     /// Text rows needed at `width` (1..=MAX_ROWS).
-    pub fn rows(&self, width: u16) -> u16 {
+    pub(crate) fn rows(&self, width: u16) -> u16 {
         let n = self.layout(usize::from(width)).0.len();
         (n as u16).clamp(1, MAX_ROWS)
     }
 
     /// Draws the text (or the placeholder) and returns the cursor position.
-    pub fn render(
+    pub(crate) fn render(
         &self,
         area: Rect,
         buf: &mut Buffer,

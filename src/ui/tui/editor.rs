@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`.
-pub fn editor_command() -> String {
+pub(crate) fn editor_command() -> String {
     ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|k| std::env::var(k).ok())
@@ -48,7 +48,7 @@ fn write_private(path: &PathBuf, text: &str) -> io::Result<()> {
 /// Runs `cmd` (a shell command line such as `code -w`) on a temp file
 /// holding `draft`; the edited text (one trailing newline dropped), or why not.
 /// The terminal must already be out of full-screen mode.
-pub fn run_editor(cmd: &str, draft: &str) -> Result<String, String> {
+pub(crate) fn run_editor(cmd: &str, draft: &str) -> Result<String, String> {
     let path = temp_path();
     write_private(&path, draft)
         .map_err(|e| format!("cannot write the draft to {}: {e}", path.display()))?;
@@ -73,19 +73,19 @@ pub fn run_editor(cmd: &str, draft: &str) -> Result<String, String> {
 
 /// The terminal input, which can be let go of while an editor runs.
 #[derive(Clone, Default)]
-pub struct SharedInput(Rc<RefCell<Option<EventStream>>>);
+pub(crate) struct SharedInput(Rc<RefCell<Option<EventStream>>>);
 
 impl SharedInput {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         SharedInput(Rc::new(RefCell::new(Some(EventStream::new()))))
     }
 
     /// Stops reading the terminal (drops crossterm's reader).
-    pub fn pause(&self) {
+    pub(crate) fn pause(&self) {
         self.0.borrow_mut().take();
     }
 
-    pub fn resume(&self) {
+    pub(crate) fn resume(&self) {
         *self.0.borrow_mut() = Some(EventStream::new());
     }
 }
@@ -102,7 +102,7 @@ impl Stream for SharedInput {
 }
 
 /// Leaves full-screen mode, runs the editor on `draft`, and comes back.
-pub fn edit_draft(input: &SharedInput, draft: &str) -> Result<String, String> {
+pub(crate) fn edit_draft(input: &SharedInput, draft: &str) -> Result<String, String> {
     input.pause();
     super::terminal::restore();
     let r = run_editor(&editor_command(), draft);

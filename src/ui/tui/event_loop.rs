@@ -93,7 +93,7 @@ async fn check_opt(check: &mut Option<Check>) -> Result<(String, u64), String> {
 }
 
 pub struct EventLoop<'h, H: Host> {
-    pub host: &'h mut H,
+    pub(crate) host: &'h mut H,
     pub state: TuiState,
     run: Option<Turn>,
     quit_at: Option<Instant>,
@@ -102,17 +102,17 @@ pub struct EventLoop<'h, H: Host> {
     models: Option<Models>,
     model_wanted: Option<String>,
     /// Runs `$EDITOR` on a draft (Ctrl-G); `None` in tests without one.
-    pub editor: Option<EditorFn<'h>>,
+    pub(crate) editor: Option<EditorFn<'h>>,
     /// Asks the terminal for its background once the first frame is drawn
     /// (`[ui].theme = "auto"`); `None` when not wanted.
     pub probe_background: Option<ProbeFn<'h>>,
 }
 
 /// Queries the terminal's background (OSC 11) with the input paused.
-pub type ProbeFn<'h> = Box<dyn FnOnce() -> super::background::Probe + 'h>;
+pub(crate) type ProbeFn<'h> = Box<dyn FnOnce() -> super::background::Probe + 'h>;
 
 /// Edits a draft in an external editor: the new text, or why not.
-pub type EditorFn<'h> = Box<dyn FnMut(&str) -> Result<String, String> + 'h>;
+pub(crate) type EditorFn<'h> = Box<dyn FnMut(&str) -> Result<String, String> + 'h>;
 
 impl<'h, H: Host> EventLoop<'h, H> {
     pub fn new(host: &'h mut H, state: TuiState) -> Self {
@@ -344,7 +344,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
     }
 
     /// One terminal event.
-    pub fn input(&mut self, ev: Event) {
+    pub(crate) fn input(&mut self, ev: Event) {
         let actions = match ev {
             Event::Key(k) => self.state.handle_key(k, Instant::now()),
             Event::Paste(p) => {

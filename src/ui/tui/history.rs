@@ -9,7 +9,7 @@ use crate::protocol::{AgentEvent, INTERRUPTED};
 
 impl TuiState {
     /// Replaces the transcript with a stored session's replayed history.
-    pub fn load_history(&mut self, history: &[AgentEvent]) {
+    pub(crate) fn load_history(&mut self, history: &[AgentEvent]) {
         self.transcript.clear();
         self.tools.clear();
         self.open_assistant = None;

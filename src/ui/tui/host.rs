@@ -30,7 +30,8 @@ pub struct Turn {
 pub type Check = Pin<Box<dyn Future<Output = Result<(String, u64), String>> + Send>>;
 
 /// The server's models (for `/model`), fetched off the UI thread.
-pub type Models = Pin<Box<dyn Future<Output = Result<Vec<crate::llm::ModelInfo>, String>> + Send>>;
+pub(crate) type Models =
+    Pin<Box<dyn Future<Output = Result<Vec<crate::llm::ModelInfo>, String>> + Send>>;
 
 /// A session's display history, loaded off the UI thread.
 pub type Load = Pin<Box<dyn Future<Output = Result<Vec<AgentEvent>, String>> + Send>>;

@@ -11,10 +11,10 @@ use reedline::{FileBackedHistory, History, HistoryItem};
 use std::path::Path;
 
 /// Entries kept, as in plain mode.
-pub const HISTORY_SIZE: usize = 5000;
+pub(crate) const HISTORY_SIZE: usize = 5000;
 
 /// The entries in the file, oldest first (empty when there is none).
-pub fn load(path: &Path) -> Vec<String> {
+pub(crate) fn load(path: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -30,7 +30,7 @@ pub fn load(path: &Path) -> Vec<String> {
 }
 
 /// Appends `entries` to the file.
-pub fn append(path: &Path, entries: &[String]) -> Result<(), String> {
+pub(crate) fn append(path: &Path, entries: &[String]) -> Result<(), String> {
     let mut h = FileBackedHistory::with_file(HISTORY_SIZE, path.to_path_buf())
         .map_err(|e| format!("history {}: {e}", path.display()))?;
     for e in entries {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 
 /// The key bindings, as `/help` lists them after the commands.
-pub const KEY_HELP: &[&str] = &[
+pub(crate) const KEY_HELP: &[&str] = &[
     "keys:",
     "  Enter                 send (queue while a turn runs); on an empty composer: send a kept queued message",
     "  Ctrl-S                while a turn runs: steer it (taken in after the current tool batch)",
@@ -134,7 +134,7 @@ impl TuiState {
     }
 
     /// Recomputes the completion popup for the composer text.
-    pub fn refresh_popup(&mut self) {
+    pub(crate) fn refresh_popup(&mut self) {
         if let Some((start, query)) =
             super::mention::at_cursor(&self.composer.text, self.composer.cursor)
         {
@@ -439,7 +439,7 @@ impl TuiState {
         }
     }
 
-    pub fn handle_paste(&mut self, text: &str) {
+    pub(crate) fn handle_paste(&mut self, text: &str) {
         if self.search.is_some() {
             self.search_paste(text);
             return;

@@ -10,7 +10,7 @@ use crate::ui::render::{self, Role};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-pub use crate::ui::render::markdown::split_point;
+pub(crate) use crate::ui::render::markdown::split_point;
 
 /// The theme's look for one role.
 fn role_style(role: Role, th: &Styles) -> Style {
@@ -46,13 +46,13 @@ fn role_style(role: Role, th: &Styles) -> Style {
 }
 
 /// A semantic style as a ratatui style: its roles patched in order.
-pub fn style(st: render::Style, th: &Styles) -> Style {
+pub(crate) fn style(st: render::Style, th: &Styles) -> Style {
     st.roles()
         .fold(Style::default(), |acc, r| acc.patch(role_style(r, th)))
 }
 
 /// A document line as a ratatui line.
-pub fn line(l: render::Line, th: &Styles) -> Line<'static> {
+pub(crate) fn line(l: render::Line, th: &Styles) -> Line<'static> {
     Line::from(
         l.into_iter()
             .map(|s| Span::styled(s.text, style(s.style, th)))
@@ -62,7 +62,7 @@ pub fn line(l: render::Line, th: &Styles) -> Line<'static> {
 
 /// Renders `text` as Markdown wrapped to `width`. With `open_code`, the last
 /// code block is unterminated (still streaming) and stays unhighlighted.
-pub fn render(text: &str, theme: &Theme, width: u16, open_code: bool) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, theme: &Theme, width: u16, open_code: bool) -> Vec<Line<'static>> {
     let opts = render::markdown::Opts {
         width: usize::from(width),
         syntax: theme.syntax.as_deref(),

@@ -11,14 +11,14 @@
 use std::path::Path;
 
 /// Entries looked at, at most, per scan.
-pub const MAX_FILES: usize = 20_000;
+pub(crate) const MAX_FILES: usize = 20_000;
 const MAX_DEPTH: usize = 8;
 /// Candidates kept for the popup.
-pub const MAX_MATCHES: usize = 50;
+pub(crate) const MAX_MATCHES: usize = 50;
 const SKIP_DIRS: &[&str] = &["target", "node_modules", "__pycache__", "dist", "build"];
 
 /// The `@word` ending at `cursor`: (byte start of `@`, the text after it).
-pub fn at_cursor(text: &str, cursor: usize) -> Option<(usize, &str)> {
+pub(crate) fn at_cursor(text: &str, cursor: usize) -> Option<(usize, &str)> {
     let before = text.get(..cursor)?;
     let start = before
         .rfind(char::is_whitespace)
@@ -31,7 +31,7 @@ pub fn at_cursor(text: &str, cursor: usize) -> Option<(usize, &str)> {
 }
 
 /// Relative paths of the files under `root` (bounded, sorted).
-pub fn scan(root: &Path) -> Vec<String> {
+pub(crate) fn scan(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0usize)];
     let mut seen = 0usize;
@@ -66,7 +66,7 @@ pub fn scan(root: &Path) -> Vec<String> {
 
 /// A score for `query` as a subsequence of `path` (higher is better), or
 /// `None` when it does not match.
-pub fn score(query: &str, path: &str) -> Option<i64> {
+pub(crate) fn score(query: &str, path: &str) -> Option<i64> {
     if query.is_empty() {
         return Some(-(path.len() as i64));
     }
@@ -99,7 +99,7 @@ pub fn score(query: &str, path: &str) -> Option<i64> {
 }
 
 /// The best matches of `query` among `files`, best first.
-pub fn matches(query: &str, files: &[String]) -> Vec<String> {
+pub(crate) fn matches(query: &str, files: &[String]) -> Vec<String> {
     let mut scored: Vec<(i64, &String)> = files
         .iter()
         .filter_map(|f| score(query, f).map(|s| (s, f)))
@@ -114,7 +114,7 @@ pub fn matches(query: &str, files: &[String]) -> Vec<String> {
 
 /// The composer text with the mention at `start..cursor` replaced by
 /// `@path ` (a path with spaces cannot be a mention word: it is left out).
-pub fn complete(text: &str, start: usize, cursor: usize, path: &str) -> (String, usize) {
+pub(crate) fn complete(text: &str, start: usize, cursor: usize, path: &str) -> (String, usize) {
     let ins = format!("@{path} ");
     let mut t = String::with_capacity(text.len() + ins.len());
     t.push_str(&text[..start]);

@@ -16,40 +16,40 @@
 //! - No network before the first frame; the terminal is restored on every
 //!   exit, including panics (`terminal`).
 //! - Every colour comes from a theme (`theme`); `NO_COLOR` drops them all.
-pub mod apply;
+pub(crate) mod apply;
 pub mod approval;
-pub mod approval_diff;
+pub(crate) mod approval_diff;
 pub mod background;
 pub mod cells;
-pub mod clipboard;
-pub mod composer;
-pub mod editor;
+pub(crate) mod clipboard;
+pub(crate) mod composer;
+pub(crate) mod editor;
 pub mod event_loop;
 pub mod farewell;
 pub mod highlight;
-pub mod history;
+pub(crate) mod history;
 pub mod host;
-pub mod input_history;
-pub mod keys;
-pub mod markdown;
-pub mod mention;
+pub(crate) mod input_history;
+pub(crate) mod keys;
+pub(crate) mod markdown;
+pub(crate) mod mention;
 pub mod model_picker;
-pub mod outcome;
-pub mod picker;
-pub mod popup;
+pub(crate) mod outcome;
+pub(crate) mod picker;
+pub(crate) mod popup;
 pub mod render;
-pub mod rsearch;
-pub mod scheduler;
-pub mod search;
-pub mod side_pane;
+pub(crate) mod rsearch;
+pub(crate) mod scheduler;
+pub(crate) mod search;
+pub(crate) mod side_pane;
 pub mod state;
-pub mod status;
-pub mod steer;
-pub mod stream_doc;
-pub mod terminal;
+pub(crate) mod status;
+pub(crate) mod steer;
+pub(crate) mod stream_doc;
+pub(crate) mod terminal;
 pub mod theme;
-pub mod transcript;
-pub mod wrap;
+pub(crate) mod transcript;
+pub(crate) mod wrap;
 
 use crate::app::launch::{Failure, GlobalArgs, build_app};
 use crate::app::{App, AppOptions, SessionChoice};
@@ -146,7 +146,7 @@ async fn terminated(code: Arc<AtomicU8>) {
     std::future::pending::<()>().await
 }
 
-pub async fn run(
+pub(crate) async fn run(
     g: &GlobalArgs,
     choice: SessionChoice,
     profile: Option<String>,

@@ -58,7 +58,7 @@ pub async fn fetch_models(backend: Arc<dyn LlmBackend>) -> Result<Vec<ModelInfo>
 
 /// The served name matching `wanted` (exactly, else the same model under a
 /// tag-less or tagged name).
-pub fn find<'a>(models: &'a [ModelInfo], wanted: &str) -> Option<&'a ModelInfo> {
+pub(crate) fn find<'a>(models: &'a [ModelInfo], wanted: &str) -> Option<&'a ModelInfo> {
     models.iter().find(|m| m.name == wanted).or_else(|| {
         models
             .iter()
@@ -91,7 +91,7 @@ pub fn describe(m: &ModelInfo) -> String {
 }
 
 /// The refusal for a name the server does not serve.
-pub fn unknown(wanted: &str, models: &[ModelInfo]) -> String {
+pub(crate) fn unknown(wanted: &str, models: &[ModelInfo]) -> String {
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
     if names.is_empty() {
         return format!("unknown model '{wanted}': the server serves no models");
@@ -103,20 +103,20 @@ pub fn unknown(wanted: &str, models: &[ModelInfo]) -> String {
 }
 
 #[derive(Clone, Debug)]
-pub struct ModelPicker {
-    pub models: Vec<ModelInfo>,
-    pub selected: usize,
-    pub current: String,
+pub(crate) struct ModelPicker {
+    pub(crate) models: Vec<ModelInfo>,
+    pub(crate) selected: usize,
+    pub(crate) current: String,
 }
 
-pub enum ModelPickerAction {
+pub(crate) enum ModelPickerAction {
     None,
     Close,
     Choose(ModelInfo),
 }
 
 impl ModelPicker {
-    pub fn new(models: Vec<ModelInfo>, current: &str) -> Self {
+    pub(crate) fn new(models: Vec<ModelInfo>, current: &str) -> Self {
         let selected = find(&models, current)
             .and_then(|m| models.iter().position(|x| x.name == m.name))
             .unwrap_or(0);
@@ -127,7 +127,7 @@ impl ModelPicker {
         }
     }
 
-    pub fn handle_key(&mut self, key: &KeyEvent) -> ModelPickerAction {
+    pub(crate) fn handle_key(&mut self, key: &KeyEvent) -> ModelPickerAction {
         let n = self.models.len();
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return ModelPickerAction::Close,
@@ -148,7 +148,7 @@ impl ModelPicker {
         ModelPickerAction::None
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    pub(crate) fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let th = &theme.s;
         let Some(inner) = super::picker::overlay_frame(
             area,

@@ -28,7 +28,7 @@ impl TuiState {
 
     /// The open session's history arrived (start-up loads it after the
     /// first frame): it goes above whatever was shown meanwhile.
-    pub fn history_loaded(&mut self, session_id: &str, history: &[AgentEvent]) {
+    pub(crate) fn history_loaded(&mut self, session_id: &str, history: &[AgentEvent]) {
         if !self.loading || self.status.session_id != session_id {
             return;
         }
@@ -60,7 +60,7 @@ impl TuiState {
     }
 
     /// What the shared command module needs to see; `None` before start-up.
-    pub fn ui_state(&self) -> Option<UiState> {
+    pub(crate) fn ui_state(&self) -> Option<UiState> {
         Some(UiState {
             session: self.session.clone()?,
             show_thinking: self.show_thinking,
@@ -71,7 +71,7 @@ impl TuiState {
     }
 
     /// Takes back what a command changed in the `UiState` (rename, pin, profile).
-    pub fn absorb_ui_state(&mut self, ui: &UiState) {
+    pub(crate) fn absorb_ui_state(&mut self, ui: &UiState) {
         if self.session.as_ref() != Some(&ui.session) {
             self.set_session_meta(&ui.session);
         }

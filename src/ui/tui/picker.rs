@@ -14,19 +14,19 @@ use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 #[derive(Clone, Debug)]
 pub struct Picker {
-    pub sessions: Vec<SessionMeta>,
-    pub selected: usize,
-    pub current: String,
+    pub(crate) sessions: Vec<SessionMeta>,
+    pub(crate) selected: usize,
+    pub(crate) current: String,
 }
 
-pub enum PickerAction {
+pub(crate) enum PickerAction {
     None,
     Close,
     Open(String),
 }
 
 impl Picker {
-    pub fn new(sessions: Vec<SessionMeta>, current: &str) -> Self {
+    pub(crate) fn new(sessions: Vec<SessionMeta>, current: &str) -> Self {
         let selected = sessions.iter().position(|s| s.id == current).unwrap_or(0);
         Picker {
             sessions,
@@ -35,7 +35,7 @@ impl Picker {
         }
     }
 
-    pub fn handle_key(&mut self, key: &KeyEvent) -> PickerAction {
+    pub(crate) fn handle_key(&mut self, key: &KeyEvent) -> PickerAction {
         let n = self.sessions.len();
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => PickerAction::Close,
@@ -73,7 +73,7 @@ impl Picker {
         }
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    pub(crate) fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let th = &theme.s;
         let Some(inner) = overlay_frame(
             area,

@@ -16,10 +16,10 @@ const MAX_ITEMS: usize = 8;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Popup {
     /// (completion, what it does)
-    pub items: Vec<(String, String)>,
-    pub selected: usize,
+    pub(crate) items: Vec<(String, String)>,
+    pub(crate) selected: usize,
     /// An `@path` completion: the byte offset of the `@` in the composer.
-    pub mention: Option<usize>,
+    pub(crate) mention: Option<usize>,
 }
 
 fn describe(candidate: &str) -> String {
@@ -49,7 +49,7 @@ fn describe(candidate: &str) -> String {
 
 impl Popup {
     /// Completions for the composer text, or `None` when there are none.
-    pub fn for_line(line: &str, profiles: &[String], themes: &[String]) -> Option<Popup> {
+    pub(crate) fn for_line(line: &str, profiles: &[String], themes: &[String]) -> Option<Popup> {
         if !line.starts_with('/') || line.contains('\n') {
             return None;
         }
@@ -70,7 +70,7 @@ impl Popup {
     }
 
     /// Files matching the `@query` that starts at byte `start`.
-    pub fn for_mention(query: &str, start: usize, files: &[String]) -> Option<Popup> {
+    pub(crate) fn for_mention(query: &str, start: usize, files: &[String]) -> Option<Popup> {
         let items: Vec<(String, String)> = super::mention::matches(query, files)
             .into_iter()
             .map(|f| (f, String::new()))
@@ -82,7 +82,7 @@ impl Popup {
         })
     }
 
-    pub fn step(&mut self, back: bool) {
+    pub(crate) fn step(&mut self, back: bool) {
         let n = self.items.len().max(1);
         self.selected = if back {
             (self.selected + n - 1) % n
@@ -91,12 +91,12 @@ impl Popup {
         };
     }
 
-    pub fn current(&self) -> Option<&str> {
+    pub(crate) fn current(&self) -> Option<&str> {
         self.items.get(self.selected).map(|(c, _)| c.as_str())
     }
 
     /// Draws the popup with its bottom edge at `bottom` inside `area`.
-    pub fn render(&self, area: Rect, bottom: u16, buf: &mut Buffer, theme: &Theme) {
+    pub(crate) fn render(&self, area: Rect, bottom: u16, buf: &mut Buffer, theme: &Theme) {
         let th = &theme.s;
         let shown = self.items.len().min(MAX_ITEMS);
         let h = (shown as u16 + 2).min(bottom.saturating_sub(area.y));

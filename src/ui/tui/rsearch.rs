@@ -15,11 +15,11 @@ use ratatui::text::{Line, Span};
 
 #[derive(Debug, Default)]
 pub struct RevSearch {
-    pub query: String,
+    pub(crate) query: String,
     /// The history index shown (`None`: no match yet / none).
-    pub pos: Option<usize>,
+    pub(crate) pos: Option<usize>,
     /// The composer text before Ctrl-R, restored on cancel.
-    pub draft: String,
+    pub(crate) draft: String,
 }
 
 impl TuiState {
@@ -109,7 +109,12 @@ impl TuiState {
 }
 
 /// `reverse search: query` over the composer's rule; the cursor after it.
-pub fn render_bar(r: &RevSearch, area: Rect, buf: &mut Buffer, theme: &Theme) -> Option<Position> {
+pub(crate) fn render_bar(
+    r: &RevSearch,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) -> Option<Position> {
     if area.width < 8 {
         return None;
     }

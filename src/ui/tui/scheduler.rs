@@ -7,18 +7,18 @@
 use std::time::{Duration, Instant};
 
 /// How often spinners move while something runs.
-pub const ANIMATION: Duration = Duration::from_millis(100);
+pub(crate) const ANIMATION: Duration = Duration::from_millis(100);
 
 #[derive(Debug)]
-pub struct FrameScheduler {
+pub(crate) struct FrameScheduler {
     interval: Duration,
     last: Option<Instant>,
     pending: bool,
-    pub frames: u64,
+    pub(crate) frames: u64,
 }
 
 impl FrameScheduler {
-    pub fn new(max_fps: u32) -> Self {
+    pub(crate) fn new(max_fps: u32) -> Self {
         let fps = max_fps.clamp(1, 240);
         FrameScheduler {
             interval: Duration::from_secs(1) / fps,
@@ -28,16 +28,12 @@ impl FrameScheduler {
         }
     }
 
-    pub fn interval(&self) -> Duration {
-        self.interval
-    }
-
-    pub fn request(&mut self) {
+    pub(crate) fn request(&mut self) {
         self.pending = true;
     }
 
     /// When the next frame may be drawn; `None` when none is requested.
-    pub fn due(&self, now: Instant) -> Option<Instant> {
+    pub(crate) fn due(&self, now: Instant) -> Option<Instant> {
         if !self.pending {
             return None;
         }
@@ -47,7 +43,7 @@ impl FrameScheduler {
         })
     }
 
-    pub fn drawn(&mut self, now: Instant) {
+    pub(crate) fn drawn(&mut self, now: Instant) {
         self.last = Some(now);
         self.pending = false;
         self.frames += 1;

@@ -25,17 +25,17 @@ use unicode_width::UnicodeWidthChar;
 /// One match: cell index, line in the cell, display column and width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hit {
-    pub cell: usize,
-    pub line: usize,
-    pub col: u16,
-    pub width: u16,
+    pub(crate) cell: usize,
+    pub(crate) line: usize,
+    pub(crate) col: u16,
+    pub(crate) width: u16,
 }
 
 #[derive(Default, Debug)]
 pub struct Search {
-    pub query: String,
+    pub(crate) query: String,
     pub hits: Vec<Hit>,
-    pub current: Option<usize>,
+    pub(crate) current: Option<usize>,
 }
 
 impl Search {
@@ -87,7 +87,7 @@ fn find_all(hay: &str, needle: &[char]) -> Vec<(u16, u16)> {
 
 impl TuiState {
     /// Ctrl-F: opens the search bar (or keeps the open one).
-    pub fn open_search(&mut self) {
+    pub(crate) fn open_search(&mut self) {
         self.popup = None;
         if self.search.is_none() {
             self.search = Some(Search::default());
@@ -167,7 +167,7 @@ impl TuiState {
         self.search_show();
     }
 
-    pub fn close_search(&mut self) {
+    pub(crate) fn close_search(&mut self) {
         self.search = None;
         self.transcript.mark = None;
     }
@@ -259,7 +259,12 @@ impl TuiState {
 
 /// The search bar over the composer's rule: `find: query  2/5 · keys`;
 /// returns where the cursor goes (after the query).
-pub fn render_bar(s: &Search, area: Rect, buf: &mut Buffer, theme: &Theme) -> Option<Position> {
+pub(crate) fn render_bar(
+    s: &Search,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) -> Option<Position> {
     if area.width < 8 {
         return None;
     }

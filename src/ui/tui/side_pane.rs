@@ -15,24 +15,24 @@ use std::collections::VecDeque;
 const MAX_ACTIVITY: usize = 8;
 
 /// Terminals narrower than this hide the side pane.
-pub const MIN_TOTAL_WIDTH: u16 = 100;
-pub const WIDTH: u16 = 34;
+pub(crate) const MIN_TOTAL_WIDTH: u16 = 100;
+pub(crate) const WIDTH: u16 = 34;
 
 #[derive(Default, Debug)]
 pub struct SidePane {
     pub todos: Vec<TodoItem>,
-    pub recent: VecDeque<(String, String)>,
+    pub(crate) recent: VecDeque<(String, String)>,
 }
 
 impl SidePane {
-    pub fn activity(&mut self, agent: &str, what: &str) {
+    pub(crate) fn activity(&mut self, agent: &str, what: &str) {
         if self.recent.len() >= MAX_ACTIVITY {
             self.recent.pop_front();
         }
         self.recent.push_back((agent.to_string(), what.to_string()));
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.todos.clear();
         self.recent.clear();
     }

@@ -12,7 +12,7 @@
 //! - Every tool card is reachable by its call id (`tools`), every subagent by
 //!   its id (`agents`, the path of the card its cells nest under).
 use super::approval::ApprovalPrompt;
-use super::cells::{Cell, CellKind, RenderCtx};
+use super::cells::{Cell, CellKind};
 use super::composer::Composer;
 use super::picker::Picker;
 use super::popup::Popup;
@@ -81,27 +81,27 @@ pub enum Action {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusInfo {
-    pub session_id: String,
-    pub profile: String,
+    pub(crate) session_id: String,
+    pub(crate) profile: String,
     pub model: String,
-    pub title: String,
-    pub ctx_used: u64,
-    pub ctx_max: u64,
+    pub(crate) title: String,
+    pub(crate) ctx_used: u64,
+    pub(crate) ctx_max: u64,
     /// Shown instead of the model while it is not known yet ("checking…",
     /// "server down").
-    pub model_note: String,
+    pub(crate) model_note: String,
 }
 
 pub struct TuiState {
     /// The open session (`None` only before start-up finished).
-    pub session: Option<crate::session::SessionMeta>,
+    pub(crate) session: Option<crate::session::SessionMeta>,
     /// Every session opened in this run (their resources are released on exit).
-    pub visited: Vec<String>,
+    pub(crate) visited: Vec<String>,
     pub theme: Theme,
     pub theme_names: Vec<String>,
     pub profile_ids: Vec<String>,
-    pub config_dir: Option<PathBuf>,
-    pub no_color: bool,
+    pub(crate) config_dir: Option<PathBuf>,
+    pub(crate) no_color: bool,
     pub transcript: Transcript,
     pub side: SidePane,
     pub composer: Composer,
@@ -119,49 +119,49 @@ pub struct TuiState {
     /// Files queued with `/attach` for the next message sent.
     pub attachments: Vec<crate::attach::Attachment>,
     /// Steers sent to the running turn and not yet taken in.
-    pub steers: Vec<String>,
+    pub(crate) steers: Vec<String>,
     /// `/model`'s picker, once the server listed its models.
-    pub model_picker: Option<super::model_picker::ModelPicker>,
+    pub(crate) model_picker: Option<super::model_picker::ModelPicker>,
     /// The todo pane toggled with Alt-T (`None`: shown from 100 columns).
-    pub side_shown: Option<bool>,
+    pub(crate) side_shown: Option<bool>,
     /// Terminal width at the last frame.
-    pub viewport_total: u16,
+    pub(crate) viewport_total: u16,
     /// The working directory as shown on the status line (empty: hidden).
     pub cwd: String,
     /// The run state shown and since when (the status line counts seconds).
-    pub phase: Option<(String, Instant)>,
+    pub(crate) phase: Option<(String, Instant)>,
     /// Plain mode's history file, shared by the composer (`None`: not kept).
-    pub history_file: Option<PathBuf>,
+    pub(crate) history_file: Option<PathBuf>,
     /// Ctrl-R's reverse history search, while open.
     pub rsearch: Option<super::rsearch::RevSearch>,
     /// Ctrl-X was pressed: Ctrl-E next opens the editor.
-    pub ctrl_x: bool,
+    pub(crate) ctrl_x: bool,
     /// The screen was used by another program: repaint it all.
-    pub repaint: bool,
+    pub(crate) repaint: bool,
     /// The transcript search bar (Ctrl-F), while open.
     pub search: Option<super::search::Search>,
     /// A destructive command waiting for `y` (the question shown).
-    pub confirm: Option<(String, crate::ui::commands::SlashCommand)>,
-    pub show_thinking: bool,
-    pub thinking_expanded: bool,
-    pub generation: u64,
+    pub(crate) confirm: Option<(String, crate::ui::commands::SlashCommand)>,
+    pub(crate) show_thinking: bool,
+    pub(crate) thinking_expanded: bool,
+    pub(crate) generation: u64,
     pub spinner: usize,
     pub last_answer: String,
     /// The first Ctrl-C while idle, waiting for a second one to quit.
-    pub quit_armed: Option<Instant>,
+    pub(crate) quit_armed: Option<Instant>,
     /// A transient message in the status bar.
-    pub flash: Option<String>,
+    pub(crate) flash: Option<String>,
     /// Terminal escape sequences to write after the next frame (OSC 52).
-    pub outbox: Vec<String>,
+    pub(crate) outbox: Vec<String>,
     /// Transcript viewport size at the last frame (for paging).
-    pub viewport: (u16, u16),
+    pub(crate) viewport: (u16, u16),
     pub(super) open_assistant: Option<usize>,
     pub(super) open_thinking: Option<usize>,
     pub(super) thinking_streamed: bool,
     pub(super) stop_shown: bool,
     /// The front approval request has been drawn: only keys read after that
     /// can answer it (keys typed ahead go to the composer instead).
-    pub approval_shown: bool,
+    pub(crate) approval_shown: bool,
     pub(super) turn_text: Option<usize>,
     pub(super) tools: HashMap<String, Vec<usize>>,
     pub(super) agents: HashMap<String, Vec<usize>>,
@@ -226,42 +226,30 @@ impl TuiState {
         }
     }
 
-    /// The render context for the transcript at its last known width.
-    pub fn ctx(&self) -> RenderCtx<'_> {
-        RenderCtx {
-            theme: &self.theme,
-            width: super::transcript::content_width(self.viewport.0),
-            spinner: self.spinner,
-            show_thinking: self.show_thinking,
-            thinking_expanded: self.thinking_expanded,
-            generation: self.generation,
-        }
-    }
-
     /// Whether something on screen moves by itself (spinners).
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.running || self.transcript.cells.last().is_some_and(Cell::animated)
     }
 
     /// Re-renders everything at the next frame (theme, thinking display).
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.generation += 1;
         self.transcript.touch_all();
     }
 
-    pub fn set_theme(&mut self, theme: Theme) {
+    pub(crate) fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
         self.invalidate();
     }
 
-    pub fn push(&mut self, kind: CellKind) -> usize {
+    pub(crate) fn push(&mut self, kind: CellKind) -> usize {
         self.transcript.push(Cell::new(kind))
     }
 
     /// The background backend check ended: the model (and its window) go
     /// on the status line before anything is typed; a backend that cannot
     /// serve shows there too, with the reason in the transcript.
-    pub fn backend_checked(&mut self, r: Result<(String, u64), String>) {
+    pub(crate) fn backend_checked(&mut self, r: Result<(String, u64), String>) {
         match r {
             Ok((model, window)) => {
                 if self.status.model.is_empty() {
@@ -279,7 +267,7 @@ impl TuiState {
         }
     }
 
-    pub fn info(&mut self, lines: Vec<String>) {
+    pub(crate) fn info(&mut self, lines: Vec<String>) {
         self.push(CellKind::Info(lines));
     }
 
@@ -299,7 +287,7 @@ impl TuiState {
     }
 
     /// A non-turn run (compaction) started.
-    pub fn begin_task(&mut self, state: RunState) {
+    pub(crate) fn begin_task(&mut self, state: RunState) {
         self.running = true;
         self.run = state;
         self.stop_shown = false;
@@ -388,7 +376,7 @@ impl TuiState {
     }
 
     /// Answers the front approval request.
-    pub fn answer_approval(&mut self, d: Decision) -> Vec<Action> {
+    pub(crate) fn answer_approval(&mut self, d: Decision) -> Vec<Action> {
         let Some(req) = self.approvals.pop_front() else {
             return Vec::new();
         };

@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-pub fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
     let th = &st.theme.s;
     buf.set_style(area, th.status_bar);
     let s = &st.status;
@@ -118,7 +118,7 @@ fn truncate_left(s: &str, max: usize) -> String {
 }
 
 /// The working directory with the home directory as `~`.
-pub fn short_cwd() -> String {
+pub(crate) fn short_cwd() -> String {
     let Ok(cwd) = std::env::current_dir() else {
         return String::new();
     };

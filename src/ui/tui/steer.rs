@@ -45,7 +45,7 @@ impl TuiState {
     /// After a turn: what to do with steers it never took in (`left`, as
     /// taken back from the agent). Returns the message to send as the next
     /// turn, if any.
-    pub fn steers_left(&mut self, left: Vec<String>, stopped: bool) -> Option<String> {
+    pub(crate) fn steers_left(&mut self, left: Vec<String>, stopped: bool) -> Option<String> {
         self.steers.clear();
         if left.is_empty() {
             return None;
@@ -67,7 +67,7 @@ impl TuiState {
     }
 
     /// After a stop, queued messages wait for the user.
-    pub fn queue_held(&mut self) {
+    pub(crate) fn queue_held(&mut self) {
         if self.queue.is_empty() {
             return;
         }

@@ -17,11 +17,11 @@ pub struct StreamDoc {
     segs: Vec<(usize, usize)>,
     seg_lines: Vec<Vec<Line<'static>>>,
     seg_width: u16,
-    pub finished: bool,
+    pub(crate) finished: bool,
 }
 
 impl StreamDoc {
-    pub fn finished(text: String) -> Self {
+    pub(crate) fn finished(text: String) -> Self {
         StreamDoc {
             text,
             finished: true,
@@ -29,25 +29,25 @@ impl StreamDoc {
         }
     }
 
-    pub fn push(&mut self, delta: &str) {
+    pub(crate) fn push(&mut self, delta: &str) {
         self.text.push_str(delta);
     }
 
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.finished = true;
         self.segs.clear();
         self.seg_lines.clear();
     }
 
     /// Drops the per-segment caches (after a theme change).
-    pub fn reset_cache(&mut self) {
+    pub(crate) fn reset_cache(&mut self) {
         self.segs.clear();
         self.seg_lines.clear();
     }
 
     /// All lines at `width`. Finished: one whole render. Streaming: cached
     /// committed segments plus a fresh render of the open tail.
-    pub fn render(&mut self, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+    pub(crate) fn render(&mut self, theme: &Theme, width: u16) -> Vec<Line<'static>> {
         if self.finished {
             return render(&self.text, theme, width, false);
         }

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Restores the terminal when dropped.
-pub struct TerminalGuard(());
+pub(crate) struct TerminalGuard(());
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
@@ -28,14 +28,14 @@ impl Drop for TerminalGuard {
 }
 
 /// Puts the terminal into full-screen mode and installs the panic hook.
-pub fn enter() -> io::Result<TerminalGuard> {
+pub(crate) fn enter() -> io::Result<TerminalGuard> {
     install_panic_hook();
     resume()?;
     Ok(TerminalGuard(()))
 }
 
 /// Full-screen mode again after [`restore`] (an external editor ran).
-pub fn resume() -> io::Result<()> {
+pub(crate) fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
@@ -51,7 +51,7 @@ pub fn resume() -> io::Result<()> {
 }
 
 /// Leaves full-screen mode (idempotent).
-pub fn restore() {
+pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }

@@ -19,7 +19,7 @@ macro_rules! style_slots {
     ($($name:ident),* $(,)?) => {
         /// The named styles of a theme.
         #[derive(Clone, Debug, Default, PartialEq)]
-        pub struct Styles { $(pub $name: Style,)* }
+        pub(crate) struct Styles { $(pub $name: Style,)* }
 
         impl Styles {
             fn set(&mut self, key: &str, style: Style) -> bool {
@@ -100,8 +100,8 @@ style_slots!(
 pub struct Theme {
     pub name: String,
     /// The syntect theme for code blocks; `None` = no highlighting.
-    pub syntax: Option<String>,
-    pub s: Styles,
+    pub(crate) syntax: Option<String>,
+    pub(crate) s: Styles,
 }
 
 #[derive(Deserialize, Default)]
@@ -156,7 +156,7 @@ impl StyleSpec {
 }
 
 /// Whether `NO_COLOR` asks for no colours.
-pub fn no_color_env() -> bool {
+pub(crate) fn no_color_env() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
@@ -222,7 +222,7 @@ impl Theme {
     }
 
     /// The built-in dark theme; never fails (falls back to plain styles).
-    pub fn fallback(no_color: bool) -> Theme {
+    pub(crate) fn fallback(no_color: bool) -> Theme {
         Theme::load("dark", None, no_color).unwrap_or_else(|_| Theme {
             name: "plain".into(),
             syntax: None,
@@ -244,7 +244,7 @@ impl Theme {
 }
 
 /// Names of all themes: built-in and user, sorted, deduplicated.
-pub fn names(config_dir: Option<&Path>) -> Vec<String> {
+pub(crate) fn names(config_dir: Option<&Path>) -> Vec<String> {
     let mut out: Vec<String> = crate::embedded::under("themes/")
         .filter_map(|(p, _)| {
             p.strip_prefix("themes/")

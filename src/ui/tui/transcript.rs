@@ -18,10 +18,10 @@ use ratatui::text::{Line, Span};
 
 /// Columns the transcript keeps for itself: the selection mark on the left,
 /// one blank column on the right.
-pub const MARGIN: u16 = 2;
+pub(crate) const MARGIN: u16 = 2;
 
 /// The width cells are rendered at in a transcript pane `pane_width` wide.
-pub fn content_width(pane_width: u16) -> u16 {
+pub(crate) fn content_width(pane_width: u16) -> u16 {
     pane_width.saturating_sub(MARGIN)
 }
 
@@ -31,13 +31,13 @@ pub struct Transcript {
     anchor: Option<(usize, usize)>,
     pub selected: Option<usize>,
     /// Output arrived below while the user was scrolled up.
-    pub unseen: bool,
+    pub(crate) unseen: bool,
     /// The search match to highlight (`search.rs`).
-    pub mark: Option<super::search::Hit>,
+    pub(crate) mark: Option<super::search::Hit>,
 }
 
 impl Transcript {
-    pub fn push(&mut self, cell: Cell) -> usize {
+    pub(crate) fn push(&mut self, cell: Cell) -> usize {
         self.cells.push(cell);
         if self.anchor.is_some() {
             self.unseen = true;
@@ -45,7 +45,7 @@ impl Transcript {
         self.cells.len() - 1
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.cells.clear();
         self.anchor = None;
         self.selected = None;
@@ -56,7 +56,7 @@ impl Transcript {
         self.anchor.is_none()
     }
 
-    pub fn cell_mut(&mut self, path: &[usize]) -> Option<&mut Cell> {
+    pub(crate) fn cell_mut(&mut self, path: &[usize]) -> Option<&mut Cell> {
         let (first, rest) = path.split_first()?;
         let mut cell = self.cells.get_mut(*first)?;
         for i in rest {
@@ -69,7 +69,7 @@ impl Transcript {
     }
 
     /// Invalidates the cell at `path` and every ancestor.
-    pub fn touch(&mut self, path: &[usize]) {
+    pub(crate) fn touch(&mut self, path: &[usize]) {
         for n in 1..=path.len() {
             if let Some(c) = self.cell_mut(&path[..n]) {
                 c.touch();
@@ -81,7 +81,7 @@ impl Transcript {
     }
 
     /// Drops every cached render (theme or width-independent option change).
-    pub fn touch_all(&mut self) {
+    pub(crate) fn touch_all(&mut self) {
         fn rec(c: &mut Cell) {
             c.touch();
             match &mut c.kind {
@@ -139,7 +139,7 @@ impl Transcript {
         }
     }
 
-    pub fn scroll_up(&mut self, n: usize, h: usize, ctx: &RenderCtx<'_>) {
+    pub(crate) fn scroll_up(&mut self, n: usize, h: usize, ctx: &RenderCtx<'_>) {
         let mut pos = self.top(h, ctx);
         let mut n = n;
         loop {
@@ -159,7 +159,7 @@ impl Transcript {
         self.settle(h, ctx);
     }
 
-    pub fn scroll_down(&mut self, n: usize, h: usize, ctx: &RenderCtx<'_>) {
+    pub(crate) fn scroll_down(&mut self, n: usize, h: usize, ctx: &RenderCtx<'_>) {
         let Some(mut pos) = self.anchor else {
             return;
         };
@@ -189,37 +189,37 @@ impl Transcript {
         }
     }
 
-    pub fn follow(&mut self) {
+    pub(crate) fn follow(&mut self) {
         self.anchor = None;
         self.unseen = false;
     }
 
-    pub fn scroll_home(&mut self, h: usize, ctx: &RenderCtx<'_>) {
+    pub(crate) fn scroll_home(&mut self, h: usize, ctx: &RenderCtx<'_>) {
         self.anchor = Some((0, 0));
         self.settle(h, ctx);
     }
 
     /// Scrolls so cell `i` starts at the top (or follows when near the end).
-    pub fn reveal(&mut self, i: usize, h: usize, ctx: &RenderCtx<'_>) {
+    pub(crate) fn reveal(&mut self, i: usize, h: usize, ctx: &RenderCtx<'_>) {
         self.anchor = Some((i, 0));
         self.settle(h, ctx);
     }
 
     /// Scrolls so line `line` of cell `i` is in view, a third of the way
     /// down (or follows when near the end).
-    pub fn reveal_line(&mut self, i: usize, line: usize, h: usize, ctx: &RenderCtx<'_>) {
+    pub(crate) fn reveal_line(&mut self, i: usize, line: usize, h: usize, ctx: &RenderCtx<'_>) {
         let row = line + usize::from(i > 0);
         self.anchor = Some((i, row));
         self.scroll_up(h / 3, h, ctx);
     }
 
     /// The top visible position: (cell, row in it counting the gap line).
-    pub fn top_pos(&mut self, h: usize, ctx: &RenderCtx<'_>) -> (usize, usize) {
+    pub(crate) fn top_pos(&mut self, h: usize, ctx: &RenderCtx<'_>) -> (usize, usize) {
         self.top(h, ctx)
     }
 
     /// Moves the selection to the previous (`back`) or next collapsible cell.
-    pub fn select_step(&mut self, back: bool) -> Option<usize> {
+    pub(crate) fn select_step(&mut self, back: bool) -> Option<usize> {
         let n = self.cells.len();
         let mut i = match (self.selected, back) {
             (Some(s), _) => s,
@@ -247,12 +247,18 @@ impl Transcript {
     }
 
     /// The last collapsible cell.
-    pub fn last_collapsible(&self) -> Option<usize> {
+    pub(crate) fn last_collapsible(&self) -> Option<usize> {
         self.cells.iter().rposition(Cell::collapsible)
     }
 
     /// Draws the visible cells into `area`; the left column marks the selection.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &RenderCtx<'_>, focus: Style) {
+    pub(crate) fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        ctx: &RenderCtx<'_>,
+        focus: Style,
+    ) {
         if area.width < 3 || area.height == 0 {
             return;
         }

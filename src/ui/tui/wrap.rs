@@ -7,16 +7,20 @@
 use crate::ui::render::{self, wrap as shared};
 use ratatui::text::{Line, Span};
 
-pub use shared::{truncate, width};
+pub(crate) use shared::{truncate, width};
 
 /// Display width of a line.
-pub fn line_width(line: &Line<'_>) -> usize {
+pub(crate) fn line_width(line: &Line<'_>) -> usize {
     line.spans.iter().map(|s| width(&s.content)).sum()
 }
 
 /// Wraps `line` to `width` columns; continuation lines start with `cont`.
 /// (The shared wrapper, `ui::render::wrap`, on ratatui spans.)
-pub fn wrap(line: &Line<'static>, width: usize, cont: &[Span<'static>]) -> Vec<Line<'static>> {
+pub(crate) fn wrap(
+    line: &Line<'static>,
+    width: usize,
+    cont: &[Span<'static>],
+) -> Vec<Line<'static>> {
     if width == 0 || line_width(line) <= width {
         return vec![line.clone()];
     }

@@ -11,7 +11,7 @@ mod plan;
 mod tool;
 mod tool_summary;
 
-pub use tool::{ToolCard, ToolStatus};
+pub(crate) use tool::{ToolCard, ToolStatus};
 
 use super::stream_doc::StreamDoc;
 use super::theme::Theme;
@@ -19,7 +19,7 @@ use super::wrap::{self, wrap};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+pub(crate) const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// What a cell shows.
 #[derive(Clone, Debug)]
@@ -42,18 +42,18 @@ pub enum CellKind {
 
 /// Everything a cell needs to draw itself.
 #[derive(Clone, Copy)]
-pub struct RenderCtx<'a> {
-    pub theme: &'a Theme,
-    pub width: u16,
-    pub spinner: usize,
-    pub show_thinking: bool,
-    pub thinking_expanded: bool,
+pub(crate) struct RenderCtx<'a> {
+    pub(crate) theme: &'a Theme,
+    pub(crate) width: u16,
+    pub(crate) spinner: usize,
+    pub(crate) show_thinking: bool,
+    pub(crate) thinking_expanded: bool,
     /// Bumped on theme or display-option changes: drops every cache.
-    pub generation: u64,
+    pub(crate) generation: u64,
 }
 
 impl RenderCtx<'_> {
-    pub fn with_width(&self, width: u16) -> Self {
+    pub(crate) fn with_width(&self, width: u16) -> Self {
         RenderCtx { width, ..*self }
     }
 }
@@ -64,12 +64,12 @@ type CacheKey = (u16, u64, usize);
 pub struct Cell {
     pub kind: CellKind,
     /// Per-cell expand state; `None` = the kind's default.
-    pub expanded: Option<bool>,
+    pub(crate) expanded: Option<bool>,
     cache: Option<(CacheKey, Vec<Line<'static>>)>,
 }
 
 impl Cell {
-    pub fn new(kind: CellKind) -> Self {
+    pub(crate) fn new(kind: CellKind) -> Self {
         Cell {
             kind,
             expanded: None,
@@ -78,19 +78,19 @@ impl Cell {
     }
 
     /// Marks the cell changed: its lines are rebuilt at the next render.
-    pub fn touch(&mut self) {
+    pub(crate) fn touch(&mut self) {
         self.cache = None;
     }
 
     /// Whether this cell can be expanded or collapsed.
-    pub fn collapsible(&self) -> bool {
+    pub(crate) fn collapsible(&self) -> bool {
         matches!(
             self.kind,
             CellKind::Thinking { .. } | CellKind::Plan(_) | CellKind::Tool(_)
         )
     }
 
-    pub fn is_expanded(&self, ctx: &RenderCtx<'_>) -> bool {
+    pub(crate) fn is_expanded(&self, ctx: &RenderCtx<'_>) -> bool {
         match &self.kind {
             CellKind::Thinking { .. } => self.expanded.unwrap_or(ctx.thinking_expanded),
             CellKind::Plan(_) => self.expanded.unwrap_or(true),
@@ -98,13 +98,13 @@ impl Cell {
         }
     }
 
-    pub fn toggle(&mut self, ctx: &RenderCtx<'_>) {
+    pub(crate) fn toggle(&mut self, ctx: &RenderCtx<'_>) {
         self.expanded = Some(!self.is_expanded(ctx));
         self.touch();
     }
 
     /// Whether the cell changes on every spinner frame.
-    pub fn animated(&self) -> bool {
+    pub(crate) fn animated(&self) -> bool {
         match &self.kind {
             CellKind::Thinking { open, .. } => *open,
             CellKind::Tool(t) => t.animated(),
@@ -113,7 +113,7 @@ impl Cell {
     }
 
     /// The cell's lines at `ctx.width` (cached).
-    pub fn lines(&mut self, ctx: &RenderCtx<'_>) -> &[Line<'static>] {
+    pub(crate) fn lines(&mut self, ctx: &RenderCtx<'_>) -> &[Line<'static>] {
         let key = (
             ctx.width,
             ctx.generation,
@@ -168,7 +168,7 @@ impl Cell {
 }
 
 /// Prefixes the first line with `first` and the others with `rest`.
-pub fn gutter(
+pub(crate) fn gutter(
     body: Vec<Line<'static>>,
     first: Span<'static>,
     rest: Span<'static>,
@@ -190,7 +190,7 @@ pub fn gutter(
 /// The user's own text exactly as typed: every newline kept (blank lines
 /// too), tabs as spaces, nothing parsed as Markdown; long lines wrap at word
 /// boundaries.
-pub fn verbatim(text: &str, style: Style, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn verbatim(text: &str, style: Style, width: u16) -> Vec<Line<'static>> {
     let text = text.trim_end_matches(['\n', '\r']);
     text.split('\n')
         .flat_map(|l| {
@@ -201,7 +201,7 @@ pub fn verbatim(text: &str, style: Style, width: u16) -> Vec<Line<'static>> {
 }
 
 /// `mark` + text, every line wrapped and aligned under the text.
-pub fn marked(mark: &str, text: &str, style: Style, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn marked(mark: &str, text: &str, style: Style, width: u16) -> Vec<Line<'static>> {
     let indent = " ".repeat(wrap::width(mark));
     let mut out = Vec::new();
     for (i, l) in text.lines().enumerate() {

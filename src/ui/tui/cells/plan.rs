@@ -8,11 +8,11 @@ use crate::ui::tui::wrap::{self, wrap};
 use ratatui::text::{Line, Span};
 
 /// Number of steps in a plan text.
-pub fn step_count(text: &str) -> usize {
+pub(crate) fn step_count(text: &str) -> usize {
     plan::step_count(text)
 }
 
-pub fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
     let th = &ctx.theme.s;
     let n = step_count(text);
     let title = format!("Plan · {n} step{}", if n == 1 { "" } else { "s" });

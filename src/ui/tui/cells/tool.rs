@@ -28,21 +28,22 @@ pub enum ToolStatus {
 
 #[derive(Clone, Debug)]
 pub struct ToolCard {
-    pub id: String,
+    #[expect(dead_code, reason = "the call id of the card; nothing reads it yet")]
+    pub(crate) id: String,
     pub tool: String,
-    pub args: Value,
+    pub(crate) args: Value,
     pub status: ToolStatus,
-    pub result: String,
+    pub(crate) result: String,
     /// Cells of subagents started by this call.
-    pub children: Vec<Cell>,
+    pub(crate) children: Vec<Cell>,
     /// When it started (live cards only; not known for loaded history).
-    pub started: Option<Instant>,
+    pub(crate) started: Option<Instant>,
     /// How long it ran, once finished.
-    pub took: Option<Duration>,
+    pub(crate) took: Option<Duration>,
 }
 
 impl ToolCard {
-    pub fn pending(id: &str, tool: &str, args: &Value) -> Self {
+    pub(crate) fn pending(id: &str, tool: &str, args: &Value) -> Self {
         ToolCard {
             id: id.to_string(),
             tool: tool.to_string(),
@@ -55,7 +56,7 @@ impl ToolCard {
         }
     }
 
-    pub fn finish(&mut self, result: &str, success: bool) {
+    pub(crate) fn finish(&mut self, result: &str, success: bool) {
         self.took = self.started.map(|s| s.elapsed());
         self.result = result.to_string();
         self.status = if success {
@@ -65,7 +66,7 @@ impl ToolCard {
         };
     }
 
-    pub fn animated(&self) -> bool {
+    pub(crate) fn animated(&self) -> bool {
         self.status == ToolStatus::Pending || self.children.iter().any(Cell::animated)
     }
 
@@ -108,7 +109,7 @@ impl ToolCard {
         Line::from(spans)
     }
 
-    pub fn render(&mut self, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
+    pub(crate) fn render(&mut self, expanded: bool, ctx: &RenderCtx<'_>) -> Vec<Line<'static>> {
         let th = ctx.theme.s.clone();
         let w = usize::from(ctx.width);
         let mut out = vec![self.header(ctx)];

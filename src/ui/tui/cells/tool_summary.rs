@@ -16,7 +16,7 @@ const STATUS_PREFIXES: [&str; 4] = [
 ];
 
 /// The summary line (not cut to a width).
-pub fn summary(args: &Value, result: &str, success: bool) -> String {
+pub(crate) fn summary(args: &Value, result: &str, success: bool) -> String {
     let first = result.lines().next().unwrap_or("").trim();
     if STATUS_PREFIXES.iter().any(|p| first.starts_with(p)) {
         return command_summary(first, result);
@@ -85,7 +85,7 @@ fn size(n: usize) -> String {
 }
 
 /// `850ms`, `4.2s`, `2m05s`.
-pub fn duration(d: Duration) -> String {
+pub(crate) fn duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")
