@@ -375,3 +375,52 @@ async fn kill_9_before_the_first_message_leaves_nothing() {
         lock_files(dir.path())
     );
 }
+
+/// A terminal that goes away without a SIGHUP reaching navi (navi in its own
+/// session, the tmux server killed) ends navi instead of leaving it spinning
+/// on the dead descriptor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_that_goes_away_without_sighup_ends_navi() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    write_profile(&cfg);
+    let fake = FakeLlm::start().await;
+    let pidfile = dir.path().join("navi.pid");
+    let script = dir.path().join("navi.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho $$ > {pid}\nexec env HOME={home} NAVI_DATA_DIR={home}/data \
+             NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} {bin} --profile tester\n",
+            pid = pidfile.display(),
+            home = dir.path().display(),
+            cfg = cfg.display(),
+            url = fake.ollama_url(),
+            bin = env!("CARGO_BIN_EXE_navi"),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let t = Tmux::start(&format!("setsid -w {}", script.display()));
+    t.wait_text("new session with profile tester").await;
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(pid));
+    // Past the start-up work (backend check, background query).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    drop(t); // kill-server: the pty is gone, and navi is not its session's leader.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while alive(pid) {
+        if tokio::time::Instant::now() > deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("navi outlived its terminal by 20 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

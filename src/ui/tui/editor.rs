@@ -94,6 +94,11 @@ impl Stream for SharedInput {
     type Item = io::Result<Event>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // A hung-up terminal reads as ready forever: crossterm would spin on
+        // it. It is the end of the input instead (the loop then quits).
+        if super::hangup::tty_hung_up() {
+            return Poll::Ready(None);
+        }
         match self.0.borrow_mut().as_mut() {
             Some(s) => Pin::new(s).poll_next(cx),
             None => Poll::Pending,

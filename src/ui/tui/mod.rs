@@ -26,6 +26,7 @@ pub(crate) mod composer;
 pub(crate) mod editor;
 pub mod event_loop;
 pub mod farewell;
+pub(crate) mod hangup;
 pub mod highlight;
 pub(crate) mod history;
 pub mod host;
@@ -174,6 +175,7 @@ pub(crate) async fn run(
         ))
     })?;
     let signal_code = Arc::new(AtomicU8::new(0));
+    hangup::watch(std::time::Duration::from_secs(5));
     let result = async {
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
