@@ -66,12 +66,17 @@ async fn quit_command_exits_zero_and_skips_the_rest() {
     let fake = FakeLlm::start().await;
     let home = Home::new(&fake.ollama_url());
     let cmd = home.command("dumb", &[]);
-    let (code, out, _) =
+    let (code, out, err) =
         tokio::task::spawn_blocking(move || piped(cmd, "/help\n/quit\nnot sent\n"))
             .await
             .unwrap();
     assert_eq!(code, 0);
     assert!(out.contains("/session new"), "{out}");
+    // The default theme ("auto") is one line mode knows.
+    assert!(
+        !format!("{out}{err}").contains("unknown theme"),
+        "{out}{err}"
+    );
     assert!(fake.chat_requests().is_empty());
 }
 

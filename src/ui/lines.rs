@@ -21,11 +21,13 @@ use std::collections::HashMap;
 pub(crate) use style::Palette;
 
 /// Code highlighting as colour theme `name` asks for (its `syntax` key);
-/// user themes in `config_dir/themes` first, then the built-in ones.
+/// user themes in `config_dir/themes` first, then the built-in ones; `auto`
+/// follows `COLORFGBG` (line mode never queries the terminal).
 pub(crate) fn code_style_for(
     name: &str,
     config_dir: &std::path::Path,
 ) -> Result<CodeStyle, String> {
+    let name = crate::ui::tui::background::theme_without_query(name);
     let theme = crate::ui::tui::theme::Theme::load(name, Some(config_dir), false)?;
     Ok(CodeStyle {
         syntax_theme: theme.syntax,

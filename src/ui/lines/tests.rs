@@ -260,6 +260,8 @@ fn code_style_follows_the_colour_theme() {
     assert_eq!(light.syntax_theme.as_deref(), Some("InspiredGitHub"));
     let dark = code_style_for("dark", dir).unwrap();
     assert_eq!(dark.syntax_theme.as_deref(), Some("base16-ocean.dark"));
+    // The default theme name works in line mode too (no "unknown theme").
+    assert!(code_style_for("auto", dir).is_ok());
     let err = code_style_for("no-such-theme", dir).unwrap_err();
     assert!(err.contains("unknown theme"), "{err}");
 }

@@ -39,6 +39,20 @@ impl Background {
     }
 }
 
+/// The theme a configured name stands for without asking the terminal:
+/// `auto` is read from `COLORFGBG` (dark when it says nothing); any other
+/// name is itself. The TUI may still correct `auto` by an OSC 11 query.
+pub(crate) fn theme_without_query(name: &str) -> &str {
+    match name {
+        "auto" => std::env::var("COLORFGBG")
+            .ok()
+            .and_then(|v| from_colorfgbg(&v))
+            .unwrap_or(Background::Dark)
+            .theme(),
+        name => name,
+    }
+}
+
 /// `COLORFGBG` ("fg;bg" or "fg;extra;bg", as rxvt and others set it): the
 /// background is the last field, an ANSI colour index. 7 and 9–15 are
 /// light, 0–6 and 8 dark; anything else (e.g. "default") says nothing.

@@ -77,14 +77,7 @@ pub fn initial_state(
     let no_color = theme::no_color_env();
     let dir = app.paths.config_dir.clone();
     // "auto": COLORFGBG now (no I/O); an OSC 11 query after the first frame.
-    let wanted = match app.config.ui.theme.as_str() {
-        "auto" => std::env::var("COLORFGBG")
-            .ok()
-            .and_then(|v| background::from_colorfgbg(&v))
-            .unwrap_or(background::Background::Dark)
-            .theme(),
-        name => name,
-    };
+    let wanted = background::theme_without_query(&app.config.ui.theme);
     let (theme, theme_error) = match Theme::load(wanted, Some(&dir), no_color) {
         Ok(t) => (t, None),
         Err(e) => (Theme::fallback(no_color), Some(e)),
