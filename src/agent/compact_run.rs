@@ -269,7 +269,17 @@ impl Agent {
             let n = self.store.load(session_id)?.map_or(0, |s| s.context.len());
             return Ok((n, n));
         };
-        let (before, after) = self.apply_compaction(session_id, &plan)?;
+        self.apply_and_announce(session_id, &plan, sink).await
+    }
+
+    /// Applies `plan` and says so with a `context_compressed` event.
+    async fn apply_and_announce(
+        &self,
+        session_id: &str,
+        plan: &CompactionPlan,
+        sink: &EventSink,
+    ) -> Result<(usize, usize), AgentError> {
+        let (before, after) = self.apply_compaction(session_id, plan)?;
         sink.emit(AgentEvent::ContextCompressed {
             messages_before: before,
             messages_after: after,
@@ -334,16 +344,7 @@ impl Agent {
                     .ok()
                     .and_then(|mut p| p.remove(session_id))
                     .ok_or_else(|| AgentError::NoPlan(session_id.to_string()))?;
-                let (before, after) = self.apply_compaction(session_id, &plan)?;
-                sink.emit(AgentEvent::ContextCompressed {
-                    messages_before: before,
-                    messages_after: after,
-                    tokens_before: plan.tokens_before,
-                    tokens_after: plan.tokens_after,
-                    max_context_tokens: plan.window,
-                })
-                .await;
-                Ok((before, after))
+                self.apply_and_announce(session_id, &plan, sink).await
             }
         }
     }

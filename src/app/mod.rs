@@ -333,20 +333,7 @@ impl App {
 
     /// Starts a turn on its own task. Stop it with `cancel`; never abort it.
     pub(crate) fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
-        let (sink, events) = EventSink::channel(1024);
-        let cancel = CancellationToken::new();
-        let agent = self.agent.clone();
-        let (sid, msg, c) = (session_id.to_string(), message.to_string(), cancel.clone());
-        let listed = self.runs.register(session_id, cancel.clone());
-        let task = tokio::spawn(async move {
-            let _listed = listed;
-            agent.run_stream(&sid, &msg, &sink, &c).await
-        });
-        RunHandle {
-            events,
-            cancel,
-            task,
-        }
+        self.start_turn_message(session_id, crate::llm::ChatMessage::user(message))
     }
 }
 
