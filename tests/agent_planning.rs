@@ -78,13 +78,18 @@ async fn reflect_yes_runs_one_review_that_reaches_phase_three_and_plan_becomes_t
             .contains("REVIEW-MARKER"),
         "review embedded in phase 3 input"
     );
-    // The plan is an assistant message in the context before the main call.
+    // The plan reaches the main call as navi's note on the user's message
+    // (not as an assistant message: the answer would make two in a row).
     let main = &reqs[3].messages;
-    let plan_msg = main
-        .iter()
-        .find(|m| m.role == Role::Assistant && m.content.contains("1. Read the failing test"))
-        .expect("plan in context");
+    assert!(
+        !main.iter().any(|m| m.role == Role::Assistant),
+        "no assistant message before the answer: {main:?}"
+    );
+    let plan_msg = main.last().expect("user message");
+    assert_eq!(plan_msg.role, Role::User);
+    assert!(plan_msg.content.contains("1. Read the failing test"));
     assert!(plan_msg.content.contains("3. Report"));
+    assert!(plan_msg.content.contains("[navi] Plan for this request"));
     assert!(!reqs[3].tools.is_empty());
     let plan = ev
         .iter()
@@ -229,12 +234,20 @@ async fn budget_anchor_stall_validation_and_replan_reach_the_requests() {
     let reqs = h.backend.requests();
     assert_eq!(reqs.len(), 6);
     let tail = |i: usize| reqs[i].messages.last().unwrap().content.clone();
-    // Budget line on every call, changing each time.
+    // The first call carries no note at all; the budget speaks only when
+    // two rounds or fewer are left (the 6th call of 8).
+    assert_eq!(reqs[0].messages.last().unwrap().content, "GOAL-XYZ");
     for (i, r) in reqs.iter().enumerate() {
         let t = r.messages.last().unwrap().content.clone();
-        assert!(
-            t.contains(&format!("Iteration {} of 8", i + 1)),
-            "call {i}: {t}"
+        assert_eq!(t.contains("tool round(s) left"), i == 5, "call {i}: {t}");
+    }
+    // Notes stay in the history: each request is the previous one plus new
+    // messages, byte for byte (the server's prompt cache keeps the prefix).
+    for w in reqs.windows(2) {
+        assert_eq!(
+            &w[1].messages[..w[0].messages.len()],
+            &w[0].messages[..],
+            "a later request rewrote an earlier message"
         );
     }
     // Anchor at iterations 2 and 4 (1-based), not 1, 3.
@@ -261,14 +274,27 @@ async fn budget_anchor_stall_validation_and_replan_reach_the_requests() {
     // The failed step triggers the replan note on the next call only.
     assert!(tail(5).contains("Step 2 failed"), "{}", tail(5));
     assert!(!tail(4).contains("Step 2 failed"));
-    // Injected notes are request-only: not stored.
+    // Notes are stored with the tool results of the context only: never in
+    // what the user sees, never in a user message.
     let stored = h.store.load(&s.id).unwrap().unwrap();
     assert!(
         stored
             .display
             .iter()
-            .chain(stored.context.iter())
             .all(|m| !m.msg.content.contains("[navi]"))
+    );
+    assert!(
+        stored
+            .context
+            .iter()
+            .any(|m| m.msg.content.contains("[navi]"))
+    );
+    assert!(
+        stored
+            .context
+            .iter()
+            .filter(|m| m.msg.content.contains("[navi]"))
+            .all(|m| m.msg.role == Role::Tool)
     );
 }
 

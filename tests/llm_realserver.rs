@@ -185,14 +185,16 @@ async fn planner_and_main_requests_share_a_byte_identical_prefix() {
                 planner["messages"][0], main["messages"][0],
                 "{kind:?}: same system prompt"
             );
-            // The planner asks at the end of the user's message, which the
-            // main request carries unchanged.
-            let user = main["messages"][1]["content"].as_str().unwrap();
+            // The planner asks at the end of the user's message; the main
+            // request carries that message with the plan after it.
+            let user = "please fix the failing test in src/main.rs";
+            let main_user = main["messages"][1]["content"].as_str().unwrap();
             let asked = planner["messages"][1]["content"].as_str().unwrap();
             assert!(
                 asked.starts_with(user) && asked.len() > user.len(),
                 "{kind:?}"
             );
+            assert!(main_user.starts_with(&format!("{user}\n\n[navi] Plan")));
             assert_eq!(
                 prefix_of(planner),
                 serde_json::to_string(&main["messages"].as_array().unwrap()[..1]).unwrap()

@@ -109,9 +109,14 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
         tool["content"].as_str().unwrap().contains("denied"),
         "{tool}"
     );
-    assert_eq!(
-        user_texts(&chats[1]).last().map(String::as_str),
-        Some("do not fetch it")
+    // The steer follows the result it was typed after (joined to it, so the
+    // roles still alternate for strict chat templates).
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("The user adds: do not fetch it"),
+        "{tool}"
     );
     // Nothing reached the URL the model wanted.
     assert!(fake.requests().iter().all(|r| r.path != "/nothing"));

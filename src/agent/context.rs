@@ -3,11 +3,14 @@
 //! The system message is rebuilt for each call: persona, a separator, the
 //! profile's prompt. Then the memory summary (when there is one), then the
 //! stored context with any system messages stripped. Loop mechanics (budget,
-//! goal anchor, stall warning, replan) are request-only notes: they are
-//! appended to the last message of the request, never stored — appending
-//! (instead of adding system messages mid-conversation) keeps chat templates
-//! that demand alternating roles working and leaves the prompt prefix
-//! cacheable.
+//! goal anchor, stall warning, replan) are navi's notes to the model: from
+//! the second call of a turn on they are appended to the last tool result
+//! and stored with it (`Run::notes_into_history`), so they are never the
+//! user's words and every later request repeats them byte for byte (the
+//! server's prompt cache keeps the whole prefix). `notes` here are for side
+//! calls only (planner phases, a last call without a tool result to carry
+//! them). The role order of what is finally sent is fixed in
+//! `llm::roles::normalize`.
 use crate::llm::{ChatMessage, Role};
 use crate::profile::{Profile, ProfileRegistry};
 use crate::session::StoredMessage;
@@ -125,7 +128,12 @@ pub(crate) fn last_user_goal(context: &[StoredMessage]) -> Option<String> {
                 && m.kind == crate::session::MessageKind::Message
                 && m.msg.images.is_empty()
         })
-        .map(|m| m.msg.content.clone())
+        .map(|m| {
+            // Without navi's own notes (the plan) added to its context copy.
+            let c = &m.msg.content;
+            let end = c.find(&format!("\n\n{NOTE_PREFIX} ")).unwrap_or(c.len());
+            c[..end].to_string()
+        })
 }
 
 #[cfg(test)]

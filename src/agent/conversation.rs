@@ -202,6 +202,42 @@ impl Conversation {
         Ok(true)
     }
 
+    /// Adds `extra` (after a blank line) to the context copy of the message
+    /// at `idx`, in memory and in the store; the display copy is untouched.
+    /// Used for what navi itself tells the model (loop notes, the plan), so
+    /// that it stays in the history every later request sends, byte for
+    /// byte, instead of appearing once and vanishing (which breaks the
+    /// server's prompt cache at that point).
+    pub(crate) fn amend_context(&mut self, idx: usize, extra: &str) -> Result<(), StoreError> {
+        let Some(m) = self.context.get_mut(idx) else {
+            return Ok(());
+        };
+        if !m.msg.content.is_empty() {
+            m.msg.content.push_str("\n\n");
+        }
+        m.msg.content.push_str(extra);
+        if let Some(store) = &self.store
+            && m.id > 0
+        {
+            store.finish_stream(&[m.id], &m.msg)?;
+        }
+        Ok(())
+    }
+
+    /// The index of the last tool result after the last assistant message,
+    /// if the context ends with a batch of results (and maybe a steer).
+    pub(crate) fn last_result_index(&self) -> Option<usize> {
+        use crate::llm::Role;
+        self.context
+            .iter()
+            .rposition(|m| m.msg.role == Role::Tool)
+            .filter(|&i| {
+                !self.context[i + 1..]
+                    .iter()
+                    .any(|m| m.msg.role == Role::Assistant)
+            })
+    }
+
     pub(crate) fn set_context_tokens(&self, tokens: u64) -> Result<(), StoreError> {
         match &self.store {
             Some(store) => store.set_context_tokens(&self.session_id, tokens),

@@ -1,6 +1,9 @@
-//! Thinking mechanics: request-only notes that keep long runs on track.
+//! Thinking mechanics: navi's notes that keep long runs on track. They are
+//! never sent with the first call of a turn; later ones join the last tool
+//! result in the stored context (`Run::notes_into_history`).
 //!
-//! - iteration budget: every call says how many iterations remain;
+//! - iteration budget: the last calls of a long run are told to finish
+//!   (a count on every call costs tokens and small models repeat it);
 //! - goal anchoring: every N iterations, the user's goal and open todo items;
 //! - anti-stall: N iterations in a row without todo progress → a hard warning;
 //! - adaptive replan: a step newly marked `failed` → a re-plan prompt next call.
@@ -9,6 +12,9 @@
 use crate::profile::Profile;
 use crate::protocol::{TodoItem, TodoStatus};
 use std::collections::HashSet;
+
+/// The budget note appears once this few iterations (or fewer) are left.
+pub(crate) const BUDGET_WARN_LEFT: u32 = 2;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Mechanics {
@@ -74,11 +80,11 @@ impl Mechanics {
         let mut inj = Injection::default();
         if self.budget {
             let left = max.saturating_sub(iteration);
-            let mut note = format!("Iteration {iteration} of {max}; {left} left after this one.");
-            if left <= 2 {
-                note.push_str(" Finish now: give the user your answer with what you have, and say what is left undone.");
+            if left <= BUDGET_WARN_LEFT {
+                inj.notes.push(format!(
+                    "Only {left} tool round(s) left after this one. Finish now: give the user your answer with what you have, and say what is left undone."
+                ));
             }
-            inj.notes.push(note);
         }
         if let Some(n) = self.anchor_every
             && iteration.is_multiple_of(n)
@@ -160,12 +166,16 @@ mod tests {
     }
 
     #[test]
-    fn budget_changes_every_iteration() {
+    fn budget_speaks_only_near_the_end() {
         let mut m = Mechanics::new(&profile());
-        let a = m.before_call(1, 10, Some("g"), &[]);
-        let b = m.before_call(2, 10, Some("g"), &[]);
-        assert!(a.notes[0].contains("Iteration 1 of 10; 9 left"));
-        assert!(b.notes[0].contains("Iteration 2 of 10; 8 left"));
+        for i in 1..=7 {
+            let n = m.before_call(i, 10, Some("g"), &[]);
+            assert!(!n.notes.iter().any(|n| n.contains("tool round")), "{i}");
+        }
+        let n = m.before_call(8, 10, Some("g"), &[]);
+        assert!(n.notes[0].contains("Only 2 tool round(s) left"), "{n:?}");
+        let n = m.before_call(10, 10, Some("g"), &[]);
+        assert!(n.notes[0].contains("Only 0 tool round(s) left"), "{n:?}");
     }
 
     #[test]

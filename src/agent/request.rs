@@ -12,7 +12,7 @@
 //!   the window the agent plans with, so the server never truncates silently
 //!   at its own default.
 use super::AgentError;
-use super::context::build_messages;
+use super::context::{NOTE_PREFIX, build_messages};
 use super::tokens::{estimate, estimate_request, estimate_tools};
 use super::turn::Run;
 use crate::config::ThinkSetting;
@@ -27,6 +27,26 @@ impl Run<'_> {
             &self.conv.context,
             notes,
         )
+    }
+
+    /// Puts loop notes into the history: appended to the last tool result
+    /// of the context (stored, so every later request repeats them byte for
+    /// byte), never as words of the user. False when there is no result to
+    /// carry them (the caller may then send them with one request only).
+    pub(super) fn notes_into_history(&mut self, notes: &[String]) -> Result<bool, AgentError> {
+        if notes.is_empty() {
+            return Ok(true);
+        }
+        let Some(idx) = self.conv.last_result_index() else {
+            return Ok(false);
+        };
+        let text = notes
+            .iter()
+            .map(|n| format!("{NOTE_PREFIX} {n}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.conv.amend_context(idx, &text)?;
+        Ok(true)
     }
 
     /// The request for a call of this turn.

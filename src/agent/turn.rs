@@ -274,18 +274,13 @@ impl<'a> Run<'a> {
             if let Some(w) = inj.stall_warning {
                 self.emit(AgentEvent::Warning { message: w }).await;
             }
-            let mut notes = inj.notes;
-            if self
-                .conv
-                .context
-                .last()
-                .is_some_and(|m| m.kind == MessageKind::Plan)
-            {
-                notes.push(
-                    "Now carry out the plan step by step, keeping the todo list up to date.".into(),
-                );
+            // The first call of a turn carries no note. Later notes join the
+            // last tool result and stay in the stored context (see
+            // `notes_into_history`).
+            if iteration > 1 {
+                self.notes_into_history(&inj.notes)?;
             }
-            let call = self.call_fitting(&notes).await?;
+            let call = self.call_fitting(&[]).await?;
             if call.stopped {
                 return self.stopped(call.msg.content).await;
             }
@@ -486,7 +481,11 @@ impl<'a> Run<'a> {
         let note = format!(
             "You have used all {max} iterations for this turn. Do not call any tools. Tell the user what you did, what is still left, and how to continue."
         );
-        let req = self.request(self.messages(&[note]), false);
+        let req = if self.notes_into_history(std::slice::from_ref(&note))? {
+            self.request(self.messages(&[]), false)
+        } else {
+            self.request(self.messages(&[note]), false)
+        };
         let call = self.stream_call(&req, true).await?;
         if call.stopped {
             return self.stopped(call.msg.content).await;

@@ -15,6 +15,7 @@ pub(crate) mod llama;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
+pub(crate) mod roles;
 pub mod scripted;
 pub(crate) mod select;
 pub mod sse;

@@ -125,7 +125,12 @@ pub(crate) fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -
     body.insert("model".into(), json!(req.model));
     body.insert(
         "messages".into(),
-        Value::Array(req.messages.iter().map(message).collect()),
+        Value::Array(
+            super::roles::normalize(&req.messages)
+                .iter()
+                .map(message)
+                .collect(),
+        ),
     );
     body.insert("stream".into(), json!(true));
     if send_tools && !req.tools.is_empty() {

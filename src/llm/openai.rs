@@ -11,7 +11,8 @@
 //! - History: `thinking` is not sent back; assistant tool calls carry their
 //!   arguments as a JSON string (the raw text when they were not valid JSON);
 //!   tool results are paired by `tool_call_id`; images are `image_url` data
-//!   URLs in a content-part array.
+//!   URLs in a content-part array. Messages go through `roles::normalize`
+//!   first, so strict chat templates accept the order.
 //! - `Authorization: Bearer KEY` only when a key is configured.
 //! - A server that answers 400 naming `stream_options` gets the request once
 //!   more without it, and never again afterwards (usage then comes only from
@@ -145,7 +146,12 @@ pub(crate) fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
     body.insert("model".into(), json!(req.model));
     body.insert(
         "messages".into(),
-        Value::Array(req.messages.iter().map(message).collect()),
+        Value::Array(
+            super::roles::normalize(&req.messages)
+                .iter()
+                .map(message)
+                .collect(),
+        ),
     );
     body.insert("stream".into(), json!(true));
     if stream_options {

@@ -84,6 +84,29 @@ async fn ask(
     Ok(Some(text))
 }
 
+/// Adds the plan to the context copy of the turn's user message, as navi's
+/// note (the display keeps the user's words). An assistant message of its
+/// own would put two assistant messages in a row once the answer follows,
+/// which strict chat templates refuse; a note that appears for one request
+/// and then vanishes would break the server's prompt cache.
+fn plan_into_context(run: &mut Run<'_>, plan: &str) -> Result<(), AgentError> {
+    use crate::llm::Role;
+    let Some(idx) = run
+        .conv
+        .context
+        .iter()
+        .rposition(|m| m.msg.role == Role::User)
+    else {
+        return Ok(());
+    };
+    let note = format!(
+        "{} Plan for this request (carry it out step by step and keep the todo list up to date):\n{plan}",
+        super::context::NOTE_PREFIX
+    );
+    run.conv.amend_context(idx, &note)?;
+    Ok(())
+}
+
 /// Runs the pipeline. Returns without a plan when the planner says DIRECT,
 /// answers garbage, or the run is stopped.
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
@@ -209,11 +232,11 @@ async fn pipeline(run: &mut Run<'_>) -> Result<(), AgentError> {
         return Ok(());
     }
     let plan = parsed.text;
-    run.conv.push(
-        ChatMessage::assistant(plan.clone()),
-        MessageKind::Plan,
-        None,
-    )?;
+    // The plan card is for the user; the model gets the plan with the
+    // request it answers (see `plan_into_context`).
+    run.conv
+        .push_display_only(ChatMessage::assistant(plan.clone()), MessageKind::Plan)?;
+    plan_into_context(run, &plan)?;
     if !run.is_subagent() {
         run.emit(AgentEvent::PlanReady { plan }).await;
     }

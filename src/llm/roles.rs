@@ -1,0 +1,221 @@
+//! Role order every chat template accepts.
+//!
+//! Many chat templates (Gemma's, Mistral's, community GGUFs) raise an error
+//! unless, after one leading system message, user and assistant strictly
+//! alternate, with tool results only right after the assistant message that
+//! asked for them. The agent's history can break that in a few honest ways:
+//! a memory note as a second system message, a compaction summary followed
+//! by a pinned user message, a steer typed while tools ran, a stopped turn
+//! whose padded results are followed by the next question. Every request is
+//! passed through [`normalize`] right before it goes on the wire, so both
+//! backends send the same, accepted shape whatever the stored history holds.
+//!
+//! Rules, applied in one pass:
+//! - every system message is folded into one leading system message;
+//! - two user messages in a row become one (texts joined by a blank line,
+//!   images kept in order);
+//! - a user message right after tool results is added to the last result
+//!   (as `The user adds: …`), unless it carries images;
+//! - two assistant messages in a row become one (texts joined, tool calls
+//!   kept in order);
+//! - a tool result with no assistant tool call before it becomes user text.
+//!
+//! The pass is deterministic and only looks backwards, so the normalised
+//! form of a history is a prefix of the normalised form of that history plus
+//! new messages (the server's prompt cache keeps working), except where a
+//! new message merges into the last old one.
+use super::{ChatMessage, Role};
+
+/// The prefix of a user message merged into a tool result.
+pub(crate) const USER_ADDS: &str = "The user adds:";
+
+/// `messages` in a role order every chat template accepts (see module docs).
+pub(crate) fn normalize(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut system: Option<ChatMessage> = None;
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    for m in messages {
+        match m.role {
+            Role::System => match &mut system {
+                Some(s) => join(&mut s.content, &m.content),
+                None => system = Some(m.clone()),
+            },
+            Role::User => push_user(&mut out, m.clone()),
+            Role::Assistant => match out.last_mut() {
+                Some(prev) if prev.role == Role::Assistant => {
+                    join(&mut prev.content, &m.content);
+                    prev.tool_calls.extend(m.tool_calls.iter().cloned());
+                    prev.thinking = None;
+                }
+                _ => out.push(m.clone()),
+            },
+            Role::Tool => {
+                let answers_a_call = out.last().is_some_and(|p| {
+                    p.role == Role::Tool || (p.role == Role::Assistant && !p.tool_calls.is_empty())
+                });
+                if answers_a_call {
+                    out.push(m.clone());
+                } else {
+                    let name = m.tool_name.as_deref().unwrap_or("a tool");
+                    let mut u = ChatMessage::user(format!("[result of {name}]\n{}", m.content));
+                    u.images = m.images.clone();
+                    push_user(&mut out, u);
+                }
+            }
+        }
+    }
+    let mut all = Vec::with_capacity(out.len() + 1);
+    all.extend(system);
+    all.extend(out);
+    all
+}
+
+fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
+    match out.last_mut() {
+        Some(prev) if prev.role == Role::User => {
+            join(&mut prev.content, &m.content);
+            prev.images.extend(m.images);
+        }
+        Some(prev) if prev.role == Role::Tool && m.images.is_empty() => {
+            let text = m.content.trim();
+            if !text.is_empty() {
+                join(&mut prev.content, &format!("{USER_ADDS} {text}"));
+            }
+        }
+        _ => out.push(m),
+    }
+}
+
+fn join(into: &mut String, more: &str) {
+    if more.is_empty() {
+        return;
+    }
+    if !into.is_empty() {
+        into.push_str("\n\n");
+    }
+    into.push_str(more);
+}
+
+/// True when `messages` alternate as [`normalize`] promises: at most one
+/// system message, first; no two user or two assistant messages in a row;
+/// tool results only after an assistant tool call or another result.
+#[cfg(test)]
+pub(crate) fn alternates(messages: &[ChatMessage]) -> bool {
+    let mut prev: Option<&ChatMessage> = None;
+    for (i, m) in messages.iter().enumerate() {
+        let ok = match (m.role, prev) {
+            (Role::System, _) => i == 0,
+            (Role::User, Some(p)) => p.role != Role::User,
+            (Role::Assistant, Some(p)) => p.role != Role::Assistant,
+            (Role::Tool, Some(p)) => {
+                p.role == Role::Tool || (p.role == Role::Assistant && !p.tool_calls.is_empty())
+            }
+            (Role::Tool, None) => false,
+            (_, None) => true,
+        };
+        if !ok {
+            return false;
+        }
+        prev = Some(m);
+    }
+    true
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::llm::{ImageData, ToolCall};
+    use serde_json::json;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "terminal".into(),
+            arguments: json!({}),
+        }
+    }
+
+    fn asst_calls(ids: &[&str]) -> ChatMessage {
+        let mut m = ChatMessage::assistant("");
+        m.tool_calls = ids.iter().map(|i| call(i)).collect();
+        m
+    }
+
+    #[test]
+    fn system_messages_fold_into_the_first() {
+        let out = normalize(&[
+            ChatMessage::system("persona"),
+            ChatMessage::system("memory"),
+            ChatMessage::user("hi"),
+        ]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].content, "persona\n\nmemory");
+        assert!(alternates(&out));
+    }
+
+    #[test]
+    fn same_roles_in_a_row_merge() {
+        let mut img = ChatMessage::user("look");
+        img.images.push(ImageData {
+            mime: "image/png".into(),
+            base64: "AA==".into(),
+        });
+        let input = vec![
+            ChatMessage::system("s"),
+            ChatMessage::user("summary of earlier"),
+            img,
+            ChatMessage::assistant("plan"),
+            ChatMessage::assistant("answer"),
+            ChatMessage::user("next"),
+        ];
+        assert!(!alternates(&input));
+        let out = normalize(&input);
+        assert!(alternates(&out), "{out:?}");
+        assert_eq!(out[1].content, "summary of earlier\n\nlook");
+        assert_eq!(out[1].images.len(), 1);
+        assert_eq!(out[2].content, "plan\n\nanswer");
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn a_steer_after_tool_results_joins_the_last_result() {
+        let c = call("c1");
+        let out = normalize(&[
+            ChatMessage::system("s"),
+            ChatMessage::user("do it"),
+            asst_calls(&["c1"]),
+            ChatMessage::tool_result(&c, "done"),
+            ChatMessage::user("also check the logs"),
+            ChatMessage::assistant("ok"),
+        ]);
+        assert!(alternates(&out), "{out:?}");
+        assert_eq!(out.len(), 5);
+        assert_eq!(out[3].content, "done\n\nThe user adds: also check the logs");
+    }
+
+    #[test]
+    fn orphan_results_become_user_text() {
+        let c = call("c9");
+        let out = normalize(&[ChatMessage::user("q"), ChatMessage::tool_result(&c, "x")]);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].content.ends_with("[result of terminal]\nx"));
+        assert!(alternates(&out));
+    }
+
+    #[test]
+    fn an_alternating_history_is_unchanged_and_prefix_stable() {
+        let c = call("c1");
+        let turn1 = vec![
+            ChatMessage::system("s"),
+            ChatMessage::user("q"),
+            asst_calls(&["c1"]),
+            ChatMessage::tool_result(&c, "r"),
+        ];
+        assert_eq!(normalize(&turn1), turn1);
+        let mut turn2 = turn1.clone();
+        turn2.push(ChatMessage::assistant("a"));
+        turn2.push(ChatMessage::user("q2"));
+        let n2 = normalize(&turn2);
+        assert_eq!(&n2[..turn1.len()], &turn1[..]);
+    }
+}
