@@ -50,17 +50,6 @@ fn turn(started: Option<Started>) -> RunHandle {
     }
 }
 
-/// Every user-visible text of the chat requests, in order.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_events() {
     let dir = tempfile::tempdir().unwrap();
