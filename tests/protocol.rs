@@ -8,7 +8,7 @@ use navi::app::submit::Started;
 use navi::app::{App, AppOptions, RunHandle, SessionChoice};
 use navi::config::{BackendKind, Config, Overrides, Paths};
 use navi::protocol::{AgentEvent, CompactMode, Decision, INTERRUPTED, Submission};
-use serde_json::{Value, json};
+use serde_json::json;
 use support::{FakeLlm, Reply};
 
 fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
