@@ -81,7 +81,6 @@ impl Run<'_> {
                 req.max_tokens = Some(n);
             }
         }
-        req.cache_key = Some(self.state_session());
         req
     }
 

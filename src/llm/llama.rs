@@ -1,6 +1,6 @@
 //! llama.cpp `llama-server` extras on top of the OpenAI-compatible API:
-//! `GET /props` (the server's real window and slot count), `cache_prompt`
-//! and `id_slot` pinning.
+//! `GET /props` (the server's real window and slot count) and
+//! `cache_prompt`.
 //!
 //! Invariants:
 //! - `/props` is read at most once per backend, and only when the window is
@@ -9,9 +9,14 @@
 //! - The window is the per-slot context from `/props`
 //!   (`default_generation_settings.n_ctx`, else top-level `n_ctx`), never
 //!   `/v1/models`' `n_ctx_train`, which is the training length.
-//! - A session is pinned to slot `fnv1a(session) % total_slots` only when the
-//!   server has two or more slots; the same session always gets the same slot.
-use serde_json::{Map, Value, json};
+//! - No `id_slot` is sent: the server picks the idle slot whose cached
+//!   prompt shares the longest prefix with the request, and keeps evicted
+//!   prompts in its RAM prompt cache, so a new session on a warm server
+//!   evaluates only what is new and two sessions used in turn both keep
+//!   their cache. Pinning a session to a slot (tried before) made a new
+//!   session land on an empty slot and evaluate everything again; see
+//!   docs/performance.md for the measurements.
+use serde_json::{Value, json};
 
 /// What `GET /props` told about the server.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,19 +46,6 @@ impl ServerProps {
         }
         Some(ServerProps { n_ctx, total_slots })
     }
-
-    /// The slot a session is pinned to, when the server has several.
-    pub(crate) fn slot_for(&self, key: &str) -> Option<u32> {
-        let slots = self.total_slots.filter(|n| *n >= 2)?;
-        Some((fnv1a(key.as_bytes()) % u64::from(slots)) as u32)
-    }
-}
-
-/// FNV-1a, 64 bit: stable across runs and Rust versions (unlike `DefaultHasher`).
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 /// The server's root URL for `/props`: the base without a trailing `/v1`.
@@ -61,20 +53,11 @@ pub(crate) fn root_of(base: &str) -> &str {
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
-/// Adds `cache_prompt: true` and, when pinned, `id_slot` to a chat body.
-pub(crate) fn add_fields(
-    body: &mut Value,
-    props: &ServerProps,
-    cache_key: Option<&str>,
-    slot: bool,
-) {
-    let Some(obj) = body.as_object_mut() else {
-        return;
-    };
-    let obj: &mut Map<String, Value> = obj;
-    obj.insert("cache_prompt".into(), json!(true));
-    if slot && let Some(id) = cache_key.and_then(|k| props.slot_for(k)) {
-        obj.insert("id_slot".into(), json!(id));
+/// Adds `cache_prompt: true` to a chat body (the server reuses the KV
+/// cache of the longest matching prefix).
+pub(crate) fn add_fields(body: &mut Value) {
+    if let Some(obj) = body.as_object_mut() {
+        obj.insert("cache_prompt".into(), json!(true));
     }
 }
 
@@ -98,19 +81,10 @@ mod tests {
     }
 
     #[test]
-    fn a_session_keeps_its_slot() {
-        let p = ServerProps {
-            n_ctx: None,
-            total_slots: Some(4),
-        };
-        let a = p.slot_for("session-a").unwrap();
-        assert!(a < 4);
-        assert_eq!(p.slot_for("session-a"), Some(a));
-        let one = ServerProps {
-            n_ctx: None,
-            total_slots: Some(1),
-        };
-        assert_eq!(one.slot_for("session-a"), None);
+    fn the_root_drops_v1_and_no_slot_is_chosen() {
         assert_eq!(root_of("http://h:8080/v1"), "http://h:8080");
+        let mut body = json!({"model": "m"});
+        add_fields(&mut body);
+        assert_eq!(body, json!({"model": "m", "cache_prompt": true}));
     }
 }

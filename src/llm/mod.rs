@@ -146,9 +146,6 @@ pub struct ChatRequest {
     pub keep_alive: Option<String>,
     /// Cap on generated tokens (`max_tokens` / Ollama `options.num_predict`).
     pub(crate) max_tokens: Option<u32>,
-    /// A stable key (the session id) for servers with several slots: the
-    /// same key lands on the same slot, whose KV cache holds its prefix.
-    pub(crate) cache_key: Option<String>,
 }
 
 impl ChatRequest {
@@ -162,7 +159,6 @@ impl ChatRequest {
             num_ctx: None,
             keep_alive: None,
             max_tokens: None,
-            cache_key: None,
         }
     }
 }

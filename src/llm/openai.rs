@@ -19,9 +19,8 @@
 //!   servers that send it unasked).
 //! - `max_tokens` is sent when the request caps generation.
 //! - llama-server (detected by its `/props`, read once when the window is
-//!   first asked for) also gets `cache_prompt: true` and `id_slot`; a server
-//!   that rejects `id_slot` gets the request once more without it, and never
-//!   again afterwards. See `llama.rs`.
+//!   first asked for) also gets `cache_prompt: true`; the server chooses
+//!   the slot (see `llama.rs`).
 //! - A request that fails before any response byte is sent once more on a
 //!   fresh connection (`http::send_retrying_once`).
 //! - Dropping the returned stream drops the HTTP body; the server stops.
@@ -68,8 +67,6 @@ pub struct OpenAiBackend {
     api_key: String,
     /// The server rejected `stream_options` once; do not send it again.
     no_stream_options: AtomicBool,
-    /// The server rejected `id_slot` once; do not send it again.
-    no_id_slot: AtomicBool,
     /// llama-server's `/props`, read once (`None` inside: not llama-server).
     props: tokio::sync::OnceCell<Option<ServerProps>>,
 }
@@ -86,7 +83,6 @@ impl OpenAiBackend {
             },
             api_key: api_key.trim().to_string(),
             no_stream_options: AtomicBool::new(false),
-            no_id_slot: AtomicBool::new(false),
             props: tokio::sync::OnceCell::new(),
         })
     }
@@ -280,9 +276,8 @@ impl LlmBackend for OpenAiBackend {
         let props = self.props.get().cloned().flatten();
         let resp = loop {
             let mut body = chat_body(req, stream_options);
-            let slot = !self.no_id_slot.load(Ordering::Relaxed);
-            if let Some(p) = &props {
-                llama::add_fields(&mut body, p, req.cache_key.as_deref(), slot);
+            if props.is_some() {
+                llama::add_fields(&mut body);
             }
             let resp = http::send_retrying_once(&self.target, &self.client, &self.fresh, |c| {
                 self.request_on(c, reqwest::Method::POST, "/chat/completions")
@@ -294,14 +289,6 @@ impl LlmBackend for OpenAiBackend {
                 break resp;
             }
             let failure = HttpFailure::read(resp).await;
-            if body.get("id_slot").is_some()
-                && failure.status == 400
-                && failure.message.contains("id_slot")
-            {
-                tracing::warn!("{}; retrying without id_slot", failure.message);
-                self.no_id_slot.store(true, Ordering::Relaxed);
-                continue;
-            }
             if stream_options && failure.status == 400 && failure.message.contains("stream_options")
             {
                 tracing::warn!("{}; retrying without stream_options", failure.message);
