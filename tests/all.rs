@@ -68,6 +68,8 @@ mod tools_exposure;
 mod tools_filesystem;
 #[path = "tools_meta.rs"]
 mod tools_meta;
+#[path = "tools_on_demand.rs"]
+mod tools_on_demand;
 #[path = "tools_ssh.rs"]
 mod tools_ssh;
 #[path = "tools_terminal.rs"]

@@ -33,12 +33,23 @@ async fn time_server_tool_result_is_fed_back_to_the_model() {
     assert_eq!(code, 0, "{err}");
     let reqs = fake.chat_requests();
     assert_eq!(reqs.len(), 2);
-    let tools = offered_tools(&reqs[0]);
-    assert_eq!(
-        tools,
-        vec!["todo", "time__get_current_time", "time__convert_time"]
+    // Tools on demand: the first request names the server's tools in
+    // `load_tools`; the model called one without loading it, which ran and
+    // brought its schema into the next request.
+    assert_eq!(offered_tools(&reqs[0]), vec!["load_tools"]);
+    let listing = reqs[0]["tools"][0]["function"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        listing.contains("time (MCP server): get_current_time, convert_time"),
+        "{listing}"
     );
-    let schema = reqs[0]["tools"]
+    assert!(listing.contains("todo: "), "{listing}");
+    assert_eq!(
+        offered_tools(&reqs[1]),
+        vec!["load_tools", "time__get_current_time"]
+    );
+    let schema = reqs[1]["tools"]
         .as_array()
         .unwrap()
         .iter()

@@ -122,9 +122,13 @@ async fn seed_session(env: &Env, fake: &FakeLlm, text: &str) {
     assert_eq!(code, 0, "{err}");
 }
 
+/// The memory part of the request: it travels in the one system message
+/// (strict chat templates accept no second one), after the prompt.
 fn memory_message(body: &Value) -> Option<String> {
-    let m = &body["messages"][1];
-    (m["role"] == "system").then(|| m["content"].as_str().unwrap_or("").to_string())
+    let m = &body["messages"][0];
+    let text = m["content"].as_str().filter(|_| m["role"] == "system")?;
+    let at = text.find("## What I remember about the user")?;
+    Some(text[at..].to_string())
 }
 
 #[tokio::test]
@@ -273,7 +277,7 @@ async fn review_accepts_and_rejects_and_only_accepted_facts_reach_the_model() {
     env.run(&fake, &["run", "--profile", "tester", "hello again"])
         .await;
     let last = fake.chat_requests().last().cloned().unwrap();
-    let mem = memory_message(&last).expect("memory message after the system prompt");
+    let mem = memory_message(&last).expect("memory after the system prompt");
     assert!(
         mem.starts_with("## What I remember about the user"),
         "{mem}"

@@ -14,12 +14,13 @@ use serde_json::json;
 use std::sync::Arc;
 use tools_support::*;
 
-const BUILTINS: [&str; 12] = [
+const BUILTINS: [&str; 13] = [
     "code_exec",
     "filesystem",
     "http_request",
     "image_view",
     "list_tools",
+    "load_tools",
     "scratchpad",
     "ssh_exec",
     "terminal",
@@ -78,12 +79,12 @@ async fn list_tools_shows_the_live_list() {
     let mut ctx = h.ctx();
     let r = call(&ListToolsTool, json!({}), &ctx).await;
     let out = ok_text(&r);
-    assert!(out.starts_with("12 tools available:"), "{out}");
+    assert!(out.starts_with("13 tools available:"), "{out}");
     assert!(
         out.contains("\n- terminal(command, cwd, timeout_secs): Run a shell command"),
         "{out}"
     );
-    assert_eq!(r.metadata["tools"].as_array().unwrap().len(), 12);
+    assert_eq!(r.metadata["tools"].as_array().unwrap().len(), 13);
 
     ctx.tool_list = Arc::new(vec![ToolSchema {
         name: "only_one".into(),

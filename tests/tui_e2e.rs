@@ -231,9 +231,15 @@ async fn navi_tui_end_to_end() {
     assert_eq!(reqs.len(), 6, "no extra turn for the steer");
     let msgs = reqs[5]["messages"].as_array().unwrap();
     let last = &msgs[msgs.len() - 1];
-    assert_eq!(last["role"], "user");
-    assert_eq!(last["content"], "also say STEER-OK");
-    assert_eq!(msgs[msgs.len() - 2]["role"], "tool");
+    // The steer joins the tool result it was typed after (roles alternate).
+    assert_eq!(last["role"], "tool");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("The user adds: also say STEER-OK"),
+        "{last}"
+    );
     assert!(
         reqs[4].to_string().find("STEER-OK").is_none(),
         "the steer waited for the safe point"

@@ -12,13 +12,13 @@ use serde::Serialize;
 
 /// Target for the default profile's base request (fits a 4,096-token window
 /// with room for the conversation and the answer).
-pub const DEFAULT_PROFILE_BUDGET: u64 = 2_000;
+pub const DEFAULT_PROFILE_BUDGET: u64 = 850;
 /// No shipped profile may cost more than this.
-pub const PROFILE_BUDGET: u64 = 3_000;
+pub const PROFILE_BUDGET: u64 = 1_100;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolCost {
-    pub(crate) name: String,
+    pub name: String,
     pub(crate) tokens: u64,
 }
 
@@ -46,8 +46,10 @@ pub(crate) fn base_cost(
     registry: &ToolRegistry,
     names: &[String],
     roster: Option<&str>,
+    on_demand: bool,
 ) -> BaseCost {
-    let schemas: Vec<ToolSchema> = registry.schemas_for(names);
+    let schemas: Vec<ToolSchema> =
+        super::on_demand::offered(registry, profile, names, &[], on_demand);
     let mut system = system_prompt(persona, profile, false);
     if let Some(r) = roster {
         system.push_str("\n\n");
@@ -118,6 +120,7 @@ impl super::Agent {
             &registry,
             &names,
             roster.as_deref(),
+            self.config.tools.on_demand,
         ))
     }
 }

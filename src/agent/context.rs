@@ -20,7 +20,7 @@ pub(crate) const MEMORY_HEADING: &str = "## What I remember about the user";
 pub(crate) const NOTE_PREFIX: &str = "[navi]";
 pub(crate) const ROSTER_HEADING: &str = "Other profiles (switch_profile / spawn_agent):";
 /// A roster line's description is cut (on a word) to about this many chars.
-const ROSTER_DESC_CHARS: usize = 72;
+const ROSTER_DESC_CHARS: usize = 44;
 
 fn short(desc: &str) -> String {
     let desc = desc.trim();

@@ -16,6 +16,7 @@ pub mod delegate;
 
 mod fit;
 pub(crate) mod mechanics;
+pub(crate) mod on_demand;
 pub(crate) mod oversize;
 pub(crate) mod planning;
 pub(crate) mod repetition;

@@ -53,13 +53,7 @@ impl Run<'_> {
     pub(super) fn request(&self, messages: Vec<ChatMessage>, with_tools: bool) -> ChatRequest {
         let mut req = ChatRequest::new(&self.model, messages);
         if with_tools {
-            let reg = self
-                .agent
-                .tools
-                .read()
-                .map(|r| r.clone())
-                .unwrap_or_default();
-            req.tools = reg.schemas_for(&self.tool_names());
+            req.tools = self.offered_schemas();
         }
         req.temperature = Some(self.profile.temperature);
         req.think = Some(if self.profile.think_enabled {

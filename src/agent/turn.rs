@@ -37,6 +37,8 @@ pub(super) struct Run<'a> {
     /// MCP tools this run offers, fixed at its start (a server that becomes
     /// ready mid-turn joins at the next user message).
     pub(super) mcp_tools: Vec<String>,
+    /// Tools loaded on demand in this session, in load order (`on_demand.rs`).
+    pub(super) loaded: Vec<String>,
 }
 
 /// What one streamed model call produced.
@@ -175,7 +177,7 @@ impl<'a> Run<'a> {
                 super::account::save_window(&agent.store, &conv.session_id, window)?;
             }
         }
-        let run = Run {
+        let mut run = Run {
             agent,
             profile,
             conv,
@@ -189,7 +191,9 @@ impl<'a> Run<'a> {
             seen_ids,
             memory: agent.memory_summary(),
             mcp_tools,
+            loaded: Vec::new(),
         };
+        run.loaded = run.read_loaded();
         if run.origin.is_none() {
             sink.emit(AgentEvent::ModelSelected {
                 model: sel.model,
@@ -328,7 +332,7 @@ impl<'a> Run<'a> {
             .read()
             .map(|r| r.clone())
             .unwrap_or_default();
-        let tool_list = Arc::new(reg.schemas_for(&self.tool_names()));
+        let tool_list = Arc::new(self.callable_schemas(&reg));
         let sub = self.is_subagent();
         for call in calls {
             if self.cancel.is_cancelled() {
@@ -351,6 +355,7 @@ impl<'a> Run<'a> {
             let result = reg.execute(call, &ctx, &self.agent.gate).await;
             let content = result.to_model_content();
             self.push_tool_result(call, &content, result.success)?;
+            self.note_call(&call.name, &result.metadata)?;
             if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
                 && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
             {

@@ -284,6 +284,10 @@ pub struct ToolsConfig {
     pub(crate) fs_timeout_secs: u64,
     /// Longest line kept in tool output; longer lines are cut with a note.
     pub max_line_bytes: usize,
+    /// Send only a profile's core tools with full schemas and offer the
+    /// rest by name through `load_tools` (their schemas join the session's
+    /// requests once loaded). Off: every enabled tool on every request.
+    pub(crate) on_demand: bool,
 }
 
 impl Default for ToolsConfig {
@@ -304,6 +308,7 @@ impl Default for ToolsConfig {
             image_max_bytes: 10_000_000,
             fs_timeout_secs: 30,
             max_line_bytes: 8_000,
+            on_demand: true,
         }
     }
 }

@@ -14,6 +14,10 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The core of a profile that names none: the tools almost every task
+/// starts with (those of them the profile enables).
+pub(crate) const DEFAULT_CORE_TOOLS: &[&str] = &["filesystem", "terminal"];
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Profile {
     pub(crate) id: String,
@@ -28,6 +32,10 @@ pub struct Profile {
     pub(crate) max_iterations: u32,
     pub(crate) enabled_tools: Vec<String>,
     pub(crate) subagent_tools: Vec<String>,
+    /// The tools sent with their full schemas on every request when tools
+    /// are loaded on demand (`[tools].on_demand`); the others are offered by
+    /// name through `load_tools`. `None`: [`DEFAULT_CORE_TOOLS`].
+    pub(crate) core_tools: Option<Vec<String>>,
     pub(crate) think_enabled: bool,
     pub(crate) iteration_budget_enabled: bool,
     pub(crate) goal_anchoring_enabled: bool,

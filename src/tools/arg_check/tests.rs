@@ -96,7 +96,11 @@ fn builtin_schemas_are_inline_objects_with_plain_types() {
 /// `parameters`, 5,196 bytes in the wire form, for these 16 tools).
 #[test]
 fn builtin_schemas_cost_no_more_than_the_hand_written_ones() {
-    let schemas = builtin_schemas();
+    // `load_tools` came later, with tools on demand.
+    let schemas: Vec<_> = builtin_schemas()
+        .into_iter()
+        .filter(|s| s.name != "load_tools")
+        .collect();
     let params: usize = schemas
         .iter()
         .map(|s| serde_json::to_string(&s.parameters).unwrap().len())

@@ -4,6 +4,7 @@ pub mod filesystem;
 pub mod http_request;
 pub mod image_view;
 pub mod list_tools;
+pub(crate) mod load_tools;
 pub(crate) mod memory_forget;
 pub(crate) mod memory_search;
 pub mod reload_tools;
@@ -33,6 +34,7 @@ pub fn register_all(reg: &mut ToolRegistry) {
     reg.register_builtin(Arc::new(image_view::ImageViewTool));
     reg.register_builtin(Arc::new(list_tools::ListToolsTool));
     reg.register_builtin(Arc::new(tool_manual::ToolManualTool));
+    reg.register_builtin(Arc::new(load_tools::LoadToolsTool));
 }
 
 /// Registers the tools that change the registry itself (`reload_tools`,

@@ -1,0 +1,234 @@
+//! Tools on demand: which tool schemas go with a request.
+//!
+//! Tool schemas are most of a request's fixed cost, and a small local model
+//! with a 4k window cannot pay for fifteen of them on every call. So, with
+//! `[tools].on_demand` (the default), a request carries:
+//! 1. the profile's core tools (`core_tools`, else `profile::DEFAULT_CORE_TOOLS`),
+//! 2. `load_tools`, whose description names every other tool the run may
+//!    use with one line (MCP tools as one line per server),
+//! 3. the tools loaded so far in this session, in the order they were
+//!    loaded.
+//!
+//! When the tools beyond the core are few and small (their schemas under
+//! [`MIN_SAVING`] tokens), everything is sent as before.
+//!
+//! A tool is loaded by a `load_tools` call, or simply by calling it: a
+//! model that names a tool it has not loaded still gets the call run (the
+//! registry checks its arguments as usual). Loaded names are kept in the
+//! session's state, so they stay in every later request: the tools array
+//! only ever grows at its end, and the server's prompt cache keeps the rest.
+use super::AgentError;
+use super::tokens::estimate_tools;
+use super::turn::Run;
+use crate::llm::ToolSchema;
+use crate::profile::{DEFAULT_CORE_TOOLS, Profile};
+use crate::tools::ToolRegistry;
+use crate::tools::builtin::load_tools::NAME as LOAD_TOOLS;
+use serde_json::json;
+
+/// Session state key of the loaded tool names (a JSON list).
+const STATE_KEY: &str = "loaded_tools";
+/// Tools are deferred only when their schemas would cost more than this
+/// many (estimated) tokens: below it, listing them in `load_tools` and the
+/// extra call to load one save nothing.
+pub(crate) const MIN_SAVING: u64 = 400;
+/// A deferred tool's line is cut to about this many characters.
+const LINE_CHARS: usize = 48;
+
+/// The schemas a request carries, given every tool the run may use (`all`,
+/// in the profile's order), what is loaded, and the switch.
+pub(crate) fn offered(
+    registry: &ToolRegistry,
+    profile: &Profile,
+    all: &[String],
+    loaded: &[String],
+    on_demand: bool,
+) -> Vec<ToolSchema> {
+    let core = core_of(profile);
+    let deferred: Vec<&String> = all
+        .iter()
+        .filter(|n| !core.contains(&n.as_str()) && n.as_str() != LOAD_TOOLS)
+        .filter(|n| registry.get(n).is_some())
+        .collect();
+    if !on_demand || deferred.is_empty() {
+        return registry.schemas_for(all);
+    }
+    let deferred_names: Vec<String> = deferred.iter().map(|n| n.to_string()).collect();
+    if estimate_tools(&registry.schemas_for(&deferred_names)) <= MIN_SAVING {
+        // A few small tools cost less than listing them would save.
+        return registry.schemas_for(all);
+    }
+    let mut names: Vec<String> = all
+        .iter()
+        .filter(|n| core.contains(&n.as_str()))
+        .cloned()
+        .collect();
+    let mut out = registry.schemas_for(&names);
+    out.push(load_tools_schema(registry, &deferred));
+    names.clear();
+    names.extend(loaded.iter().filter(|n| all.contains(n)).cloned());
+    out.extend(registry.schemas_for(&names));
+    out
+}
+
+/// The names whose full schema is always sent.
+fn core_of(profile: &Profile) -> Vec<&str> {
+    match &profile.core_tools {
+        Some(list) => list.iter().map(String::as_str).collect(),
+        None => DEFAULT_CORE_TOOLS.to_vec(),
+    }
+}
+
+/// `load_tools` with the deferred tools listed in its description.
+fn load_tools_schema(registry: &ToolRegistry, deferred: &[&String]) -> ToolSchema {
+    let parameters = registry
+        .get(LOAD_TOOLS)
+        .map(|t| t.schema().parameters)
+        .unwrap_or_else(|| {
+            json!({"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}}, "required": ["names"]})
+        });
+    let mut lines = Vec::new();
+    let mut servers: Vec<(String, Vec<String>)> = Vec::new();
+    for name in deferred {
+        if let Some((server, tool)) = name.split_once("__") {
+            match servers.iter_mut().find(|(s, _)| s == server) {
+                Some((_, tools)) => tools.push(tool.to_string()),
+                None => servers.push((server.to_string(), vec![tool.to_string()])),
+            }
+            continue;
+        }
+        let desc = registry
+            .get(name)
+            .map(|t| one_line(&t.schema().description))
+            .unwrap_or_default();
+        lines.push(format!("{name}: {desc}"));
+    }
+    for (server, tools) in servers {
+        lines.push(format!("{server} (MCP server): {}", tools.join(", ")));
+    }
+    ToolSchema {
+        name: LOAD_TOOLS.to_string(),
+        description: format!(
+            "Load tools before using them (a server's name loads all its tools). Available:\n{}",
+            lines.join("\n")
+        ),
+        parameters,
+    }
+}
+
+/// The first clause of a description (up to `. `, `; `, ` (` or `: `),
+/// cut on a word to about [`LINE_CHARS`] characters.
+fn one_line(desc: &str) -> String {
+    let first = desc.trim().lines().next().unwrap_or_default();
+    let end = [". ", "; ", " (", ": "]
+        .iter()
+        .filter_map(|p| first.find(p))
+        .min()
+        .unwrap_or(first.len());
+    let first = first[..end].trim_end_matches('.');
+    if first.chars().count() <= LINE_CHARS {
+        return first.to_string();
+    }
+    let cut: String = first.chars().take(LINE_CHARS).collect();
+    let cut = cut.rsplit_once(' ').map(|(a, _)| a).unwrap_or(&cut);
+    format!("{}…", cut.trim_end_matches([',', ';', ':']))
+}
+
+impl Run<'_> {
+    /// The tools loaded in this session so far (persisted sessions only).
+    pub(super) fn read_loaded(&self) -> Vec<String> {
+        if self.is_subagent() {
+            return Vec::new();
+        }
+        self.conv
+            .store()
+            .and_then(|s| s.get_state(&self.conv.session_id, STATE_KEY).ok().flatten())
+            .and_then(|v| serde_json::from_str(&v).ok())
+            .unwrap_or_default()
+    }
+
+    /// The schemas this run's requests carry now.
+    pub(super) fn offered_schemas(&self) -> Vec<ToolSchema> {
+        let reg = self
+            .agent
+            .tools
+            .read()
+            .map(|r| r.clone())
+            .unwrap_or_default();
+        offered(
+            &reg,
+            &self.profile,
+            &self.tool_names(),
+            &self.loaded,
+            self.agent.config.tools.on_demand,
+        )
+    }
+
+    /// Every schema a call may use: all the run's tools plus `load_tools`.
+    pub(super) fn callable_schemas(&self, reg: &ToolRegistry) -> Vec<ToolSchema> {
+        let mut all = reg.schemas_for(&self.tool_names());
+        if let Some(load) = self
+            .offered_schemas()
+            .into_iter()
+            .find(|s| s.name == LOAD_TOOLS)
+        {
+            all.push(load);
+        }
+        all
+    }
+
+    /// After a call: a `load_tools` result, or a call to a tool that was
+    /// not loaded yet, adds tools to every later request of the session.
+    pub(super) fn note_call(
+        &mut self,
+        name: &str,
+        metadata: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), AgentError> {
+        let mut new: Vec<String> = if name == LOAD_TOOLS {
+            metadata
+                .get("loaded")
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or_default()
+        } else {
+            vec![name.to_string()]
+        };
+        let offered: Vec<String> = self.offered_schemas().into_iter().map(|s| s.name).collect();
+        let all = self.tool_names();
+        new.retain(|n| all.contains(n) && !offered.contains(n) && !self.loaded.contains(n));
+        if new.is_empty() {
+            return Ok(());
+        }
+        self.loaded.extend(new);
+        if !self.is_subagent()
+            && let Some(store) = self.conv.store()
+        {
+            let json = serde_json::to_string(&self.loaded).unwrap_or_default();
+            store.put_state(&self.conv.session_id, STATE_KEY, &json)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_takes_the_first_sentence_and_cuts_on_a_word() {
+        assert_eq!(one_line("Search the web. Returns links."), "Search the web");
+        assert_eq!(one_line("Run Python code.\nMore."), "Run Python code");
+        assert_eq!(
+            one_line("Run a command (sh -c); returns it"),
+            "Run a command"
+        );
+        assert_eq!(one_line("Task checklist: set or add"), "Task checklist");
+        let long =
+            "Read, write, search and list files and directories under the allowed roots with care";
+        let l = one_line(long);
+        assert!(
+            l.ends_with('…') && l.chars().count() <= LINE_CHARS + 1,
+            "{l}"
+        );
+    }
+}
