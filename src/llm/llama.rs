@@ -1,6 +1,6 @@
 //! llama.cpp `llama-server` extras on top of the OpenAI-compatible API:
-//! `GET /props` (the server's real window and slot count), `cache_prompt`
-//! and `id_slot` pinning.
+//! `GET /props` (the server's real window, slot count and input
+//! modalities), `cache_prompt` and `id_slot` pinning.
 //!
 //! Invariants:
 //! - `/props` is read at most once per backend, and only when the window is
@@ -9,6 +9,8 @@
 //! - The window is the per-slot context from `/props`
 //!   (`default_generation_settings.n_ctx`, else top-level `n_ctx`), never
 //!   `/v1/models`' `n_ctx_train`, which is the training length.
+//! - `modalities.vision` says whether the loaded model takes images (a
+//!   model started without its `--mmproj` does not); absent means unknown.
 //! - A session is pinned to slot `fnv1a(session) % total_slots` only when the
 //!   server has two or more slots; the same session always gets the same slot.
 use serde_json::{Map, Value, json};
@@ -19,6 +21,8 @@ pub(crate) struct ServerProps {
     /// Tokens one slot can hold (the usable window per request).
     pub(crate) n_ctx: Option<u64>,
     pub(crate) total_slots: Option<u32>,
+    /// `modalities.vision`: the loaded model takes images (`None`: not said).
+    pub(crate) vision: Option<bool>,
 }
 
 impl ServerProps {
@@ -36,10 +40,18 @@ impl ServerProps {
             .and_then(Value::as_u64)
             .and_then(|n| u32::try_from(n).ok())
             .filter(|n| *n > 0);
-        if n_ctx.is_none() && total_slots.is_none() {
+        let vision = obj
+            .get("modalities")
+            .and_then(|m| m.get("vision"))
+            .and_then(Value::as_bool);
+        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() {
             return None;
         }
-        Some(ServerProps { n_ctx, total_slots })
+        Some(ServerProps {
+            n_ctx,
+            total_slots,
+            vision,
+        })
     }
 
     /// The slot a session is pinned to, when the server has several.
@@ -91,8 +103,15 @@ mod tests {
         .unwrap();
         assert_eq!(p.n_ctx, Some(4096));
         assert_eq!(p.total_slots, Some(4));
+        assert_eq!(p.vision, None);
         let p = ServerProps::parse(&json!({"n_ctx": 8192})).unwrap();
         assert_eq!(p.n_ctx, Some(8192));
+        let p = ServerProps::parse(&json!({"n_ctx": 8192,
+            "modalities": {"vision": false, "audio": false}}))
+        .unwrap();
+        assert_eq!(p.vision, Some(false));
+        let p = ServerProps::parse(&json!({"modalities": {"vision": true}})).unwrap();
+        assert_eq!(p.vision, Some(true));
         assert!(ServerProps::parse(&json!({"error": "nope"})).is_none());
         assert!(ServerProps::parse(&json!([1])).is_none());
     }
@@ -100,15 +119,15 @@ mod tests {
     #[test]
     fn a_session_keeps_its_slot() {
         let p = ServerProps {
-            n_ctx: None,
             total_slots: Some(4),
+            ..ServerProps::default()
         };
         let a = p.slot_for("session-a").unwrap();
         assert!(a < 4);
         assert_eq!(p.slot_for("session-a"), Some(a));
         let one = ServerProps {
-            n_ctx: None,
             total_slots: Some(1),
+            ..ServerProps::default()
         };
         assert_eq!(one.slot_for("session-a"), None);
         assert_eq!(root_of("http://h:8080/v1"), "http://h:8080");

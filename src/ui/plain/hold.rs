@@ -131,6 +131,16 @@ impl Typed {
         n
     }
 
+    /// Puts `text` into the next prompt's buffer, when nothing was typed
+    /// ahead meanwhile (that stays first). False when it was not put.
+    pub(crate) fn preset(&mut self, text: &str) -> bool {
+        if !self.held.is_empty() || !self.partial.is_empty() {
+            return false;
+        }
+        self.partial = text.as_bytes().to_vec();
+        true
+    }
+
     /// Typed text without an Enter yet, for the next prompt's buffer.
     pub(crate) fn take_partial(&mut self) -> String {
         let raw = std::mem::take(&mut self.partial);
