@@ -139,3 +139,93 @@ async fn plain_mode_keeps_a_refused_message_for_the_next_line() {
     );
     assert!(fake.chat_requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_from_a_tool_that_the_server_refuses_leaves_a_usable_session() {
+    let env = Env::new();
+    std::fs::write(env.path("shot.png"), PNG).unwrap();
+    let cfg = json!({
+        "id": "tester", "name": "Tester", "description": "test profile",
+        "model": ["test-model"], "temperature": 0.2,
+        "enabled_tools": ["image_view"],
+        "planning_phase1_enabled": false, "planning_phase3_enabled": false,
+        "iteration_budget_enabled": false, "goal_anchoring_enabled": false
+    });
+    std::fs::write(env.path("cfg/profiles/tester/config.json"), cfg.to_string()).unwrap();
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call("image_view", json!({"path": "shot.png"})));
+    fake.push(Reply::text("").with_fault(Fault::Status(
+        500,
+        "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj".into(),
+    )));
+    let o = env
+        .run(
+            &fake,
+            "openai",
+            &["run", "--json", "-p", "tester", "look at shot.png"],
+        )
+        .await;
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(o.stderr.contains("refused the image"), "{}", o.stderr);
+    assert!(
+        has_image(&fake.chat_requests()[1]),
+        "the tool's image was sent once"
+    );
+    // The user's message had no image: it is not handed back.
+    assert!(o.stdout.contains("\"type\":\"error\""), "{}", o.stdout);
+    assert!(!o.stdout.contains("input_returned"), "{}", o.stdout);
+    fake.push(Reply::text("answered in words"));
+    let o = env.run(&fake, "openai", &["run", "-c", "go on"]).await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let next = fake.chat_requests().last().unwrap().clone();
+    assert!(!has_image(&next), "{next}");
+    assert!(
+        next.to_string()
+            .contains("[image not sent: model is text-only]"),
+        "{next}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_run_json_hands_a_refused_message_back() {
+    let env = Env::new();
+    std::fs::write(env.path("shot.png"), PNG).unwrap();
+    let fake = FakeLlm::start().await;
+    fake.set_props(Some(
+        json!({"n_ctx": 4096, "modalities": {"vision": false}}),
+    ));
+    let o = env
+        .run(
+            &fake,
+            "openai",
+            &[
+                "run",
+                "--json",
+                "-p",
+                "tester",
+                "-f",
+                "shot.png",
+                "what is this?",
+            ],
+        )
+        .await;
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let kinds: Vec<String> = o
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v["type"].as_str().unwrap_or("").to_string())
+        .collect();
+    let at = kinds.iter().position(|k| k == "input_returned");
+    assert!(
+        at.is_some() && kinds.get(at.unwrap() + 1).map(String::as_str) == Some("error"),
+        "{kinds:?}"
+    );
+    assert!(
+        o.stderr.contains("modalities.vision: false"),
+        "{}",
+        o.stderr
+    );
+    assert!(fake.chat_requests().is_empty());
+    assert_eq!(sessions(&env.path("data")), 0);
+}

@@ -87,6 +87,9 @@ pub enum AgentError {
         model: String,
         server: String,
         reason: String,
+        /// The refused image came with the user's message (not from a
+        /// tool): the message goes back to the front end.
+        from_user: bool,
     },
 }
 
@@ -101,7 +104,11 @@ impl AgentError {
     pub(crate) fn returns_input(&self) -> bool {
         matches!(
             self,
-            AgentError::NoVision { .. } | AgentError::ImageRefused { .. }
+            AgentError::NoVision { .. }
+                | AgentError::ImageRefused {
+                    from_user: true,
+                    ..
+                }
         )
     }
 }

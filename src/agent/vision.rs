@@ -17,7 +17,7 @@
 //! time) the message goes and the server decides. A refused message is
 //! given back to the front end ([`AgentError::returns_input`]).
 use super::{Agent, AgentError};
-use crate::llm::{ChatMessage, LlmBackend, LlmError};
+use crate::llm::{ChatMessage, LlmBackend, LlmError, Role};
 use std::time::Duration;
 
 /// How long the server may take to say what the model takes.
@@ -79,6 +79,20 @@ pub(super) async fn after_error(
     if !llm.is_image_refusal() {
         return e;
     }
+    // Whether the user's own message carried the images (read before they go).
+    let from_user = agent
+        .store
+        .load(session_id)
+        .ok()
+        .flatten()
+        .and_then(|s| {
+            s.display
+                .iter()
+                .rev()
+                .find(|m| m.msg.role == Role::User)
+                .map(|m| !m.msg.images.is_empty())
+        })
+        .unwrap_or(false);
     let dropped = match agent.store.drop_context_images(session_id) {
         Ok(n) => n,
         Err(err) => {
@@ -110,6 +124,7 @@ pub(super) async fn after_error(
         model,
         server: backend.base_url().to_string(),
         reason: reason(llm),
+        from_user,
     }
 }
 

@@ -165,4 +165,16 @@ mod tests {
         assert_eq!(t.pop_line().as_deref(), Some("three"));
         assert_eq!(t.pop_line(), None);
     }
+
+    #[test]
+    fn a_preset_never_pushes_typed_text_aside() {
+        let mut t = Typed::default();
+        assert!(t.preset("kept message"));
+        assert_eq!(t.take_partial(), "kept message");
+        t.partial = b"typed ahead".to_vec();
+        assert!(!t.preset("kept message"));
+        assert_eq!(t.take_partial(), "typed ahead");
+        t.held.push_back("a line".into());
+        assert!(!t.preset("kept message"));
+    }
 }

@@ -153,3 +153,47 @@ impl TuiState {
         });
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::llm::ImageData;
+    use crate::ui::tui::theme::Theme;
+
+    fn image(name: &str) -> Attachment {
+        Attachment::Image {
+            name: name.into(),
+            image: ImageData {
+                mime: "image/png".into(),
+                base64: "AAA=".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_returned_message_goes_before_what_was_typed_since() {
+        let mut st = TuiState::new(Theme::fallback(true));
+        st.sent = Some(("describe it".into(), vec![image("a.png")]));
+        st.composer.set_text("also this");
+        st.attachments.push(image("b.png"));
+        st.input_returned();
+        assert_eq!(st.composer.text, "describe it\nalso this");
+        let names: Vec<&str> = st.attachments.iter().map(Attachment::name).collect();
+        assert_eq!(names, vec!["a.png", "b.png"]);
+        assert!(st.flash.as_deref().unwrap().contains("1 attachment(s)"));
+        // Only once: a second event has nothing left to give back.
+        st.input_returned();
+        assert_eq!(st.attachments.len(), 2);
+        assert_eq!(st.composer.text, "describe it\nalso this");
+    }
+
+    #[test]
+    fn a_returned_message_fills_an_empty_composer() {
+        let mut st = TuiState::new(Theme::fallback(true));
+        st.sent = Some(("what is this?".into(), Vec::new()));
+        st.input_returned();
+        assert_eq!(st.composer.text, "what is this?");
+        assert!(st.attachments.is_empty());
+    }
+}
