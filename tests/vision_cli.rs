@@ -229,3 +229,27 @@ async fn navi_run_json_hands_a_refused_message_back() {
     assert!(fake.chat_requests().is_empty());
     assert_eq!(sessions(&env.path("data")), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_mode_on_a_terminal_puts_a_refused_message_back_in_the_prompt() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake.ollama_url());
+    std::fs::write(home.dir.path().join("shot.png"), PNG).unwrap();
+    let mut pty =
+        crate::plain_support::Pty::spawn(home.command("xterm-256color", &[("NO_COLOR", "1")]));
+    pty.wait_for("navi[tester]> ");
+    pty.send("/attach shot.png\r");
+    pty.wait_for("goes with your next message");
+    pty.send("what is this?\r");
+    pty.wait_for("accepts only text");
+    pty.wait_for("your message is kept: it is in the prompt below");
+    pty.wait_for("what is this?");
+    // Enter sends the kept text again, with the kept image: refused again.
+    pty.send("\r");
+    pty.wait_for("accepts only text");
+    pty.wait_for("your message is kept");
+    pty.send("\x03");
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+    assert!(fake.chat_requests().is_empty());
+}
