@@ -166,6 +166,7 @@ impl LlmError {
             "invalid content type",
             "cannot process image",
             "can't process image",
+            "not loaded",
         ]
         .iter()
         .any(|w| text.contains(w));
@@ -218,6 +219,10 @@ mod image_tests {
             rejected("Qwen/Qwen2.5-0.5B-Instruct is not a multimodal model"),
             rejected("Model does not support images. Please use a model that does."),
             rejected("vision is not supported by this model"),
+            server("this server does not support multimodal input"),
+            server("mmproj not loaded: the model cannot read images"),
+            rejected("Model does not support multimodal inputs"),
+            rejected("images are not supported"),
             LlmError::StreamError {
                 backend: "x".into(),
                 message: "the model does not support image input".into(),

@@ -15,13 +15,40 @@
 //! of only "tools") leaves the answer unknown.
 use serde_json::Value;
 
+/// A list of names: an array of strings, or an object whose `true` keys
+/// are the names (`{"vision": false, "completion": true}`).
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
-    v.and_then(Value::as_array).map(|a| {
-        a.iter()
-            .filter_map(Value::as_str)
-            .map(|s| s.to_ascii_lowercase())
-            .collect()
-    })
+    match v? {
+        Value::Array(a) => Some(
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(|s| s.to_ascii_lowercase())
+                .collect(),
+        ),
+        Value::Object(o) => Some(
+            o.iter()
+                .filter(|(_, v)| v.as_bool() == Some(true))
+                .map(|(k, _)| k.to_ascii_lowercase())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// `{"vision": bool}` as `/props` has it, on an entry or its `meta`.
+fn vision_flag(entry: &Value) -> Option<(bool, String)> {
+    for (name, m) in [
+        ("modalities", entry.get("modalities")),
+        (
+            "meta.modalities",
+            entry.get("meta").and_then(|m| m.get("modalities")),
+        ),
+    ] {
+        if let Some(v) = m.and_then(|m| m.get("vision")).and_then(Value::as_bool) {
+            return Some((v, format!("its model list says {name}.vision: {v}")));
+        }
+    }
+    None
 }
 
 /// Whether a `/models` entry says the model takes images, and in which
@@ -53,6 +80,9 @@ pub(crate) fn entry_images(entry: &Value) -> Option<(bool, String)> {
             ));
         }
     }
+    if let Some(said) = vision_flag(entry) {
+        return Some(said);
+    }
     if let Some(t) = entry.get("type").and_then(Value::as_str) {
         match t {
             "vlm" => return Some((true, "LM Studio lists it as type \"vlm\"".into())),
@@ -60,8 +90,12 @@ pub(crate) fn entry_images(entry: &Value) -> Option<(bool, String)> {
             _ => {}
         }
     }
-    let caps = strings(entry.get("capabilities"))?;
-    if caps.iter().any(|c| c == "multimodal" || c == "vision") {
+    let caps = strings(entry.get("capabilities"))
+        .or_else(|| strings(entry.get("meta").and_then(|m| m.get("capabilities"))))?;
+    if caps
+        .iter()
+        .any(|c| c == "multimodal" || c == "vision" || c == "image")
+    {
         return Some((true, format!("it lists capabilities: {}", caps.join(", "))));
     }
     caps.iter()
@@ -126,6 +160,10 @@ mod tests {
             json!({"id":"m","modalities":{"input":["text"],"output":["text"]}}),
             json!({"id":"m","type":"llm"}),
             json!({"id":"m","capabilities":["completion"]}),
+            json!({"id":"m","capabilities":{"completion":true,"vision":false}}),
+            json!({"id":"m","meta":{"capabilities":["completion"]}}),
+            json!({"id":"m","modalities":{"vision":false,"audio":false}}),
+            json!({"id":"m","meta":{"modalities":{"vision":false}}}),
         ] {
             let (takes, why) = entry_images(&e).unwrap_or_else(|| panic!("{e}"));
             assert!(!takes, "{e}");
@@ -141,6 +179,8 @@ mod tests {
             json!({"id":"m","type":"vlm"}),
             json!({"id":"m","capabilities":["completion","multimodal"]}),
             json!({"id":"m","capabilities":["vision"]}),
+            json!({"id":"m","capabilities":{"completion":true,"vision":true}}),
+            json!({"id":"m","meta":{"modalities":{"vision":true}}}),
         ] {
             assert_eq!(entry_images(&e).map(|x| x.0), Some(true), "{e}");
         }
