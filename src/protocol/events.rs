@@ -144,10 +144,6 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
-    /// The user's message was refused as it is (an image the model cannot
-    /// take), just before the `error` that says why: the front end gives the
-    /// typed text and the attachments back (composer, next line).
-    InputReturned,
     /// A message the user sent while the turn ran, added to the context at
     /// the turn's next safe point (after a tool batch).
     UserSteer {
@@ -176,6 +172,10 @@ pub enum AgentEvent {
     ContextSummary {
         summary: String,
     },
+    /// The user's message was refused as it is (an image the model cannot
+    /// take), just before the `error` that says why: the front end gives the
+    /// typed text and the attachments back (composer, next line).
+    InputReturned,
 }
 
 impl AgentEvent {
@@ -202,12 +202,12 @@ impl AgentEvent {
             AgentEvent::ModelSelected { .. } => "model_selected",
             AgentEvent::Warning { .. } => "warning",
             AgentEvent::Error { .. } => "error",
-            AgentEvent::InputReturned => "input_returned",
             AgentEvent::UserSteer { .. } => "user_steer",
             AgentEvent::UserMessage { .. } => "user_message",
             AgentEvent::AgentMessage { .. } => "agent_message",
             AgentEvent::Notice { .. } => "notice",
             AgentEvent::ContextSummary { .. } => "context_summary",
+            AgentEvent::InputReturned => "input_returned",
         }
     }
 
