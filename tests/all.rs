@@ -90,3 +90,5 @@ mod tui_e2e;
 mod tui_loop;
 #[path = "tui_overlays.rs"]
 mod tui_overlays;
+#[path = "vision_cli.rs"]
+mod vision_cli;

@@ -241,6 +241,28 @@ async fn list_models_and_model_info() {
 }
 
 #[tokio::test]
+async fn image_input_follows_the_vision_capability() {
+    for (caps, want) in [
+        (vec!["completion", "tools", "thinking"], Some(false)),
+        (vec!["completion", "vision"], Some(true)),
+        // A list that says nothing about inputs: the server decides.
+        (vec!["tools"], None),
+    ] {
+        let fake = FakeLlm::start().await;
+        fake.set_capabilities(&caps);
+        let b = OllamaBackend::new(&fake.ollama_url()).unwrap();
+        let got = b.image_input("test-model").await;
+        assert_eq!(got.as_ref().map(|i| i.accepted), want, "{caps:?}");
+        if let Some(i) = got {
+            assert!(i.evidence.contains(&caps.join(", ")), "{}", i.evidence);
+        }
+        // A model the server does not know: not a refusal.
+        assert_eq!(b.image_input("other-model").await, None);
+        assert!(fake.chat_requests().is_empty());
+    }
+}
+
+#[tokio::test]
 async fn unsupported_thinking_is_dropped_once_and_remembered() {
     let fake = FakeLlm::start().await;
     fake.push(Reply::fault(Fault::Status(

@@ -279,6 +279,77 @@ async fn list_models_and_model_info() {
 }
 
 #[tokio::test]
+async fn what_the_server_says_about_images() {
+    // (/v1/models fields, /props, images taken?, words in the evidence)
+    let cases = [
+        (
+            json!({"input_modalities": ["text"]}),
+            None,
+            Some(false),
+            "input_modalities: text",
+        ),
+        (
+            json!({"input_modalities": ["text", "image"]}),
+            None,
+            Some(true),
+            "image",
+        ),
+        (
+            json!({"capabilities": ["completion"]}),
+            None,
+            Some(false),
+            "completion",
+        ),
+        (
+            json!({"capabilities": ["completion", "multimodal"]}),
+            None,
+            Some(true),
+            "multimodal",
+        ),
+        (json!({"type": "vlm"}), None, Some(true), "vlm"),
+        (
+            json!({"input_modalities": ["text", "image"]}),
+            Some(json!({"n_ctx": 4096, "modalities": {"vision": false, "audio": false}})),
+            Some(false),
+            "modalities.vision: false",
+        ),
+        (
+            json!({}),
+            Some(json!({"modalities": {"vision": true}})),
+            Some(true),
+            "vision: true",
+        ),
+        // vLLM and friends say nothing: unknown, the request goes.
+        (json!({"max_model_len": 4096}), None, None, ""),
+        (
+            json!({"capabilities": ["tools"]}),
+            Some(json!({"n_ctx": 4096})),
+            None,
+            "",
+        ),
+    ];
+    for (fields, props, want, words) in cases {
+        let fake = FakeLlm::start().await;
+        fake.set_model_fields(fields.clone());
+        fake.set_props(props.clone());
+        let b = backend(&fake);
+        let got = b.image_input("test-model").await;
+        assert_eq!(got.as_ref().map(|i| i.accepted), want, "{fields} {props:?}");
+        if let Some(i) = got {
+            assert!(i.evidence.contains(words), "{fields}: {}", i.evidence);
+        }
+        // model_info says the same, as Ollama lists it ("vision").
+        let caps = b.model_info("test-model").await.unwrap().capabilities;
+        match want {
+            Some(true) => assert!(caps.contains(&"vision".to_string()), "{caps:?}"),
+            Some(false) => assert_eq!(caps.first().map(String::as_str), Some("completion")),
+            None => assert!(!caps.iter().any(|c| c == "vision" || c == "completion")),
+        }
+        assert!(fake.chat_requests().is_empty());
+    }
+}
+
+#[tokio::test]
 async fn refused_connection_is_unreachable_with_a_hint() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

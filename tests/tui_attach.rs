@@ -16,7 +16,7 @@ use ratatui::backend::TestBackend;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{FakeLlm, Reply};
+use support::{FakeLlm, Fault, Reply};
 use tokio::sync::mpsc;
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
@@ -37,10 +37,31 @@ fn app(dir: &std::path::Path, kind: BackendKind, fake: &FakeLlm) -> App {
 }
 
 /// What the loop held after each frame: (attachments queued, last answer,
-/// their descriptions and, when idle, the last transcript cell).
-type Frames = Arc<Mutex<Vec<(usize, String, String)>>>;
+/// their descriptions, the composer's text and, when idle, the last
+/// transcript cell).
+type Frame = (usize, String, String);
+type Frames = Arc<Mutex<Vec<Frame>>>;
 
-async fn drive(app: &App, script: Vec<&str>, done: fn(&(usize, String, String)) -> bool) -> Frames {
+/// One step of a scripted session.
+enum Step {
+    /// Typed and sent with Enter (after `/attach`, waits until it queued).
+    Line(String),
+    Key(KeyCode, KeyModifiers),
+    /// Waits until a frame passes the check.
+    Wait(&'static str, fn(&Frame) -> bool),
+}
+
+fn line(s: &str) -> Step {
+    Step::Line(s.to_string())
+}
+
+async fn drive(app: &App, script: Vec<&str>, done: fn(&Frame) -> bool) -> Frames {
+    let mut steps: Vec<Step> = script.into_iter().map(line).collect();
+    steps.push(Step::Wait("the end of the turn", done));
+    drive_steps(app, steps).await
+}
+
+async fn drive_steps(app: &App, steps: Vec<Step>) -> Frames {
     let st = navi::ui::tui::initial_state(app, &SessionChoice::New, None)
         .ok()
         .unwrap();
@@ -61,9 +82,8 @@ async fn drive(app: &App, script: Vec<&str>, done: fn(&(usize, String, String)) 
     let key = move |c: KeyCode, m: KeyModifiers| {
         ktx.send(Event::Key(KeyEvent::new(c, m))).unwrap();
     };
-    let lines: Vec<String> = script.into_iter().map(String::from).collect();
     let script = async move {
-        let wait = |what: &'static str, f: fn(&(usize, String, String)) -> bool| {
+        let wait = |what: &'static str, f: fn(&Frame) -> bool| {
             let seen = seen.clone();
             async move {
                 for _ in 0..800 {
@@ -75,16 +95,21 @@ async fn drive(app: &App, script: Vec<&str>, done: fn(&(usize, String, String)) 
                 panic!("never saw: {what}; last: {:?}", seen.lock().unwrap().last());
             }
         };
-        for l in &lines {
-            for c in l.chars() {
-                key(KeyCode::Char(c), KeyModifiers::NONE);
-            }
-            key(KeyCode::Enter, KeyModifiers::NONE);
-            if l.starts_with("/attach") {
-                wait("the attachment queued", |f| f.0 > 0).await;
+        for step in steps {
+            match step {
+                Step::Line(l) => {
+                    for c in l.chars() {
+                        key(KeyCode::Char(c), KeyModifiers::NONE);
+                    }
+                    key(KeyCode::Enter, KeyModifiers::NONE);
+                    if l.starts_with("/attach ") && !l.ends_with(" clear") {
+                        wait("the attachment queued", |f| f.0 > 0).await;
+                    }
+                }
+                Step::Key(c, m) => key(c, m),
+                Step::Wait(what, f) => wait(what, f).await,
             }
         }
-        wait("the end of the turn", done).await;
         key(KeyCode::Char('c'), KeyModifiers::CONTROL);
         key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     };
@@ -101,6 +126,7 @@ async fn drive(app: &App, script: Vec<&str>, done: fn(&(usize, String, String)) 
                 .map(|a| a.describe())
                 .collect::<Vec<_>>()
                 .join("\n");
+            screen.push_str(&format!("\ncomposer: {}", st.composer.text));
             if !st.running
                 && let Some(c) = st.transcript.cells.last()
             {
@@ -112,7 +138,7 @@ async fn drive(app: &App, script: Vec<&str>, done: fn(&(usize, String, String)) 
                 .push((st.attachments.len(), st.last_answer.clone(), screen));
         },
     );
-    let (res, ()) = tokio::time::timeout(Duration::from_secs(30), async {
+    let (res, ()) = tokio::time::timeout(Duration::from_secs(60), async {
         tokio::join!(looped, script)
     })
     .await
@@ -211,21 +237,176 @@ async fn an_image_for_a_model_without_vision_is_refused_and_nothing_is_sent() {
         f.2.contains("cannot take images")
     })
     .await;
-    let last = frames.lock().unwrap().last().unwrap().2.clone();
+    let last = frames.lock().unwrap().last().unwrap().clone();
     assert!(
-        last.contains("test-model cannot take images") && last.contains("/model"),
-        "{last}"
+        last.2.contains("test-model on ")
+            && last.2.contains("accepts only text")
+            && last
+                .2
+                .contains("it lists the capabilities: completion, tools, thinking")
+            && last.2.contains("/model"),
+        "{last:?}"
     );
+    assert_refused_and_given_back(&fake, &app, &last);
+}
+
+const QUESTION: &str = "what is in this picture?";
+
+/// Nothing went to the server, nothing was stored, and the text and the
+/// image are back in the composer.
+fn assert_refused_and_given_back(fake: &FakeLlm, app: &App, last: &Frame) {
     assert!(fake.chat_requests().is_empty(), "nothing may be sent");
-    // Nothing was saved either: the session has no user message.
-    let sessions = app.store.list().unwrap();
-    for s in sessions {
+    assert!(
+        last.2.contains(&format!("composer: {QUESTION}")),
+        "the text is back in the composer: {last:?}"
+    );
+    assert_eq!(last.0, 1, "the image is queued again: {last:?}");
+    assert!(last.2.starts_with("shot.png (image)"), "{last:?}");
+    // Nothing was saved: the new session never got a row.
+    assert!(app.store.list().unwrap().is_empty());
+}
+
+/// An OpenAI-compatible server that says the model takes only text:
+/// refused before sending, the message comes back.
+async fn refused_on_openai(fake: FakeLlm, evidence: &'static str) {
+    fake.push(Reply::text("never"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shot.png"), PNG).unwrap();
+    let app = app(dir.path(), BackendKind::Openai, &fake);
+    let attach = format!("/attach {}", dir.path().join("shot.png").display());
+    let frames = drive(&app, vec![&attach, QUESTION], |f| {
+        f.2.contains("accepts only text")
+    })
+    .await;
+    let last = frames.lock().unwrap().last().unwrap().clone();
+    assert!(
+        last.2
+            .contains(&format!("test-model on {}", fake.openai_url())),
+        "{last:?}"
+    );
+    assert!(last.2.contains(evidence), "{evidence}: {last:?}");
+    assert_refused_and_given_back(&fake, &app, &last);
+}
+
+#[tokio::test]
+async fn a_text_only_model_in_v1_models_is_refused_before_sending() {
+    let fake = FakeLlm::start().await;
+    fake.set_model_fields(serde_json::json!({"input_modalities": ["text"]}));
+    refused_on_openai(fake, "input_modalities: text").await;
+}
+
+#[tokio::test]
+async fn llama_servers_props_without_vision_is_refused_before_sending() {
+    let fake = FakeLlm::start().await;
+    fake.set_props(Some(serde_json::json!({
+        "default_generation_settings": {"n_ctx": 8192},
+        "total_slots": 1,
+        "modalities": {"vision": false, "audio": false}
+    })));
+    refused_on_openai(fake, "modalities.vision: false").await;
+}
+
+#[tokio::test]
+async fn llama_servers_capability_list_and_lm_studio_types_are_read() {
+    for (fields, evidence) in [
+        (
+            serde_json::json!({"capabilities": ["completion"]}),
+            "capabilities: completion",
+        ),
+        (
+            serde_json::json!({"type": "llm"}),
+            "LM Studio lists it as type",
+        ),
+    ] {
+        let fake = FakeLlm::start().await;
+        fake.set_model_fields(fields);
+        refused_on_openai(fake, evidence).await;
+    }
+}
+
+/// No image in any chat request after the first.
+fn images_in(body: &Value) -> bool {
+    let s = body.to_string();
+    s.contains("image_url") || s.contains("\"images\"")
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_an_image_does_not_poison_the_session() {
+    for (kind, refusal) in [
+        (
+            BackendKind::Openai,
+            "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+        ),
+        (
+            BackendKind::Ollama,
+            "this model is missing data required for image input",
+        ),
+    ] {
+        let fake = FakeLlm::start().await;
+        // The server says nothing against images (Ollama even lists
+        // "vision"), then refuses the image anyway.
+        fake.set_capabilities(&["completion", "tools", "vision"]);
+        fake.push(Reply::text("").with_fault(Fault::Status(500, refusal.into())));
+        for _ in 0..3 {
+            fake.push(Reply::text("fine answer without the picture"));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("shot.png"), PNG).unwrap();
+        let app = app(dir.path(), kind, &fake);
+        let attach = format!("/attach {}", dir.path().join("shot.png").display());
+        let frames = drive_steps(
+            &app,
+            vec![
+                line(&attach),
+                line(QUESTION),
+                Step::Wait("the refusal, the message back", |f| {
+                    f.2.contains("refused the image") && f.2.contains("composer: what is in")
+                }),
+                // Sent again as it is: now refused before sending.
+                Step::Key(KeyCode::Enter, KeyModifiers::NONE),
+                Step::Wait("the refusal before sending", |f| {
+                    f.2.contains("refused an image for it earlier")
+                        && f.2.contains("composer: what is in")
+                }),
+                Step::Key(KeyCode::Char('u'), KeyModifiers::CONTROL),
+                line("/attach clear"),
+                line("and now, in words?"),
+                Step::Wait("the next answer", |f| f.1.contains("fine answer")),
+            ],
+        )
+        .await;
+        let shown = frames
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|f| f.2.contains("HTTP 500") && f.2.contains(refusal));
+        assert!(shown, "{kind:?}: the server's words are shown");
+        let reqs = fake.chat_requests();
+        assert!(
+            images_in(&reqs[0]),
+            "{kind:?}: the first request had the image"
+        );
+        let after = &reqs[1..];
+        assert!(!after.is_empty(), "{kind:?}: the next message was sent");
+        for r in after {
+            assert!(!images_in(r), "{kind:?}: an image was sent again: {r}");
+        }
+        let last = after.last().unwrap().to_string();
+        assert!(
+            last.contains("[image not sent: model is text-only]")
+                && last.contains("and now, in words?"),
+            "{kind:?}: {last}"
+        );
+        // The transcript (display copy) still has the image.
+        let s = &app.store.list().unwrap()[0];
         let loaded = app.store.load(&s.id).unwrap().unwrap();
         assert!(
-            loaded
-                .display
-                .iter()
-                .all(|m| m.msg.role != navi::llm::Role::User)
+            loaded.display.iter().any(|m| !m.msg.images.is_empty()),
+            "{kind:?}: the transcript keeps the image"
+        );
+        assert!(
+            loaded.context.iter().all(|m| m.msg.images.is_empty()),
+            "{kind:?}: the model's copy has none"
         );
     }
 }

@@ -74,15 +74,43 @@ pub enum AgentError {
         profile: String,
     },
     #[error(
-        "{model} cannot take images (the server lists: {capabilities}); nothing was sent. Switch to a vision model with /model (or --model), or send the message without the image"
+        "{model} on {server} accepts only text and cannot take images ({evidence}); nothing was sent. Use a vision model (/model NAME, or --model NAME) or send the message without the image"
     )]
-    NoVision { model: String, capabilities: String },
+    NoVision {
+        model: String,
+        server: String,
+        evidence: String,
+    },
+    #[error(
+        "{server} refused the image: {reason}. {model} takes only text: the image stays in the transcript but is not sent again, and the session goes on. Use a vision model (/model NAME, or --model NAME) or send the message without the image"
+    )]
+    ImageRefused {
+        model: String,
+        server: String,
+        reason: String,
+        /// The refused image came with the user's message (not from a
+        /// tool): the message goes back to the front end.
+        from_user: bool,
+    },
 }
 
 impl AgentError {
     /// The user stopped it (Ctrl-C, /stop): not a failure to report.
     pub(crate) fn is_cancelled(&self) -> bool {
         matches!(self, AgentError::Llm(LlmError::Cancelled))
+    }
+
+    /// The user's message was refused as it is (an image the model cannot
+    /// take): front ends give the typed text and attachments back.
+    pub(crate) fn returns_input(&self) -> bool {
+        matches!(
+            self,
+            AgentError::NoVision { .. }
+                | AgentError::ImageRefused {
+                    from_user: true,
+                    ..
+                }
+        )
     }
 }
 
@@ -140,6 +168,8 @@ pub struct Agent {
     tweaks: RwLock<tweaks::TurnTweaks>,
     /// Messages sent to steer a running turn (see `steer.rs`).
     pub steers: steer::SteerInbox,
+    /// Models whose server refused an image in this process (see `vision.rs`).
+    text_only: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Agent {
@@ -166,6 +196,7 @@ impl Agent {
             pending_compactions: Mutex::new(HashMap::new()),
             memory: std::sync::OnceLock::new(),
             tweaks: RwLock::new(tweaks::TurnTweaks::default()),
+            text_only: Mutex::new(Default::default()),
         }
     }
 

@@ -54,6 +54,21 @@ pub(super) async fn run_persistent(
     sink: &EventSink,
     cancel: &CancellationToken,
 ) -> Result<TurnOutcome, AgentError> {
+    // An image the model cannot take is refused before anything is stored
+    // or sent (a pending session stays pending): see `vision.rs`.
+    let profile_id = agent
+        .store
+        .meta(session_id)?
+        .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?
+        .profile_id;
+    if let Err(e) = super::vision::check(agent, &profile_id, &user_message).await {
+        sink.emit(AgentEvent::StreamStart {
+            session_id: session_id.to_string(),
+        })
+        .await;
+        emit_error(sink, &e).await;
+        return Err(e);
+    }
     // One writer per session: a turn runs only in the navi holding the
     // session's lock (taken here if the front end did not already). A
     // pending session (nothing sent yet) gets its row and lock now.
@@ -68,13 +83,6 @@ pub(super) async fn run_persistent(
         session_id: session_id.to_string(),
     })
     .await;
-    if let Err(e) = super::vision::check(agent, &session.meta.profile_id, &user_message).await {
-        sink.emit(AgentEvent::Error {
-            message: e.to_string(),
-        })
-        .await;
-        return Err(e);
-    }
     let mut conv = Conversation::persistent(agent.store.clone(), session_id, session.context);
     conv.push(user_message, MessageKind::Message, None)?;
     let result = async {
@@ -95,15 +103,30 @@ pub(super) async fn run_persistent(
         run.execute(first_message).await
     }
     .await;
+    let result = match result {
+        Err(e) => {
+            Err(super::vision::after_error(agent, session_id, &session.meta.profile_id, e).await)
+        }
+        ok => ok,
+    };
     if let Err(e) = &result {
-        sink.emit(AgentEvent::Error {
-            message: e.to_string(),
-        })
-        .await;
+        emit_error(sink, e).await;
         let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
         let _ = notice.push_display_only(ChatMessage::system(e.to_string()), MessageKind::Error);
     }
     result
+}
+
+/// A failed turn's error; a refused message first goes back to the user
+/// (`InputReturned`: the front end restores the text and attachments).
+async fn emit_error(sink: &EventSink, e: &AgentError) {
+    if e.returns_input() {
+        sink.emit(AgentEvent::InputReturned).await;
+    }
+    sink.emit(AgentEvent::Error {
+        message: e.to_string(),
+    })
+    .await;
 }
 
 pub(super) async fn run_ephemeral(

@@ -130,11 +130,117 @@ impl LlmError {
                 .any(|w| text.contains(w)))
     }
 
+    /// The server refused the request because of an image the model cannot
+    /// take (llama-server "image input is not supported", vLLM "not a
+    /// multimodal model" / "At most 0 image(s)", LM Studio "does not support
+    /// images", Ollama "missing data required for image input", OpenAI
+    /// "image_url is only supported by certain models", …): a word for
+    /// images together with a word for refusing them.
+    pub(crate) fn is_image_refusal(&self) -> bool {
+        let text = match self {
+            LlmError::Rejected { message, .. } => message,
+            LlmError::Server { body, .. } => body,
+            LlmError::StreamError { message, .. } => message,
+            _ => return false,
+        }
+        .to_ascii_lowercase();
+        let about_images = ["image", "multimodal", "multi-modal", "vision", "mmproj"]
+            .iter()
+            .any(|w| text.contains(w));
+        let refused = [
+            "not supported",
+            "unsupported",
+            "not support",
+            "doesn't support",
+            "does not accept",
+            "not accept",
+            "not a multimodal",
+            "not multimodal",
+            "only supported by",
+            "no endpoints found that support",
+            "at most 0 image",
+            "missing data required",
+            "not enabled",
+            "not allowed",
+            "unknown content type",
+            "invalid content type",
+            "cannot process image",
+            "can't process image",
+            "not loaded",
+        ]
+        .iter()
+        .any(|w| text.contains(w));
+        about_images && refused && !self.is_context_overflow()
+    }
+
     /// Errors worth retrying (with backoff) when no chunk has arrived yet.
+    /// An image the model cannot take is refused again every time.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
             LlmError::Unreachable { .. } | LlmError::RateLimited { .. } | LlmError::Server { .. }
-        )
+        ) && !self.is_image_refusal()
+    }
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+
+    fn server(body: &str) -> LlmError {
+        LlmError::Server {
+            backend: "llama-server".into(),
+            status: 500,
+            body: body.into(),
+        }
+    }
+
+    fn rejected(message: &str) -> LlmError {
+        LlmError::Rejected {
+            backend: "x".into(),
+            status: 400,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn image_refusals_from_many_servers_are_one_class() {
+        let refusals = [
+            server(
+                "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+            ),
+            server(
+                "{\"error\":{\"code\":500,\"message\":\"Image input is not supported by this server\",\"type\":\"server_error\"}}",
+            ),
+            server("multimodal is not supported by this model"),
+            server("this model is missing data required for image input"),
+            rejected("Invalid content type. image_url is only supported by certain models."),
+            rejected("At most 0 image(s) may be provided in one request."),
+            rejected("Qwen/Qwen2.5-0.5B-Instruct is not a multimodal model"),
+            rejected("Model does not support images. Please use a model that does."),
+            rejected("vision is not supported by this model"),
+            server("this server does not support multimodal input"),
+            server("mmproj not loaded: the model cannot read images"),
+            rejected("Model does not support multimodal inputs"),
+            rejected("images are not supported"),
+            LlmError::StreamError {
+                backend: "x".into(),
+                message: "the model does not support image input".into(),
+            },
+        ];
+        for e in &refusals {
+            assert!(e.is_image_refusal(), "{e}");
+            assert!(!e.is_retryable(), "{e}");
+        }
+        for e in [
+            server("out of memory"),
+            server("failed to load model"),
+            rejected("the request exceeds the available context size; image tokens count too"),
+            rejected("unsupported parameter: id_slot"),
+            LlmError::Cancelled,
+        ] {
+            assert!(!e.is_image_refusal(), "{e}");
+        }
+        assert!(server("out of memory").is_retryable());
     }
 }

@@ -1,6 +1,6 @@
 //! llama.cpp `llama-server` extras on top of the OpenAI-compatible API:
-//! `GET /props` (the server's real window and slot count) and
-//! `cache_prompt`.
+//! `GET /props` (the server's real window, slot count and input
+//! modalities) and `cache_prompt`.
 //!
 //! Invariants:
 //! - `/props` is read at most once per backend, and only when the window is
@@ -16,6 +16,8 @@
 //!   their cache. Pinning a session to a slot (tried before) made a new
 //!   session land on an empty slot and evaluate everything again; see
 //!   docs/performance.md for the measurements.
+//! - `modalities.vision` says whether the loaded model takes images (a
+//!   model started without its `--mmproj` does not); absent means unknown.
 use serde_json::{Value, json};
 
 /// What `GET /props` told about the server.
@@ -24,6 +26,8 @@ pub(crate) struct ServerProps {
     /// Tokens one slot can hold (the usable window per request).
     pub(crate) n_ctx: Option<u64>,
     pub(crate) total_slots: Option<u32>,
+    /// `modalities.vision`: the loaded model takes images (`None`: not said).
+    pub(crate) vision: Option<bool>,
 }
 
 impl ServerProps {
@@ -41,10 +45,18 @@ impl ServerProps {
             .and_then(Value::as_u64)
             .and_then(|n| u32::try_from(n).ok())
             .filter(|n| *n > 0);
-        if n_ctx.is_none() && total_slots.is_none() {
+        let vision = obj
+            .get("modalities")
+            .and_then(|m| m.get("vision"))
+            .and_then(Value::as_bool);
+        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() {
             return None;
         }
-        Some(ServerProps { n_ctx, total_slots })
+        Some(ServerProps {
+            n_ctx,
+            total_slots,
+            vision,
+        })
     }
 }
 
@@ -74,8 +86,15 @@ mod tests {
         .unwrap();
         assert_eq!(p.n_ctx, Some(4096));
         assert_eq!(p.total_slots, Some(4));
+        assert_eq!(p.vision, None);
         let p = ServerProps::parse(&json!({"n_ctx": 8192})).unwrap();
         assert_eq!(p.n_ctx, Some(8192));
+        let p = ServerProps::parse(&json!({"n_ctx": 8192,
+            "modalities": {"vision": false, "audio": false}}))
+        .unwrap();
+        assert_eq!(p.vision, Some(false));
+        let p = ServerProps::parse(&json!({"modalities": {"vision": true}})).unwrap();
+        assert_eq!(p.vision, Some(true));
         assert!(ServerProps::parse(&json!({"error": "nope"})).is_none());
         assert!(ServerProps::parse(&json!([1])).is_none());
     }

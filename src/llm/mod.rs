@@ -12,6 +12,7 @@ pub mod guard;
 pub(crate) mod host;
 pub(crate) mod http;
 pub(crate) mod llama;
+pub(crate) mod modalities;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
@@ -194,6 +195,37 @@ pub struct ModelInfo {
     pub capabilities: Vec<String>,
 }
 
+/// What a server says about a model taking images.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageInput {
+    /// The model takes images.
+    pub accepted: bool,
+    /// Where the server said so, for messages (e.g. "GET /props says
+    /// modalities.vision is false").
+    pub evidence: String,
+}
+
+/// Images from a capability list (Ollama `/api/show` style): `Some(true)`
+/// with "vision", `Some(false)` when the list describes what the model
+/// takes ("completion", "embedding") without "vision", `None` when it does
+/// not tell (e.g. only "tools"): then the server decides.
+pub(crate) fn vision_from_capabilities(caps: &[String]) -> Option<bool> {
+    if caps.iter().any(|c| c == "vision") {
+        return Some(true);
+    }
+    caps.iter()
+        .any(|c| c == "completion" || c == "embedding")
+        .then_some(false)
+}
+
+/// [`ImageInput`] from a capability list, where it tells.
+pub(crate) fn image_input_from_capabilities(caps: &[String]) -> Option<ImageInput> {
+    vision_from_capabilities(caps).map(|accepted| ImageInput {
+        accepted,
+        evidence: format!("it lists the capabilities: {}", caps.join(", ")),
+    })
+}
+
 /// A chat backend. Implementations are cheap to clone-share (`Arc`) and reuse
 /// one HTTP client (connection pooling).
 #[async_trait::async_trait]
@@ -212,6 +244,14 @@ pub trait LlmBackend: Send + Sync {
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
     /// Details of one model (context length, capabilities) where the server tells.
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError>;
+    /// Whether `model` takes images, as far as the server says; `None` when
+    /// it does not say (or cannot be asked): the request goes and the server
+    /// decides. By default from [`model_info`](Self::model_info)'s
+    /// capabilities ("vision").
+    async fn image_input(&self, model: &str) -> Option<ImageInput> {
+        let info = self.model_info(model).await.ok()?;
+        image_input_from_capabilities(&info.capabilities)
+    }
 }
 
 /// Builds the backend the configuration asks for (through its

@@ -21,6 +21,12 @@
 //! - llama-server (detected by its `/props`, read once when the window is
 //!   first asked for) also gets `cache_prompt: true`; the server chooses
 //!   the slot (see `llama.rs`).
+//! - Image input: what the server says (`/props` `modalities.vision`, the
+//!   model list's `input_modalities`/`capabilities`, LM Studio's
+//!   `/api/v0/models` type) becomes the "completion"/"vision" capabilities
+//!   (see `modalities.rs`); LM Studio is asked only when images are about to
+//!   be sent and nothing else said, and never again once it answered that it
+//!   has no such list.
 //! - A request that fails before any response byte is sent once more on a
 //!   fresh connection (`http::send_retrying_once`).
 //! - Dropping the returned stream drops the HTTP body; the server stops.
@@ -28,9 +34,11 @@
 use super::descriptor::BackendDescriptor;
 use super::http::{self, HttpFailure, Target};
 use super::llama::{self, ServerProps};
+use super::modalities::{apply_images, entry_images, merge_llama_models};
 use super::sse::decode_sse;
 use super::{
-    ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role, ToolSchema,
+    ChatMessage, ChatRequest, ChunkStream, ImageInput, LlmBackend, LlmError, ModelInfo, Role,
+    ToolSchema,
 };
 use crate::config::BackendKind;
 use futures_util::TryStreamExt;
@@ -69,6 +77,8 @@ pub struct OpenAiBackend {
     no_stream_options: AtomicBool,
     /// llama-server's `/props`, read once (`None` inside: not llama-server).
     props: tokio::sync::OnceCell<Option<ServerProps>>,
+    /// The server has no LM Studio `/api/v0/models`; do not ask again.
+    no_lmstudio_list: AtomicBool,
 }
 
 impl OpenAiBackend {
@@ -84,6 +94,7 @@ impl OpenAiBackend {
             api_key: api_key.trim().to_string(),
             no_stream_options: AtomicBool::new(false),
             props: tokio::sync::OnceCell::new(),
+            no_lmstudio_list: AtomicBool::new(false),
         })
     }
 
@@ -129,11 +140,52 @@ impl OpenAiBackend {
     async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
         let req = self.request(reqwest::Method::GET, "/models");
         let v = http::metadata_json(&self.target, req, "/models", None).await?;
-        v.get("data")
+        let mut data = v
+            .get("data")
             .and_then(Value::as_array)
             .cloned()
-            .ok_or_else(|| self.target.protocol("/models has no \"data\" list"))
+            .ok_or_else(|| self.target.protocol("/models has no \"data\" list"))?;
+        merge_llama_models(&v, &mut data);
+        Ok(data)
     }
+
+    /// LM Studio's own model list (`GET /api/v0/models`), whose entries say
+    /// `"type": "vlm"` or `"llm"`; `None` on other servers (remembered).
+    async fn lmstudio_entry(&self, model: &str) -> Option<Value> {
+        if self.no_lmstudio_list.load(Ordering::Relaxed) {
+            return None;
+        }
+        let url = format!("{}/api/v0/models", llama::root_of(&self.target.base));
+        let mut rb = self.client.get(url).timeout(http::METADATA_TIMEOUT);
+        if !self.api_key.is_empty() {
+            rb = rb.bearer_auth(&self.api_key);
+        }
+        let list = match rb.send().await {
+            Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
+            _ => None,
+        };
+        let Some(data) = list
+            .as_ref()
+            .and_then(|v| v.get("data"))
+            .and_then(Value::as_array)
+        else {
+            self.no_lmstudio_list.store(true, Ordering::Relaxed);
+            return None;
+        };
+        find_entry(data, model).cloned()
+    }
+}
+
+/// The `/models` entry for `model`: its exact id, else the same model by
+/// name (a tag or path prefix aside).
+fn find_entry<'a>(data: &'a [Value], model: &str) -> Option<&'a Value> {
+    let id = |e: &Value| e.get("id").and_then(Value::as_str).map(String::from);
+    data.iter()
+        .find(|e| id(e).as_deref() == Some(model))
+        .or_else(|| {
+            data.iter()
+                .find(|e| id(e).is_some_and(|i| super::select::same_model(model, &i)))
+        })
 }
 
 /// The JSON body of a chat request.
@@ -222,8 +274,9 @@ fn entry_context_length(entry: &Value) -> Option<u64> {
     .filter(|n| *n > 0)
 }
 
-/// Capabilities where the entry tells: a `capabilities` array, or OpenRouter's
-/// `supported_parameters` (`tools`, `reasoning`).
+/// Capabilities where the entry tells: a `capabilities` array, OpenRouter's
+/// `supported_parameters` (`tools`, `reasoning`), and what it says about
+/// images ("completion", plus "vision" when it takes them).
 fn entry_capabilities(entry: &Value) -> Vec<String> {
     let strings = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_array)
@@ -245,6 +298,10 @@ fn entry_capabilities(entry: &Value) -> Vec<String> {
         if !caps.iter().any(|c| c == cap) {
             caps.push(cap.to_string());
         }
+    }
+    caps.retain(|c| c != "multimodal");
+    if let Some((takes, _)) = entry_images(entry) {
+        apply_images(&mut caps, takes);
     }
     caps
 }
@@ -328,10 +385,17 @@ impl LlmBackend for OpenAiBackend {
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
         let models = self.models_json().await?;
         let mut infos: Vec<ModelInfo> = models.iter().filter_map(entry_info).collect();
-        if let Some(n) = self.server_props().await.and_then(|p| p.n_ctx) {
+        let props = self.server_props().await;
+        if let Some(n) = props.as_ref().and_then(|p| p.n_ctx) {
             // llama-server: the window it really serves wins over n_ctx_train.
             for i in infos.iter_mut() {
                 i.context_length = Some(n);
+            }
+        }
+        if let Some(v) = props.and_then(|p| p.vision) {
+            // llama-server: whether the loaded model has its projector.
+            for i in infos.iter_mut() {
+                apply_images(&mut i.capabilities, v);
             }
         }
         infos
@@ -348,6 +412,28 @@ impl LlmBackend for OpenAiBackend {
                 model: model.to_string(),
                 hint: "check the model id with `navi models`".into(),
             })
+    }
+
+    async fn image_input(&self, model: &str) -> Option<ImageInput> {
+        if let Some(v) = self.server_props().await.and_then(|p| p.vision) {
+            return Some(ImageInput {
+                accepted: v,
+                evidence: format!("its GET /props says modalities.vision: {v}"),
+            });
+        }
+        let said = match self.models_json().await {
+            Ok(data) => find_entry(&data, model).and_then(entry_images),
+            Err(_) => None,
+        };
+        let said = match said {
+            Some(s) => Some(s),
+            None => self
+                .lmstudio_entry(model)
+                .await
+                .as_ref()
+                .and_then(entry_images),
+        };
+        said.map(|(accepted, evidence)| ImageInput { accepted, evidence })
     }
 }
 

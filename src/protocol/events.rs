@@ -172,6 +172,10 @@ pub enum AgentEvent {
     ContextSummary {
         summary: String,
     },
+    /// The user's message was refused as it is (an image the model cannot
+    /// take), just before the `error` that says why: the front end gives the
+    /// typed text and the attachments back (composer, next line).
+    InputReturned,
 }
 
 impl AgentEvent {
@@ -203,6 +207,7 @@ impl AgentEvent {
             AgentEvent::AgentMessage { .. } => "agent_message",
             AgentEvent::Notice { .. } => "notice",
             AgentEvent::ContextSummary { .. } => "context_summary",
+            AgentEvent::InputReturned => "input_returned",
         }
     }
 

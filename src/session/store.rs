@@ -73,6 +73,7 @@ pub struct SessionStore {
     pending: Mutex<std::collections::HashMap<String, SessionMeta>>,
 }
 
+mod images;
 mod pending;
 
 const META_COLS: &str =

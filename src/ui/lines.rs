@@ -509,6 +509,8 @@ impl LineRenderer {
                     p.yellow(&format!("warning: {message}")),
                 );
             }
+            // Plain mode keeps the refused message itself (see `plain/turn.rs`).
+            AgentEvent::InputReturned => {}
             AgentEvent::Error { message } => {
                 self.saw_error = true;
                 self.line(&mut out, Stream::Info, p.red(&format!("error: {message}")));

@@ -330,6 +330,10 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     }
     let outcome = handle.task.await.map_err(Failure::runtime)?;
     app.end_session(&meta.id).await;
+    if matches!(choice, SessionChoice::New) && outcome.as_ref().is_err_and(|e| e.returns_input()) {
+        // Refused before anything was stored: no empty session is left.
+        drop_if_empty(&app, &meta.id);
+    }
     if let Some(code) = fatal {
         return Ok(code);
     }
@@ -341,6 +345,19 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         Ok(_) => Ok(0),
         Err(e) if e.is_cancelled() => Ok(130),
         Err(e) => Err(Failure::runtime(e)),
+    }
+}
+
+/// Deletes the session when it holds no message at all.
+fn drop_if_empty(app: &App, id: &str) {
+    let empty = app
+        .store
+        .load(id)
+        .ok()
+        .flatten()
+        .is_some_and(|s| s.display.is_empty() && s.context.is_empty());
+    if empty && let Err(e) = app.store.delete(id) {
+        tracing::warn!("cannot remove the empty session {id}: {e}");
     }
 }
 

@@ -186,6 +186,9 @@ struct State {
     props: Option<Value>,
     /// `/api/show` capabilities; `None`: completion, tools, thinking.
     capabilities: Option<Vec<String>>,
+    /// Extra fields for every entry of `GET …/models` (e.g. llama-server's
+    /// `input_modalities`, LM Studio's `type`).
+    model_fields: Option<Value>,
 }
 
 /// The fake server; it stops when dropped.
@@ -228,6 +231,7 @@ impl FakeLlm {
             verbose: false,
             props: None,
             capabilities: None,
+            model_fields: None,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -260,6 +264,11 @@ impl FakeLlm {
     /// The capabilities `/api/show` reports (e.g. add "vision").
     pub fn set_capabilities(&self, caps: &[&str]) {
         lock(&self.state).capabilities = Some(caps.iter().map(|c| c.to_string()).collect());
+    }
+    /// Adds `fields` (an object) to every entry `GET …/models` lists, e.g.
+    /// `{"input_modalities": ["text"]}`.
+    pub fn set_model_fields(&self, fields: Value) {
+        lock(&self.state).model_fields = Some(fields);
     }
     /// Prints each request to stderr (for the example binary).
     pub fn set_verbose(&self, on: bool) {
@@ -403,9 +412,14 @@ async fn respond(
     body: &Value,
     state: &Mutex<State>,
 ) -> Io {
-    let (models, props, caps) = {
+    let (models, props, caps, fields) = {
         let st = lock(state);
-        (st.models.clone(), st.props.clone(), st.capabilities.clone())
+        (
+            st.models.clone(),
+            st.props.clone(),
+            st.capabilities.clone(),
+            st.model_fields.clone(),
+        )
     };
     match (method, path) {
         ("GET", "/props") if props.is_some() => {
@@ -427,7 +441,15 @@ async fn respond(
             }
         }
         ("GET", p) if p.ends_with("/models") => {
-            simple(wr, 200, &[], &wire::openai_models(&models)).await
+            let mut list = wire::openai_models(&models);
+            if let (Some(Value::Object(extra)), Some(data)) =
+                (fields, list.get_mut("data").and_then(Value::as_array_mut))
+            {
+                for entry in data.iter_mut().filter_map(Value::as_object_mut) {
+                    entry.extend(extra.clone());
+                }
+            }
+            simple(wr, 200, &[], &list).await
         }
         _ => {
             let head = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 18\r\nConnection: close\r\n\r\n404 page not found";

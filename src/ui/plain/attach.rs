@@ -15,8 +15,25 @@ impl Plain {
         FilesPolicy::from_config(&self.app.config, &self.app.paths)
     }
 
-    /// `/attach PATH…`.
+    /// `/attach PATH…`, `/attach` (list), `/attach clear`.
     pub(super) fn attach_cmd(&mut self, args: &str) {
+        if args.trim().is_empty() && !self.pending.is_empty() {
+            let mut lines = vec!["attached to your next message:".to_string()];
+            lines.extend(
+                self.pending
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| format!("  {}. {}", i + 1, a.describe())),
+            );
+            self.say(&self.pal().dim(&lines.join("\n")));
+            return;
+        }
+        if args.trim() == "clear" && !std::path::Path::new("clear").exists() {
+            let n = self.pending.len();
+            self.pending.clear();
+            self.say(&self.pal().dim(&format!("{n} attachment(s) removed")));
+            return;
+        }
         if args.trim().is_empty() {
             let t = self.pal().dim(
                 "usage: /attach PATH… (sent with your next message; or write @path in a message)",
@@ -45,6 +62,7 @@ impl Plain {
     pub(super) fn compose_message(&mut self, text: &str) -> Option<ChatMessage> {
         let policy = self.policy();
         let mut items: Vec<Attachment> = std::mem::take(&mut self.pending);
+        self.sent = Some((text.to_string(), items.clone()));
         for p in at_paths(text) {
             match attach::attach_path(&policy, &self.st.session.id, &p) {
                 Ok(a) => items.push(a),
@@ -57,6 +75,33 @@ impl Plain {
             }
         }
         Some(attach::compose(text, &items))
+    }
+
+    /// The message was refused (an image the model cannot take): its
+    /// `/attach` files are queued again for the next line, and its text
+    /// fills the next prompt (the editor) or is shown to copy (line input).
+    pub(super) fn keep_refused(&mut self) {
+        let Some((text, mut items)) = self.sent.take() else {
+            return;
+        };
+        let n = items.len();
+        items.append(&mut self.pending);
+        self.pending = items;
+        let prefilled = matches!(self.input, super::input::Input::Editor(_))
+            && !text.contains('\n')
+            && self.typed.preset(&text);
+        let mut note = if prefilled {
+            "your message is kept: it is in the prompt below, edit it and press Enter".to_string()
+        } else {
+            format!("your message is kept: {}", text.trim_end())
+        };
+        if n > 0 {
+            note.push_str(&format!(
+                "; its {n} attachment(s) stay queued for your next line (/attach lists them, /attach clear drops them)"
+            ));
+        }
+        let t = self.pal().yellow(&note);
+        self.note(&t);
     }
 }
 

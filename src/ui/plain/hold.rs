@@ -131,6 +131,16 @@ impl Typed {
         n
     }
 
+    /// Puts `text` into the next prompt's buffer, when nothing was typed
+    /// ahead meanwhile (that stays first). False when it was not put.
+    pub(crate) fn preset(&mut self, text: &str) -> bool {
+        if !self.held.is_empty() || !self.partial.is_empty() {
+            return false;
+        }
+        self.partial = text.as_bytes().to_vec();
+        true
+    }
+
     /// Typed text without an Enter yet, for the next prompt's buffer.
     pub(crate) fn take_partial(&mut self) -> String {
         let raw = std::mem::take(&mut self.partial);
@@ -154,5 +164,17 @@ mod tests {
         assert_eq!(t.pop_line().as_deref(), Some("one \ntwo"));
         assert_eq!(t.pop_line().as_deref(), Some("three"));
         assert_eq!(t.pop_line(), None);
+    }
+
+    #[test]
+    fn a_preset_never_pushes_typed_text_aside() {
+        let mut t = Typed::default();
+        assert!(t.preset("kept message"));
+        assert_eq!(t.take_partial(), "kept message");
+        t.partial = b"typed ahead".to_vec();
+        assert!(!t.preset("kept message"));
+        assert_eq!(t.take_partial(), "typed ahead");
+        t.held.push_back("a line".into());
+        assert!(!t.preset("kept message"));
     }
 }

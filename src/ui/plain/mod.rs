@@ -76,6 +76,9 @@ struct Plain {
     pending: Vec<crate::attach::Attachment>,
     /// Lines typed while a turn ran (`/stop` acts at once).
     typed: hold::Typed,
+    /// The running turn's text and `/attach` files, kept for the next line
+    /// when the message is refused.
+    sent: Option<(String, Vec<crate::attach::Attachment>)>,
 }
 
 pub(crate) async fn run(
@@ -147,6 +150,7 @@ pub(crate) async fn run(
         failed: false,
         pending: Vec::new(),
         typed: hold::Typed::default(),
+        sent: None,
     };
     plain.greet();
     let code = plain.repl().await;

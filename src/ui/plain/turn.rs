@@ -116,6 +116,9 @@ impl Plain {
                 if !self.r.saw_error() {
                     self.note(&p.red(&format!("error: {e}")));
                 }
+                if e.returns_input() {
+                    self.keep_refused();
+                }
             }
             Err(e) => {
                 self.failed = true;

@@ -239,6 +239,7 @@ impl TuiState {
                 self.close_open();
                 self.push(CellKind::Error(message.clone()));
             }
+            InputReturned => self.input_returned(),
             UserSteer { message } => {
                 self.close_open();
                 self.steer_applied(message);

@@ -6,11 +6,15 @@
 //!
 //! Invariants: a queued attachment goes with exactly one message; when an
 //! `@path` cannot be attached the message is not sent, the error says why,
-//! and the text goes back into the composer (nothing typed is lost).
+//! and the text goes back into the composer (nothing typed is lost). A
+//! message the agent refuses (an image the model cannot take) comes back
+//! the same way: its text into the composer, its `/attach` files queued
+//! again (its `@path` words attach their files again when it is resent).
 use super::EventLoop;
 use crate::attach::{self, Attachment};
 use crate::ui::tui::cells::CellKind;
 use crate::ui::tui::host::{Host, Turn};
+use crate::ui::tui::state::TuiState;
 
 const USAGE: &str = "usage: /attach PATH… (goes with your next message; or write @path in a message) · /attach clear · /attach remove N";
 
@@ -94,6 +98,7 @@ impl<H: Host> EventLoop<'_, H> {
     /// `@path` files. `None` (reported) when a file cannot be attached.
     pub(super) fn start(&mut self, sid: &str, text: &str) -> Option<Turn> {
         let mut items: Vec<Attachment> = std::mem::take(&mut self.state.attachments);
+        self.state.sent = Some((text.to_string(), items.clone()));
         for p in attach::at_paths(text) {
             match self.host.attach(sid, &p) {
                 Ok(a) => items.push(a),
@@ -119,5 +124,76 @@ impl<H: Host> EventLoop<'_, H> {
             self.host
                 .start_turn_message(sid, attach::compose(text, &items)),
         )
+    }
+}
+
+impl TuiState {
+    /// The running turn's message was refused: its text goes back into the
+    /// composer (before anything typed since) and its `/attach` files are
+    /// queued again, first.
+    pub(crate) fn input_returned(&mut self) {
+        let Some((text, mut items)) = self.sent.take() else {
+            return;
+        };
+        if self.composer.is_empty() {
+            self.composer.set_text(&text);
+        } else if !self.composer.text.starts_with(&text) {
+            let typed = std::mem::take(&mut self.composer.text);
+            self.composer.set_text(&format!("{text}\n{typed}"));
+        }
+        let n = items.len();
+        items.append(&mut self.attachments);
+        self.attachments = items;
+        self.flash = Some(if n == 0 {
+            "your message is back in the composer".to_string()
+        } else {
+            format!(
+                "your message is back in the composer with its {n} attachment(s) (/attach remove N or /attach clear drops them)"
+            )
+        });
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::llm::ImageData;
+    use crate::ui::tui::theme::Theme;
+
+    fn image(name: &str) -> Attachment {
+        Attachment::Image {
+            name: name.into(),
+            image: ImageData {
+                mime: "image/png".into(),
+                base64: "AAA=".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_returned_message_goes_before_what_was_typed_since() {
+        let mut st = TuiState::new(Theme::fallback(true));
+        st.sent = Some(("describe it".into(), vec![image("a.png")]));
+        st.composer.set_text("also this");
+        st.attachments.push(image("b.png"));
+        st.input_returned();
+        assert_eq!(st.composer.text, "describe it\nalso this");
+        let names: Vec<&str> = st.attachments.iter().map(Attachment::name).collect();
+        assert_eq!(names, vec!["a.png", "b.png"]);
+        assert!(st.flash.as_deref().unwrap().contains("1 attachment(s)"));
+        // Only once: a second event has nothing left to give back.
+        st.input_returned();
+        assert_eq!(st.attachments.len(), 2);
+        assert_eq!(st.composer.text, "describe it\nalso this");
+    }
+
+    #[test]
+    fn a_returned_message_fills_an_empty_composer() {
+        let mut st = TuiState::new(Theme::fallback(true));
+        st.sent = Some(("what is this?".into(), Vec::new()));
+        st.input_returned();
+        assert_eq!(st.composer.text, "what is this?");
+        assert!(st.attachments.is_empty());
     }
 }

@@ -118,6 +118,9 @@ pub struct TuiState {
     pub queue: VecDeque<String>,
     /// Files queued with `/attach` for the next message sent.
     pub attachments: Vec<crate::attach::Attachment>,
+    /// The running turn's typed text and `/attach` files, given back to
+    /// the composer when the message is refused (`input_returned`).
+    pub(crate) sent: Option<(String, Vec<crate::attach::Attachment>)>,
     /// Steers sent to the running turn and not yet taken in.
     pub(crate) steers: Vec<String>,
     /// `/model`'s picker, once the server listed its models.
@@ -192,6 +195,7 @@ impl TuiState {
             loading: false,
             queue: VecDeque::new(),
             attachments: Vec::new(),
+            sent: None,
             steers: Vec::new(),
             confirm: None,
             search: None,
