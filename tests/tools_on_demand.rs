@@ -242,3 +242,27 @@ async fn every_request_of_a_compacted_session_with_tools_alternates() {
         assert_alternates(r);
     }
 }
+
+#[tokio::test]
+async fn a_chat_template_error_names_the_roles_sent_and_the_session_goes_on() {
+    use support::Fault;
+    let env = Env::new("[llm]\nconnect_retries = 0\n");
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::fault(Fault::Status(
+        500,
+        "Jinja Exception: Conversation roles must alternate user/assistant/user/assistant/..."
+            .into(),
+    )));
+    let (code, _, err) = env.run(&fake, &["run", "--no-plan", "hello"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("chat template"), "{err}");
+    assert!(err.contains("roles must alternate"), "{err}");
+    assert!(err.contains("navi sent the roles system, user"), "{err}");
+    assert!(err.contains("--jinja"), "{err}");
+    fake.push(Reply::text("Fine now."));
+    let (code, out, err) = env.run(&fake, &["run", "-c", "--no-plan", "again"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Fine now."));
+    let last = fake.chat_requests().pop().unwrap();
+    assert_alternates(&last);
+}

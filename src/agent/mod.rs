@@ -92,6 +92,14 @@ pub enum AgentError {
         /// tool): the message goes back to the front end.
         from_user: bool,
     },
+    #[error(
+        "the chat template of {model} refused the request: {message}. navi sent the roles {roles}. Hint: start llama-server with --jinja (and --chat-template-file with a template that supports tools if the model's own does not), or pick another model; the session is unchanged and the next message can go on"
+    )]
+    TemplateRejected {
+        model: String,
+        message: String,
+        roles: String,
+    },
 }
 
 impl AgentError {

@@ -213,6 +213,9 @@ impl Run<'_> {
     /// A server's "the prompt is larger than the context" rejection becomes
     /// the agent's own clear error; anything else passes through.
     pub(super) fn explain_rejection(&self, e: LlmError, req: &ChatRequest) -> AgentError {
+        if let Some(t) = template_rejection(&e, &self.model, req) {
+            return t;
+        }
         let LlmError::Rejected {
             status: 400,
             message,
@@ -245,4 +248,30 @@ impl Run<'_> {
             profile: self.profile.id.clone(),
         }
     }
+}
+
+/// A server whose chat template raised an error on the request (llama.cpp's
+/// jinja `raise_exception`, "roles must alternate", an unknown role): the
+/// server's words, the role order navi sent, and a hint.
+fn template_rejection(e: &LlmError, model: &str, req: &ChatRequest) -> Option<AgentError> {
+    let message = match e {
+        LlmError::Rejected { message, .. } => message,
+        LlmError::Server { body, .. } => body,
+        _ => return None,
+    };
+    let m = message.to_ascii_lowercase();
+    let about_template = m.contains("template")
+        || m.contains("jinja")
+        || m.contains("raise_exception")
+        || (m.contains("role") && (m.contains("alternate") || m.contains("must be")));
+    if !about_template {
+        return None;
+    }
+    let sent = crate::llm::roles::normalize(&req.messages);
+    let roles: Vec<&str> = sent.iter().map(|m| m.role.as_str()).collect();
+    Some(AgentError::TemplateRejected {
+        model: model.to_string(),
+        message: message.trim().to_string(),
+        roles: roles.join(", "),
+    })
 }
