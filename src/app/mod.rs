@@ -237,6 +237,18 @@ impl App {
         }
     }
 
+    /// Like [`open_session`](Self::open_session), but a new session stays
+    /// [pending](SessionStore::create_pending) (no row, no lock) until its
+    /// first turn: a run that fails before (a missing `-f` file) leaves
+    /// nothing behind.
+    pub(crate) fn open_session_lazily(
+        &self,
+        choice: &SessionChoice,
+        profile: Option<&str>,
+    ) -> Result<SessionMeta, AppError> {
+        self.open_with(choice, profile, true)
+    }
+
     /// What the interactive front ends open: like [`open_session`](Self::open_session),
     /// but a new session stays pending (no row, no lock) until the first
     /// message is sent; and when the most recent session is busy in another navi (the user did

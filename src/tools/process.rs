@@ -211,7 +211,7 @@ fn apply_limits(cmd: &mut Command, limits: Limits) {
 /// thread that started it dies (navi killed with SIGKILL, or crashed), even
 /// though navi had no chance to kill its group. If navi is already gone by
 /// the time the child runs this, the child ends itself.
-fn die_with_parent(cmd: &mut Command) {
+pub(crate) fn die_with_parent(cmd: &mut Command) {
     let parent = std::process::id();
     let set = move || -> io::Result<()> {
         // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on the calling
@@ -261,6 +261,24 @@ fn ending_of(status: ExitStatus) -> Ending {
 struct GroupGuard {
     pid: u32,
     armed: bool,
+}
+
+/// A long-lived child's process group (an MCP server): the whole group is
+/// killed when this is dropped, so nothing the child started outlives it.
+#[derive(Debug)]
+pub(crate) struct OwnedGroup(u32);
+
+impl OwnedGroup {
+    /// The group led by `pid` (spawned with `process_group(0)`).
+    pub(crate) fn new(pid: u32) -> Self {
+        OwnedGroup(pid)
+    }
+}
+
+impl Drop for OwnedGroup {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
 }
 
 impl Drop for GroupGuard {
