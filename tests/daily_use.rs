@@ -3,5 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "daily_use_cases/mcp.rs"]
 mod mcp;
+#[path = "daily_use_cases/memory.rs"]
+mod memory;
 #[path = "daily_use_cases/terminal.rs"]
 mod terminal;

@@ -2,6 +2,7 @@
 //! built once, and the one place that spawns agent runs.
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
+pub(crate) mod auto_memory;
 pub(crate) mod launch;
 pub(crate) mod probe;
 pub mod submit;

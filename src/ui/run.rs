@@ -343,6 +343,9 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     let outcome = handle.task.await.map_err(Failure::runtime)?;
     app.end_session(&meta.id).await;
     app.agent.env.mcp.shutdown();
+    // Memory for one-shot users: stale sessions are extracted in the
+    // background, after the answer (never the session just used).
+    app.spawn_auto_extraction(g, &meta.id);
     if let Some(code) = fatal {
         return Ok(code);
     }
