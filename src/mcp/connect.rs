@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 
 /// A live connection (dropping it closes the transport).
-pub(crate) type Client = RunningService<RoleClient, ()>;
+pub(crate) type Client = RunningService<RoleClient, super::progress::NaviClient>;
 
 /// Lines of a server's stderr kept for `/mcp`.
 const STDERR_LINES: usize = 20;
@@ -81,15 +81,18 @@ pub(crate) async fn connect(
             McpTransport::Stdio => {
                 let (transport, p) = spawn(cfg, stderr, &task_only)?;
                 process = Some(p);
-                ().serve(transport).await.map_err(|e| {
-                    let tail = stderr.last(3).join(" | ");
-                    let tail = if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (stderr: {tail})")
-                    };
-                    format!("the MCP handshake failed: {e}{tail}")
-                })?
+                super::progress::NaviClient::default()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| {
+                        let tail = stderr.last(3).join(" | ");
+                        let tail = if tail.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (stderr: {tail})")
+                        };
+                        format!("the MCP handshake failed: {e}{tail}")
+                    })?
             }
             McpTransport::Http => {
                 // rmcp's HTTP client is built without a crypto provider; use
@@ -99,7 +102,8 @@ pub(crate) async fn connect(
                 let config = StreamableHttpClientTransportConfig::with_uri(cfg.url.as_str())
                     .custom_headers(http_headers(cfg)?)
                     .max_json_response_size(64 * 1024 * 1024);
-                match ().serve(StreamableHttpClientTransport::from_config(config))
+                match super::progress::NaviClient::default()
+                    .serve(StreamableHttpClientTransport::from_config(config))
                     .await
                     .map_err(|e| error_chain(&e))
                 {

@@ -16,6 +16,7 @@
 
 pub(crate) mod connect;
 pub(crate) mod inspect;
+pub(crate) mod progress;
 pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod tool;
@@ -411,6 +412,7 @@ impl McpHub {
         tool: &str,
         args: Map<String, Value>,
         cancel: &CancellationToken,
+        progress: Option<&progress::ProgressSink>,
     ) -> ToolResult {
         let Some(slot) = self.slots.get(server) else {
             return ToolResult::err(format!("no MCP server named '{server}'"));
@@ -443,21 +445,56 @@ impl McpHub {
             Err(e) => return self.failed(slot, &client, tool, e).await,
         };
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        // The server's progress notifications for this call.
+        let mut updates = client
+            .service()
+            .progress
+            .subscribe(handle.progress_token.clone())
+            .await;
+        let started = Instant::now();
         let limit = Duration::from_secs_f64(slot.cfg.tool_timeout_secs);
         let call = tokio::time::timeout(limit, handle.await_response());
-        let outcome = tokio::select! {
-            r = call => r,
-            _ = cancel.cancelled() => {
-                // Tell the server before returning: the process may exit
-                // right after a stop.
-                let note = rmcp::model::CancelledNotificationParam::new(
-                    Some(id),
-                    Some("cancelled by the user".into()),
-                );
-                let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
-                return self.cancelled(slot, &client);
+        tokio::pin!(call);
+        let mut heartbeat = tokio::time::interval_at(
+            tokio::time::Instant::now() + progress::HEARTBEAT,
+            progress::HEARTBEAT,
+        );
+        let outcome = loop {
+            tokio::select! {
+                r = &mut call => break r,
+                _ = cancel.cancelled() => {
+                    // Tell the server before returning: the process may exit
+                    // right after a stop.
+                    let note = rmcp::model::CancelledNotificationParam::new(
+                        Some(id),
+                        Some("cancelled by the user".into()),
+                    );
+                    let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
+                    return self.cancelled(slot, &client);
+                }
+                Some(p) = futures_util::StreamExt::next(&mut updates) => {
+                    if let Some(sink) = progress {
+                        sink.report(started, Some(&p)).await;
+                    }
+                    heartbeat.reset();
+                }
+                _ = heartbeat.tick() => {
+                    if let Some(sink) = progress {
+                        sink.report(started, None).await;
+                    }
+                }
             }
         };
+        // Notifications that arrived with the answer still count.
+        if let Some(sink) = progress {
+            tokio::task::yield_now().await;
+            while let Some(Some(p)) =
+                futures_util::FutureExt::now_or_never(futures_util::StreamExt::next(&mut updates))
+            {
+                sink.report(started, Some(&p)).await;
+            }
+        }
+        drop(updates);
         if cancel.is_cancelled() {
             // The answer (or the transport's end) raced with the stop: the
             // stop wins, and it is not the server's failure.

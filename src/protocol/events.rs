@@ -172,6 +172,21 @@ pub enum AgentEvent {
     ContextSummary {
         summary: String,
     },
+    /// A tool call that is still running (MCP tools): how long it has run
+    /// and, when the server reports it, how far it is. Sent for each
+    /// progress notification and every few seconds without one. Live only.
+    ToolProgress {
+        /// The tool call id, as in `tool_started`.
+        id: String,
+        tool: String,
+        elapsed_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        progress: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
 }
 
 impl AgentEvent {
@@ -203,6 +218,7 @@ impl AgentEvent {
             AgentEvent::AgentMessage { .. } => "agent_message",
             AgentEvent::Notice { .. } => "notice",
             AgentEvent::ContextSummary { .. } => "context_summary",
+            AgentEvent::ToolProgress { .. } => "tool_progress",
         }
     }
 

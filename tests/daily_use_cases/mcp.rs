@@ -231,3 +231,86 @@ fn warnings(events: &[serde_json::Value]) -> Vec<String> {
         .map(|e| e["message"].as_str().unwrap_or("").to_string())
         .collect()
 }
+
+/// A long MCP call reports progress: the request carries a progress token,
+/// each `notifications/progress` becomes a `tool_progress` event (JSON) and
+/// a progress line (`navi run` without --json, as in plain mode).
+#[tokio::test]
+async fn a_long_call_reports_progress_as_events_and_lines() {
+    let env = Env::new(&test_server_entry("t", "normal", ""), &["t__progress"]);
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call("t__progress", json!({})));
+    fake.push(Reply::text("done"));
+    let (code, events, err) = env.run(&fake, &["--approve-all"]).await;
+    assert_eq!(code, 0, "{err}");
+    let r = tool_results(&fake, 1);
+    assert!(
+        r[0].starts_with("progress done (token ") && !r[0].contains("null"),
+        "no progress token sent: {r:?}"
+    );
+    let started = events.iter().find(|e| e["type"] == "tool_started").unwrap();
+    let progress: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_progress")
+        .collect();
+    // (The last one may arrive with the answer, after the call ended.)
+    assert!(progress.len() >= 2, "{events:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["id"], started["id"]);
+        assert_eq!(p["tool"], "t__progress");
+        assert_eq!(p["progress"], json!((i + 1) as f64));
+        assert_eq!(p["total"], json!(3.0));
+        assert_eq!(p["message"], format!("step {} of 3", i + 1));
+        assert!(p["elapsed_ms"].as_u64().unwrap() >= 300);
+    }
+    // Each comes before the call's end.
+    let pos = |t: &str| events.iter().position(|e| e["type"] == t).unwrap();
+    assert!(pos("tool_progress") < pos("tool_call"));
+
+    // Without --json: one progress line each, on stderr.
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call("t__progress", json!({})));
+    fake.push(Reply::text("done"));
+    let (code, _, err) = env
+        .navi(
+            Some(&fake),
+            &["run", "--profile", "tester", "--approve-all", "go"],
+        )
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("… t__progress: step 1 of 3 · 1/3 (33%) · 0s"),
+        "{err}"
+    );
+}
+
+/// The TUI tool card shows the reported progress while the call runs, and
+/// drops it when the call ends.
+#[test]
+fn the_tui_tool_card_shows_progress_while_running() {
+    use crate::tui_support::{ev, feed, screen, state};
+    let mut st = state();
+    st.begin_turn("go");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "stream_start", "session_id": "0123456789abcdef"}),
+            json!({"type": "tool_started", "id": "c1", "tool": "t__progress", "args": {}, "is_subagent": false}),
+        ],
+    );
+    st.apply(&ev(
+        json!({"type": "tool_progress", "id": "c1", "tool": "t__progress",
+        "elapsed_ms": 2400, "progress": 2.0, "total": 3.0, "message": "step 2 of 3"}),
+    ));
+    let s = screen(&mut st, 100, 12);
+    assert!(s.contains("t__progress · step 2 of 3 · 2/3 (67%)"), "{s}");
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "tool_call", "id": "c1", "tool": "t__progress", "args": {},
+                   "result": "progress done", "success": true, "is_subagent": false}),
+        ],
+    );
+    let s = screen(&mut st, 100, 12);
+    assert!(!s.contains("step 2 of 3"), "{s}");
+}
