@@ -215,8 +215,10 @@ fn spawn(
 ) -> Result<(StdioTransport, ServerProcess), String> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     // Its own process group (killed as a whole, see `ServerProcess`; a
-    // Ctrl-C at the terminal is navi's to handle, not the server's), and
-    // it dies with navi even when navi is killed.
+    // Ctrl-C at the terminal is navi's to handle, not the server's). No
+    // parent-death signal: it is tied to the spawning *thread*, and a tokio
+    // worker that did `block_in_place` may end long before navi does. If
+    // navi is killed outright, the server sees its stdin close.
     cmd.args(&cfg.args)
         .envs(&cfg.env)
         .stdin(Stdio::piped())
@@ -224,7 +226,6 @@ fn spawn(
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .process_group(0);
-    crate::tools::process::die_with_parent(&mut cmd);
     if !cfg.cwd.trim().is_empty() {
         cmd.current_dir(&cfg.cwd);
     }

@@ -211,7 +211,7 @@ fn apply_limits(cmd: &mut Command, limits: Limits) {
 /// thread that started it dies (navi killed with SIGKILL, or crashed), even
 /// though navi had no chance to kill its group. If navi is already gone by
 /// the time the child runs this, the child ends itself.
-pub(crate) fn die_with_parent(cmd: &mut Command) {
+fn die_with_parent(cmd: &mut Command) {
     let parent = std::process::id();
     let set = move || -> io::Result<()> {
         // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on the calling
