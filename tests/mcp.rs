@@ -380,7 +380,7 @@ async fn mcp_commands_list_tools_and_check() {
         out.contains("mute: failed: no answer to initialize"),
         "{out}"
     );
-    assert!(out.contains("t: ready, 7 tools"), "{out}");
+    assert!(out.contains("t: ready, 8 tools"), "{out}");
     assert!(out.contains("off: disabled"), "{out}");
     assert!(err.contains("1 MCP server(s) failed"), "{err}");
     let (code, _, err) = env.navi(None, &["mcp", "tools", "nope"]).await;
@@ -471,7 +471,7 @@ async fn slash_mcp_in_plain_mode_shows_state_tools_and_stderr() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(all.contains("t: ready, 7 tools"), "{all}");
+    assert!(all.contains("t: ready, 8 tools"), "{all}");
     assert!(all.contains("t__echo"), "{all}");
     assert!(all.contains("dead: failed"), "{all}");
     assert!(

@@ -2,6 +2,7 @@
 //! built once, and the one place that spawns agent runs.
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
+pub(crate) mod auto_memory;
 pub(crate) mod launch;
 pub(crate) mod probe;
 pub mod submit;
@@ -235,6 +236,18 @@ impl App {
                 Ok(meta)
             }
         }
+    }
+
+    /// Like [`open_session`](Self::open_session), but a new session stays
+    /// [pending](SessionStore::create_pending) (no row, no lock) until its
+    /// first turn: a run that fails before (a missing `-f` file) leaves
+    /// nothing behind.
+    pub(crate) fn open_session_lazily(
+        &self,
+        choice: &SessionChoice,
+        profile: Option<&str>,
+    ) -> Result<SessionMeta, AppError> {
+        self.open_with(choice, profile, true)
     }
 
     /// What the interactive front ends open: like [`open_session`](Self::open_session),

@@ -54,7 +54,15 @@ pub(crate) enum MemoryCommand {
     /// Print every fact and the summary as JSON.
     Export,
     /// Extract facts from idle sessions now (in the foreground).
-    Extract,
+    Extract {
+        /// Quiet, one at a time, in the background after `navi run` (exit 0
+        /// whatever happens; outcomes go to the log file).
+        #[arg(long, hide = true)]
+        auto: bool,
+        /// With --auto: leave this session out (the one `navi run` just used).
+        #[arg(long, hide = true, value_name = "SESSION")]
+        except: Option<String>,
+    },
 }
 
 fn open(g: &GlobalArgs) -> Result<(App, Arc<MemoryStore>, crate::logging::LogGuard), Failure> {
@@ -150,7 +158,27 @@ pub(crate) async fn run(g: &GlobalArgs, cmd: MemoryCommand) -> Result<u8, Failur
             "facts": memory.facts(None).map_err(rt)?,
             "summary": memory.summary().map_err(rt)?.unwrap_or_default(),
         })),
-        MemoryCommand::Extract => {
+        MemoryCommand::Extract { auto: true, except } => {
+            let Some(_lock) = crate::app::auto_memory::take_lock(&app.paths.data_dir) else {
+                return Ok(0);
+            };
+            // The caller's next command goes first.
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let except: Vec<&str> = except.as_deref().into_iter().collect();
+            match app.extract_memory(&except, &CancellationToken::new()).await {
+                Ok(Some(r)) => tracing::info!(
+                    "memory: auto extraction: {} session(s), {} new, {} changed, {} failed",
+                    r.sessions.len(),
+                    r.added,
+                    r.updated,
+                    r.failed.len()
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("memory: auto extraction failed: {e}"),
+            }
+            Ok(0)
+        }
+        MemoryCommand::Extract { auto: false, .. } => {
             let report = app
                 .extract_memory(&[], &CancellationToken::new())
                 .await

@@ -1,11 +1,14 @@
 //! Starting one server: spawn (stdio) or dial (streamable HTTP), the
 //! `initialize` handshake and `tools/list`, all within the server's start-up
 //! timeout. The child's stderr is kept as a short tail for `/mcp`.
+use super::inspect::{Inspect, TaskOnly};
 use crate::config::McpServerConfig;
 use crate::config::mcp::McpTransport;
+use crate::tools::process::OwnedGroup;
 use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
@@ -13,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 
-/// A live connection (dropping it closes the transport and kills the child).
-pub(crate) type Client = RunningService<RoleClient, ()>;
+/// A live connection (dropping it closes the transport).
+pub(crate) type Client = RunningService<RoleClient, super::progress::NaviClient>;
 
 /// Lines of a server's stderr kept for `/mcp`.
 const STDERR_LINES: usize = 20;
@@ -51,26 +54,45 @@ impl StderrTail {
     }
 }
 
+/// A started server: the connection, its tools, and (stdio) the server's
+/// process group, killed when dropped.
+pub(crate) struct Connected {
+    pub(crate) client: Client,
+    pub(crate) tools: Vec<rmcp::model::Tool>,
+    /// The stdio server's process (dropping it ends the server).
+    pub(crate) process: Option<ServerProcess>,
+    /// Tools listed as needing MCP tasks (navi cannot call them).
+    pub(crate) task_only: TaskOnly,
+}
+
 /// Connects and lists the tools. Errors are one line saying what to fix.
+/// A stdio server that fails its start-up is killed with everything it
+/// started (its whole process group).
 pub(crate) async fn connect(
     name: &str,
     cfg: &McpServerConfig,
     stderr: &StderrTail,
-) -> Result<(Client, Vec<rmcp::model::Tool>), String> {
+) -> Result<Connected, String> {
     let limit = Duration::from_secs_f64(cfg.startup_timeout_secs);
+    let mut process: Option<ServerProcess> = None;
+    let task_only = TaskOnly::default();
     let work = async {
         let client = match cfg.transport_kind() {
             McpTransport::Stdio => {
-                let transport = spawn(cfg, stderr)?;
-                ().serve(transport).await.map_err(|e| {
-                    let tail = stderr.last(3).join(" | ");
-                    let tail = if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (stderr: {tail})")
-                    };
-                    format!("the MCP handshake failed: {e}{tail}")
-                })?
+                let (transport, p) = spawn(cfg, stderr, &task_only)?;
+                process = Some(p);
+                super::progress::NaviClient::default()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| {
+                        let tail = stderr.last(3).join(" | ");
+                        let tail = if tail.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (stderr: {tail})")
+                        };
+                        format!("the MCP handshake failed: {e}{tail}")
+                    })?
             }
             McpTransport::Http => {
                 // rmcp's HTTP client is built without a crypto provider; use
@@ -80,9 +102,14 @@ pub(crate) async fn connect(
                 let config = StreamableHttpClientTransportConfig::with_uri(cfg.url.as_str())
                     .custom_headers(http_headers(cfg)?)
                     .max_json_response_size(64 * 1024 * 1024);
-                ().serve(StreamableHttpClientTransport::from_config(config))
+                match super::progress::NaviClient::default()
+                    .serve(StreamableHttpClientTransport::from_config(config))
                     .await
-                    .map_err(|e| format!("the MCP handshake with {} failed: {e}", cfg.url))?
+                    .map_err(|e| error_chain(&e))
+                {
+                    Ok(c) => c,
+                    Err(raw) => return Err(http_error(&cfg.url, &raw).await),
+                }
             }
         };
         let tools = client
@@ -92,33 +119,129 @@ pub(crate) async fn connect(
             .map_err(|e| format!("tools/list failed: {e}"))?;
         Ok::<_, String>((client, tools))
     };
-    match tokio::time::timeout(limit, work).await {
+    let r = match tokio::time::timeout(limit, work).await {
         Ok(r) => r,
         Err(_) => Err(format!(
             "no answer to initialize/tools/list within {}s (mcp_servers.{name}.startup_timeout_secs)",
             cfg.startup_timeout_secs
         )),
+    };
+    // On an error `process` is dropped here: the server and its children end.
+    r.map(|(client, tools)| Connected {
+        client,
+        tools,
+        process: process.take(),
+        task_only,
+    })
+}
+
+/// An error and every error below it, as one line (transport errors keep
+/// the useful part, "Connection refused", in their sources).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let t = s.to_string();
+        if !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        next = s.source();
+    }
+    text
+}
+
+/// Why an HTTP connection failed, in words: "connection refused" rather
+/// than the transport's chain of wrappers.
+pub(crate) fn http_reason(raw: &str) -> String {
+    let lower = raw.to_lowercase();
+    if lower.contains("connection refused") {
+        "connection refused (is the server running? check the url and port)".to_string()
+    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        "the host name does not resolve (check the url)".to_string()
+    } else if lower.contains("timed out") {
+        "the connection timed out".to_string()
+    } else {
+        raw.to_string()
     }
 }
 
-fn spawn(cfg: &McpServerConfig, stderr: &StderrTail) -> Result<TokioChildProcess, String> {
+/// A failed HTTP start-up: where, and why in words. The transport's error
+/// often hides the cause ("error sending request"), so a failure to send
+/// is looked at again with a plain TCP connection to the server's port.
+pub(crate) async fn http_error(url: &str, raw: &str) -> String {
+    let lower = raw.to_lowercase();
+    if (lower.contains("error sending request") || lower.contains("connect"))
+        && let Some(why) = tcp_probe(url).await
+    {
+        return format!("cannot reach {url}: {why}");
+    }
+    format!("cannot reach {url}: {}", http_reason(raw))
+}
+
+/// Why a TCP connection to the url's host and port fails (`None`: it works).
+async fn tcp_probe(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let port = u.port_or_known_default()?;
+    let dial = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(Duration::from_secs(3), dial).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(format!(
+            "connection refused (nothing listens on {host}:{port}; is the server running?)"
+        )),
+        Ok(Err(e)) => Some(http_reason(&e.to_string())),
+        Err(_) => Some("the connection timed out".into()),
+    }
+}
+/// A running stdio server: the child (killed when dropped) and its whole
+/// process group (killed after it).
+pub(crate) struct ServerProcess {
+    _child: tokio::process::Child,
+    _group: Option<OwnedGroup>,
+}
+
+type StdioTransport =
+    AsyncRwTransport<RoleClient, Inspect<tokio::process::ChildStdout>, tokio::process::ChildStdin>;
+
+fn spawn(
+    cfg: &McpServerConfig,
+    stderr: &StderrTail,
+    task_only: &TaskOnly,
+) -> Result<(StdioTransport, ServerProcess), String> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
-    cmd.args(&cfg.args).envs(&cfg.env).kill_on_drop(true);
+    // Its own process group (killed as a whole, see `ServerProcess`; a
+    // Ctrl-C at the terminal is navi's to handle, not the server's). No
+    // parent-death signal: it is tied to the spawning *thread*, and a tokio
+    // worker that did `block_in_place` may end long before navi does. If
+    // navi is killed outright, the server sees its stdin close.
+    cmd.args(&cfg.args)
+        .envs(&cfg.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
     if !cfg.cwd.trim().is_empty() {
         cmd.current_dir(&cfg.cwd);
     }
-    let (proc, err) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            let hint = if e.kind() == std::io::ErrorKind::NotFound {
-                " (is it installed and on PATH? check command and cwd)"
-            } else {
-                ""
-            };
-            format!("cannot start `{}`: {e}{hint}", cfg.command)
-        })?;
-    if let Some(err) = err {
+    let mut child = cmd.spawn().map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            " (is it installed and on PATH? check command and cwd)"
+        } else {
+            ""
+        };
+        format!("cannot start `{}`: {e}{hint}", cfg.command)
+    })?;
+    let group = child.id().map(OwnedGroup::new);
+    let (Some(out), Some(input)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(format!("cannot talk to `{}`: no pipes", cfg.command));
+    };
+    if let Some(err) = child.stderr.take() {
         let tail = stderr.clone();
         tokio::spawn(async move {
             let mut reader = tokio::io::BufReader::new(err);
@@ -132,7 +255,14 @@ fn spawn(cfg: &McpServerConfig, stderr: &StderrTail) -> Result<TokioChildProcess
             }
         });
     }
-    Ok(proc)
+    let transport = AsyncRwTransport::new_client(Inspect::new(out, task_only.clone()), input);
+    Ok((
+        transport,
+        ServerProcess {
+            _child: child,
+            _group: group,
+        },
+    ))
 }
 
 type Headers = HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;

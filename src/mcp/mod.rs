@@ -15,10 +15,13 @@
 //!   request makes rmcp send `notifications/cancelled` to the server.
 
 pub(crate) mod connect;
+pub(crate) mod inspect;
+pub(crate) mod progress;
 pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod tool;
 
+use crate::config::mcp::McpTransport;
 use crate::config::{Config, McpServerConfig};
 use crate::tools::{ToolRegistry, ToolResult};
 use connect::{Client, StderrTail};
@@ -85,6 +88,9 @@ struct Slot {
     stderr: StderrTail,
     /// True once the first start attempt has finished (either way).
     settled: watch::Sender<bool>,
+    /// The running stdio server's process and process group (killed when
+    /// replaced or dropped).
+    process: Mutex<Option<connect::ServerProcess>>,
 }
 
 /// A snapshot of one server for `/mcp` and `navi mcp`.
@@ -150,6 +156,7 @@ impl McpHub {
                     client: tokio::sync::Mutex::new(None),
                     stderr: StderrTail::default(),
                     settled: watch::channel(!cfg.enabled).0,
+                    process: Mutex::new(None),
                 };
                 (name.clone(), Arc::new(slot))
             })
@@ -278,10 +285,13 @@ impl McpHub {
         let restart = guard.take().is_some() || lock(&slot.st).strikes > 0;
         lock(&slot.st).state = ServerState::Starting;
         match connect::connect(&slot.name, &slot.cfg, &slot.stderr).await {
-            Ok((client, listed)) => {
-                let (tools, skipped) = self.accept_tools(slot, &listed);
-                let client = Arc::new(client);
+            Ok(connected) => {
+                let (tools, skipped) =
+                    self.accept_tools(slot, &connected.tools, &connected.task_only);
+                let client = Arc::new(connected.client);
                 *guard = Some(client.clone());
+                // The old server's processes (if any) end here.
+                *lock(&slot.process) = connected.process;
                 let mut st = lock(&slot.st);
                 st.state = ServerState::Ready;
                 st.tools = tools;
@@ -302,6 +312,17 @@ impl McpHub {
         }
     }
 
+    /// Ends every server this hub started, with all its child processes
+    /// (at the end of a front end's run). Later calls start them again.
+    pub(crate) fn shutdown(&self) {
+        for slot in self.slots.values() {
+            if let Ok(mut c) = slot.client.try_lock() {
+                c.take();
+            }
+            lock(&slot.process).take();
+        }
+    }
+
     /// Marks a running server as down; the next call restarts it.
     fn strike(&self, slot: &Slot, why: String) {
         let mut st = lock(&slot.st);
@@ -315,6 +336,7 @@ impl McpHub {
         &self,
         slot: &Slot,
         listed: &[rmcp::model::Tool],
+        task_only: &inspect::TaskOnly,
     ) -> (Vec<ToolInfo>, Vec<String>) {
         let (mut tools, mut skipped) = (Vec::new(), Vec::new());
         for t in listed {
@@ -324,6 +346,12 @@ impl McpHub {
                 continue;
             }
             let checked = tool::full_name(&slot.name, name).and_then(|full| {
+                if task_only.contains(name) {
+                    return Err(
+                        "needs MCP tasks (execution.taskSupport = \"required\"), which navi cannot run"
+                            .into(),
+                    );
+                }
                 let schema = tool::check_schema(raw.get("inputSchema").unwrap_or(&Value::Null))?;
                 if tools.iter().any(|x: &ToolInfo| x.full_name == full) {
                     return Err(format!(
@@ -384,6 +412,7 @@ impl McpHub {
         tool: &str,
         args: Map<String, Value>,
         cancel: &CancellationToken,
+        progress: Option<&progress::ProgressSink>,
     ) -> ToolResult {
         let Some(slot) = self.slots.get(server) else {
             return ToolResult::err(format!("no MCP server named '{server}'"));
@@ -394,7 +423,15 @@ impl McpHub {
         };
         let client = match client {
             Ok(c) => c,
-            Err(e) => return ToolResult::err(self.with_stderr(slot, e)),
+            Err(e) => {
+                // Always say which server.
+                let e = if e.contains(&format!("'{server}'")) {
+                    e
+                } else {
+                    format!("MCP server '{server}' cannot start: {e}")
+                };
+                return ToolResult::err(self.with_stderr(slot, e));
+            }
         };
         let params = rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         let request =
@@ -405,24 +442,64 @@ impl McpHub {
             .await
         {
             Ok(h) => h,
-            Err(e) => return self.failed(slot, &client, tool, e),
+            Err(e) => return self.failed(slot, &client, tool, e).await,
         };
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        // The server's progress notifications for this call.
+        let mut updates = client
+            .service()
+            .progress
+            .subscribe(handle.progress_token.clone())
+            .await;
+        let started = Instant::now();
         let limit = Duration::from_secs_f64(slot.cfg.tool_timeout_secs);
         let call = tokio::time::timeout(limit, handle.await_response());
-        let outcome = tokio::select! {
-            r = call => r,
-            _ = cancel.cancelled() => {
-                // Tell the server before returning: the process may exit
-                // right after a stop.
-                let note = rmcp::model::CancelledNotificationParam::new(
-                    Some(id),
-                    Some("cancelled by the user".into()),
-                );
-                let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
-                return ToolResult::err("operation cancelled by user");
+        tokio::pin!(call);
+        let mut heartbeat = tokio::time::interval_at(
+            tokio::time::Instant::now() + progress::HEARTBEAT,
+            progress::HEARTBEAT,
+        );
+        let outcome = loop {
+            tokio::select! {
+                r = &mut call => break r,
+                _ = cancel.cancelled() => {
+                    // Tell the server before returning: the process may exit
+                    // right after a stop.
+                    let note = rmcp::model::CancelledNotificationParam::new(
+                        Some(id),
+                        Some("cancelled by the user".into()),
+                    );
+                    let _ = tokio::time::timeout(CANCEL_NOTICE, peer.notify_cancelled(note)).await;
+                    return self.cancelled(slot, &client);
+                }
+                Some(p) = futures_util::StreamExt::next(&mut updates) => {
+                    if let Some(sink) = progress {
+                        sink.report(started, Some(&p)).await;
+                    }
+                    heartbeat.reset();
+                }
+                _ = heartbeat.tick() => {
+                    if let Some(sink) = progress {
+                        sink.report(started, None).await;
+                    }
+                }
             }
         };
+        // Notifications that arrived with the answer still count.
+        if let Some(sink) = progress {
+            tokio::task::yield_now().await;
+            while let Some(Some(p)) =
+                futures_util::FutureExt::now_or_never(futures_util::StreamExt::next(&mut updates))
+            {
+                sink.report(started, Some(&p)).await;
+            }
+        }
+        drop(updates);
+        if cancel.is_cancelled() {
+            // The answer (or the transport's end) raced with the stop: the
+            // stop wins, and it is not the server's failure.
+            return self.cancelled(slot, &client);
+        }
         if outcome.is_err() {
             let note =
                 rmcp::model::CancelledNotificationParam::new(Some(id), Some("timed out".into()));
@@ -438,7 +515,7 @@ impl McpHub {
                 "MCP server '{server}' refused {tool}: {} (code {})",
                 e.message, e.code.0
             )),
-            Ok(Err(e)) => self.failed(slot, &client, tool, e),
+            Ok(Err(e)) => self.failed(slot, &client, tool, e).await,
             Err(_) => {
                 self.strike(
                     slot,
@@ -455,19 +532,34 @@ impl McpHub {
         }
     }
 
+    /// A call the user stopped. A cancel is not a failure: the server was
+    /// alive when asked, so it starts the next call with a clean record (a
+    /// crash after this is restarted at once, no back-off).
+    fn cancelled(&self, slot: &Slot, client: &Client) -> ToolResult {
+        if !client.is_transport_closed() {
+            let mut st = lock(&slot.st);
+            st.strikes = 0;
+            st.retry_at = None;
+        }
+        ToolResult::err("operation cancelled by user")
+    }
+
     /// A transport-level failure: the server is marked down for a restart.
-    fn failed(
+    async fn failed(
         &self,
         slot: &Slot,
         client: &Client,
         tool: &str,
         e: rmcp::ServiceError,
     ) -> ToolResult {
-        let why = if client.is_transport_closed() {
-            "the server process exited".to_string()
-        } else {
-            format!("{e}")
-        };
+        let why =
+            if client.is_transport_closed() && slot.cfg.transport_kind() == McpTransport::Stdio {
+                "the server process exited".to_string()
+            } else if slot.cfg.transport_kind() == McpTransport::Http {
+                connect::http_error(&slot.cfg.url, &connect::error_chain(&e)).await
+            } else {
+                format!("{e}")
+            };
         self.strike(slot, why.clone());
         let msg = format!(
             "MCP server '{}' failed during {tool}: {why}; it will be restarted on the next call",

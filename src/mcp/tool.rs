@@ -143,8 +143,19 @@ impl Tool for McpTool {
             return ToolResult::err("the MCP client is shut down (navi is exiting)");
         };
         let args = args.as_object().cloned().unwrap_or_default();
-        hub.call(&self.info.server, &self.info.tool, args, &ctx.cancel)
-            .await
+        let progress = super::progress::ProgressSink {
+            events: ctx.events.clone(),
+            id: ctx.call_id.clone(),
+            tool: self.info.full_name.clone(),
+        };
+        hub.call(
+            &self.info.server,
+            &self.info.tool,
+            args,
+            &ctx.cancel,
+            Some(&progress),
+        )
+        .await
     }
 }
 

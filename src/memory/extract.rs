@@ -18,6 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Facts taken from one extraction answer at most.
 pub(crate) const MAX_FACTS: usize = 40;
+/// The generation cap of an extraction answer ([`MAX_FACTS`] short lines).
+pub(crate) const MAX_ANSWER_TOKENS: u32 = 1_200;
 /// One message is cut to this many characters in the extraction prompt.
 const MESSAGE_CHARS: usize = 2_000;
 /// The whole conversation text is cut to this many characters (newest kept).
@@ -46,7 +48,8 @@ pub(crate) enum ExtractError {
 pub(crate) struct ExtractReport {
     /// Sessions extracted in this pass.
     pub(crate) sessions: Vec<String>,
-    /// Stale sessions another process was already extracting.
+    /// Stale sessions open in another navi, or that another process was
+    /// already extracting.
     pub(crate) skipped_claimed: usize,
     pub(crate) added: usize,
     pub(crate) updated: usize,
@@ -178,7 +181,8 @@ impl Extractor<'_> {
             if self.cancel.is_cancelled() {
                 break;
             }
-            if !self.memory.claim(&id, self.owner, LEASE)? {
+            // Open in another navi (a TUI left idle): it is not finished.
+            if self.memory.open_elsewhere(&id) || !self.memory.claim(&id, self.owner, LEASE)? {
                 report.skipped_claimed += 1;
                 continue;
             }
@@ -217,6 +221,9 @@ impl Extractor<'_> {
         );
         req.temperature = Some(0.1);
         req.think = Some(ThinkSetting::Bool(false));
+        // A fact line is short: the answer never needs more than this, and a
+        // model that rambles is cut off instead of generating for minutes.
+        req.max_tokens = Some(MAX_ANSWER_TOKENS);
         let mut stream = guard::open(self.backend, &req, self.guard, self.cancel).await?;
         let mut answer = String::new();
         while let Some(c) = stream.next().await {

@@ -13,7 +13,8 @@ pub enum Upserted {
     Added,
     Updated,
     Unchanged,
-    /// Forgotten or rejected before from this very message: not proposed again.
+    /// Forgotten or rejected before (this value, or anything said before
+    /// the decision), or edited by the user: not proposed again.
     Tombstoned,
 }
 
@@ -171,15 +172,38 @@ impl MemoryStore {
                     return Ok(Upserted::Tombstoned);
                 }
             }
-            let old: Option<String> = tx
+            // The user's decisions on this key: a forgotten or rejected value
+            // never comes back, nor anything said before the decision.
+            let said_at: Option<i64> = match (&session, f.source_message) {
+                (Some(s), Some(m)) => tx
+                    .query_row(
+                        "SELECT created_at FROM messages WHERE id = ?1 AND session_id = ?2",
+                        params![m, s],
+                        |r| r.get(0),
+                    )
+                    .optional()?,
+                _ => None,
+            };
+            let decided: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM memory_decisions WHERE category = ?1 AND key = ?2
+                 AND (lower(trim(value)) = lower(trim(?3)) OR ?4 IS NULL OR created_at >= ?4))",
+                params![f.category, f.key, f.value, said_at],
+                |r| r.get(0),
+            )?;
+            if decided {
+                return Ok(Upserted::Tombstoned);
+            }
+            let old: Option<(String, bool)> = tx
                 .query_row(
-                    "SELECT value FROM memory_facts WHERE category = ?1 AND key = ?2",
+                    "SELECT value, user_set FROM memory_facts WHERE category = ?1 AND key = ?2",
                     params![f.category, f.key],
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()?;
             let out = match old {
-                Some(v) if v == f.value => Upserted::Unchanged,
+                // The user set this value: extraction never changes it.
+                Some((_, true)) => Upserted::Tombstoned,
+                Some((v, _)) if v == f.value => Upserted::Unchanged,
                 Some(_) => {
                     tx.execute(
                         "UPDATE memory_facts SET value = ?3, status = ?4, source_session = ?5,
@@ -202,13 +226,14 @@ impl MemoryStore {
         })
     }
 
-    /// Accepts a proposed fact, optionally with a corrected value.
+    /// Accepts a proposed fact, optionally with a corrected value. A value
+    /// the user gives is theirs: extraction never overwrites it.
     pub fn accept(&self, id: i64, value: Option<&str>) -> Result<Option<Fact>, StoreError> {
         let value = value.map(|v| v.trim().to_string());
         let n = self.with(move |c| {
             Ok(c.execute(
-                "UPDATE memory_facts SET status = 'active', value = COALESCE(?2, value), updated_at = ?3
-                 WHERE id = ?1",
+                "UPDATE memory_facts SET status = 'active', value = COALESCE(?2, value), updated_at = ?3,
+                 user_set = MAX(user_set, ?2 IS NOT NULL) WHERE id = ?1",
                 params![id, value, now_ms()],
             )?)
         })?;
@@ -236,6 +261,12 @@ impl MemoryStore {
                         params![f.category, f.key, s, m, now],
                     )?;
                 }
+                // The decision itself, for every session (see `upsert`).
+                tx.execute(
+                    "INSERT INTO memory_decisions (category, key, value, created_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (category, key, value) DO UPDATE SET created_at = excluded.created_at",
+                    params![f.category, f.key, f.value, now],
+                )?;
                 tx.execute("DELETE FROM memory_facts WHERE id = ?1", [f.id])?;
             }
             tx.commit()?;
@@ -295,6 +326,12 @@ impl MemoryStore {
             })?;
         }
         Ok(text)
+    }
+
+    /// Whether the session is open in another navi (its lock is held
+    /// there): such a session is never extracted.
+    pub(crate) fn open_elsewhere(&self, session: &str) -> bool {
+        self.db.locked_elsewhere(session)
     }
 
     /// Sessions idle for `idle_ms` with activity since their last extraction,

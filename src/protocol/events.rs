@@ -176,6 +176,21 @@ pub enum AgentEvent {
     /// take), just before the `error` that says why: the front end gives the
     /// typed text and the attachments back (composer, next line).
     InputReturned,
+    /// A tool call that is still running (MCP tools): how long it has run
+    /// and, when the server reports it, how far it is. Sent for each
+    /// progress notification and every few seconds without one. Live only.
+    ToolProgress {
+        /// The tool call id, as in `tool_started`.
+        id: String,
+        tool: String,
+        elapsed_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        progress: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
 }
 
 impl AgentEvent {
@@ -208,6 +223,7 @@ impl AgentEvent {
             AgentEvent::Notice { .. } => "notice",
             AgentEvent::ContextSummary { .. } => "context_summary",
             AgentEvent::InputReturned => "input_returned",
+            AgentEvent::ToolProgress { .. } => "tool_progress",
         }
     }
 

@@ -128,6 +128,30 @@ impl SessionLocks {
         }
     }
 
+    /// True when another process (or another store in this one) holds the
+    /// session's lock right now: it is open there. Looks without taking it
+    /// for longer than the test itself.
+    pub(crate) fn locked_elsewhere(&self, session: &str) -> bool {
+        let Some(dir) = &self.dir else {
+            return false;
+        };
+        if self.held.lock().is_ok_and(|h| h.contains_key(session)) {
+            return false;
+        }
+        let path = dir.join(file_name(session));
+        let Ok(file) = OpenOptions::new().read(true).open(&path) else {
+            return false;
+        };
+        match file.try_lock() {
+            Ok(()) => {
+                let _ = file.unlock();
+                false
+            }
+            Err(TryLockError::WouldBlock) => true,
+            Err(TryLockError::Error(_)) => false,
+        }
+    }
+
     /// Releases the session's lock (no-op when not held).
     pub(crate) fn unlock(&self, session: &str) {
         if let Ok(mut held) = self.held.lock()
@@ -189,9 +213,13 @@ mod tests {
             Err(LockError::Busy { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
             other => panic!("expected busy, got {other:?}"),
         }
+        assert!(other.locked_elsewhere("abc"));
+        assert!(!locks.locked_elsewhere("abc"), "our own lock");
         locks.unlock("abc");
+        assert!(!other.locked_elsewhere("abc"));
         other.try_lock("abc").unwrap();
         assert!(other.holds("abc"));
+        assert!(!locks.locked_elsewhere("never-opened"));
     }
 
     #[test]

@@ -86,6 +86,19 @@ const MIGRATIONS: &[&str] = &[
         content TEXT NOT NULL DEFAULT '',
         thinking TEXT NOT NULL DEFAULT ''
     );",
+    // 5: the user's decisions about memory, which extraction respects: a
+    // fact the user edited (`user_set`) is never overwritten, and a fact the
+    // user forgot or rejected (`memory_decisions`) is not proposed again from
+    // any session — not its value, and no value from a message written
+    // before the decision.
+    "ALTER TABLE memory_facts ADD COLUMN user_set INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE memory_decisions (
+        category TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (category, key, value)
+    );",
 ];
 
 /// The schema version this build writes.

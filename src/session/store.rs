@@ -223,6 +223,11 @@ impl SessionStore {
         self.locks.unlock(id);
     }
 
+    /// Whether the session is open (locked) in another navi right now.
+    pub(crate) fn locked_elsewhere(&self, id: &str) -> bool {
+        self.locks.locked_elsewhere(id)
+    }
+
     /// Whether this process is the session's writer.
     pub(crate) fn holds_lock(&self, id: &str) -> bool {
         self.locks.holds(id)

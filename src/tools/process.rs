@@ -263,6 +263,24 @@ struct GroupGuard {
     armed: bool,
 }
 
+/// A long-lived child's process group (an MCP server): the whole group is
+/// killed when this is dropped, so nothing the child started outlives it.
+#[derive(Debug)]
+pub(crate) struct OwnedGroup(u32);
+
+impl OwnedGroup {
+    /// The group led by `pid` (spawned with `process_group(0)`).
+    pub(crate) fn new(pid: u32) -> Self {
+        OwnedGroup(pid)
+    }
+}
+
+impl Drop for OwnedGroup {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {

@@ -368,6 +368,23 @@ impl LineRenderer {
                 let t = format!("{}{mark} {tool}: {}", indent(agent), preview(result, 120));
                 self.line(&mut out, Stream::Info, t);
             }
+            AgentEvent::ToolProgress {
+                tool,
+                elapsed_ms,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                let what = crate::mcp::progress::describe(
+                    Some(*elapsed_ms),
+                    *progress,
+                    *total,
+                    message.as_deref(),
+                );
+                let t = p.dim(&format!("  … {tool}: {what}"));
+                self.line(&mut out, Stream::Info, t);
+            }
             AgentEvent::ApprovalRequest { .. } => self.break_line(&mut out),
             AgentEvent::StreamDelta { delta, agent, .. } => match agent {
                 Some(a) => {

@@ -123,7 +123,7 @@ async fn open_locked(
 ) -> Result<Result<crate::session::SessionMeta, u8>, Failure> {
     let mut told = false;
     loop {
-        match app.open_session(choice, args.profile.as_deref()) {
+        match app.open_session_lazily(choice, args.profile.as_deref()) {
             Err(AppError::Store(StoreError::Lock(LockError::Busy { session, pid })))
                 if args.wait =>
             {
@@ -239,11 +239,23 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         Ok(meta) => meta,
         Err(code) => return Ok(code),
     };
+    // The inputs first: a bad one is a usage error that leaves nothing
+    // behind (the new session is still pending: no row; files it copied
+    // are removed) and starts no MCP server.
+    let message = match build_message(&app, &meta.id, input, &args.files) {
+        Ok(m) => m,
+        Err(e) => {
+            if app.store.is_pending(&meta.id) {
+                let policy = FilesPolicy::from_config(&app.config, &app.paths);
+                let _ = std::fs::remove_dir_all(policy.session_dir(&meta.id));
+            }
+            return Err(e);
+        }
+    };
     // One message, so no "next message" for late MCP tools: wait for the
     // configured servers (each bounded by its start-up timeout).
     app.agent.env.mcp.start();
     app.agent.env.mcp.wait_started().await;
-    let message = build_message(&app, &meta.id, input, &args.files)?;
     let mut handle = app.start_turn_message(&meta.id, message);
     let stdout_tty = std::io::stdout().is_terminal();
     let color = style::color_wanted(std::io::stderr().is_terminal());
@@ -334,6 +346,10 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         // Refused before anything was stored: no empty session is left.
         drop_if_empty(&app, &meta.id);
     }
+    app.agent.env.mcp.shutdown();
+    // Memory for one-shot users: stale sessions are extracted in the
+    // background, after the answer (never the session just used).
+    app.spawn_auto_extraction(g, &meta.id);
     if let Some(code) = fatal {
         return Ok(code);
     }

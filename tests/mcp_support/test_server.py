@@ -10,7 +10,11 @@ If MCP_TEST_LOG is set, every message received is appended to that file.
 Tools (normal mode): echo, peek (readOnlyHint), big (10 MB of text),
 picture (an image block), slow (never answers by itself), crash (the process
 exits mid-call), badutf8 (the answer line is not UTF-8), broken (its
-inputSchema is not a valid JSON Schema).
+inputSchema is not a valid JSON Schema), needs_task (must run as an MCP task:
+`execution.taskSupport = "required"`; a plain call is refused), progress
+(sends three `notifications/progress` for the call's progress token, 0.4 s
+apart, then answers).
+If MCP_TEST_PIDFILE is set, the server appends its pid to that file.
 """
 import json
 import os
@@ -35,6 +39,10 @@ TOOLS = [
      "inputSchema": {"type": "object"}},
     {"name": "broken", "description": "Invalid schema",
      "inputSchema": {"type": "object", "properties": "oops"}},
+    {"name": "needs_task", "description": "Runs only as an MCP task",
+     "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}},
+    {"name": "progress", "description": "Reports progress, then answers",
+     "inputSchema": {"type": "object"}},
 ]
 
 
@@ -57,8 +65,21 @@ def text(s):
     return {"content": [{"type": "text", "text": s}]}
 
 
-def call(mid, name, args):
-    if name in ("echo", "peek"):
+def call(mid, name, args, meta):
+    if name == "progress":
+        token = meta.get("progressToken")
+        for i in range(1, 4):
+            time.sleep(0.4)
+            if token is not None:
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": i, "total": 3,
+                                 "message": "step %d of 3" % i}})
+        result(mid, text("progress done (token %s)" % json.dumps(token)))
+    elif name == "needs_task":
+        send({"jsonrpc": "2.0", "id": mid,
+              "error": {"code": -32601,
+                        "message": "Tool needs_task requires task augmentation (taskSupport: 'required')"}})
+    elif name in ("echo", "peek"):
         result(mid, text("echo: " + str(args.get("text", ""))))
     elif name == "big":
         result(mid, text("B" * (10 * 1024 * 1024)))
@@ -81,6 +102,9 @@ def call(mid, name, args):
 
 
 def main():
+    if os.environ.get("MCP_TEST_PIDFILE"):
+        with open(os.environ["MCP_TEST_PIDFILE"], "a") as f:
+            f.write("%d\n" % os.getpid())
     sys.stderr.write("test server started in mode %s\n" % MODE)
     sys.stderr.flush()
     if MODE == "crash-on-start":
@@ -105,7 +129,7 @@ def main():
             result(mid, {"tools": TOOLS})
         elif method == "tools/call":
             p = msg.get("params") or {}
-            call(mid, p.get("name"), p.get("arguments") or {})
+            call(mid, p.get("name"), p.get("arguments") or {}, p.get("_meta") or {})
         elif method == "ping":
             result(mid, {})
         else:

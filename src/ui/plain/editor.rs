@@ -81,6 +81,8 @@ pub(crate) struct Editor {
     tx: Option<mpsc::Sender<Request>>,
     thread: Option<std::thread::JoinHandle<()>>,
     brk: Arc<AtomicBool>,
+    /// A read did not end when interrupted (see [`Editor::abandon`]).
+    stuck: bool,
     /// Set when the history file could not be opened.
     pub(crate) history_warning: Option<String>,
 }
@@ -374,6 +376,7 @@ impl Editor {
             tx: thread.is_some().then_some(tx),
             thread,
             brk,
+            stuck: false,
             history_warning,
         }
     }
@@ -414,9 +417,35 @@ impl Editor {
         self.brk.store(true, Ordering::SeqCst);
     }
 
-    /// Ends the thread and waits for it (the history file is synced).
+    /// Ends the current read and waits (briefly) for its answer. A read
+    /// that does not end (reedline spinning on a terminal that hung up) is
+    /// abandoned: the editor is then marked stuck and never waited for again.
+    pub(crate) async fn abandon(&mut self, rx: oneshot::Receiver<Reply>) {
+        self.interrupt();
+        if tokio::time::timeout(std::time::Duration::from_secs(1), rx)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the line editor did not answer an interrupt; leaving it");
+            self.stuck = true;
+            // It left the terminal raw, with bracketed paste on: give it
+            // back in a usable state (harmless when it is gone).
+            let _ = crossterm::terminal::disable_raw_mode();
+            use std::io::Write;
+            let mut err = std::io::stderr();
+            let _ = err.write_all(b"\x1b[?2004l\r\n");
+            let _ = err.flush();
+        }
+    }
+
+    /// Ends the thread and waits for it (the history file is synced); a
+    /// stuck editor is left to end with the process.
     pub(crate) fn shutdown(&mut self) {
         self.tx = None;
+        if self.stuck {
+            self.thread = None;
+            return;
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

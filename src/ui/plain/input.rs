@@ -125,6 +125,21 @@ impl LineSource {
     }
 }
 
+/// The exit code when the terminal went away, as for SIGHUP.
+const HANGUP: u8 = 129;
+
+/// Resolves when the terminal on stdin has hung up (an SSH connection
+/// dropped, a window closed) even if no SIGHUP reached navi: reedline's
+/// reader would spin on the dead descriptor forever instead of returning.
+async fn hung_up() {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        if crate::ui::tui::hangup::tty_hung_up() {
+            return;
+        }
+    }
+}
+
 fn stopped(stop: crate::ui::signals::Stop) -> Reply {
     if stop.is_fatal() {
         Reply::Signal(stop.exit_code())
@@ -183,9 +198,12 @@ impl Input {
                     stop = sig.recv() => {
                         // SIGTERM / SIGHUP (or a SIGINT from `kill`) while
                         // reedline reads: end the read, then report it.
-                        e.interrupt();
-                        let _ = rx.await;
+                        e.abandon(rx).await;
                         stopped(stop)
+                    }
+                    () = hung_up() => {
+                        e.abandon(rx).await;
+                        Reply::Signal(HANGUP)
                     }
                 }
             }
@@ -238,14 +256,16 @@ impl Input {
                     r = &mut rx => r.unwrap_or(Reply::Eof),
                     _ = cancel.cancelled() => {
                         // Let the editor thread finish the read before going on.
-                        e.interrupt();
-                        let _ = rx.await;
+                        e.abandon(rx).await;
                         Reply::Interrupted
                     }
                     stop = sig.recv() => {
-                        e.interrupt();
-                        let _ = rx.await;
+                        e.abandon(rx).await;
                         stopped(stop)
+                    }
+                    () = hung_up() => {
+                        e.abandon(rx).await;
+                        Reply::Signal(HANGUP)
                     }
                 };
                 (r, dropped)

@@ -79,6 +79,9 @@ struct Plain {
     /// The running turn's text and `/attach` files, kept for the next line
     /// when the message is refused.
     sent: Option<(String, Vec<crate::attach::Attachment>)>,
+    /// Every session opened in this run (their SSH connections are closed
+    /// at exit).
+    visited: Vec<String>,
 }
 
 pub(crate) async fn run(
@@ -151,12 +154,25 @@ pub(crate) async fn run(
         pending: Vec::new(),
         typed: hold::Typed::default(),
         sent: None,
+        visited: Vec::new(),
     };
+    if term.stdin_tty {
+        // The last resort when the terminal goes away and the loop does not
+        // notice (see `input::hung_up`): exit as for SIGHUP.
+        crate::ui::tui::hangup::watch(std::time::Duration::from_secs(10));
+    }
     plain.greet();
     let code = plain.repl().await;
     if let Input::Editor(e) = &mut plain.input {
         e.shutdown();
     }
+    plain.visit();
+    // What the sessions of this run hold outside the database (shared SSH
+    // connections), and the MCP servers this run started.
+    for id in &plain.visited {
+        plain.app.end_session(id).await;
+    }
+    plain.app.agent.env.mcp.shutdown();
     Ok(code)
 }
 
@@ -257,8 +273,16 @@ impl Plain {
         self.note(&line);
     }
 
+    /// Records the open session as visited.
+    fn visit(&mut self) {
+        if !self.visited.contains(&self.st.session.id) {
+            self.visited.push(self.st.session.id.clone());
+        }
+    }
+
     async fn repl(&mut self) -> u8 {
         loop {
+            self.visit();
             let prompt = self.prompt();
             match self
                 .input

@@ -13,8 +13,14 @@ use tokio_util::sync::CancellationToken;
 impl Plain {
     /// Runs a slash command line. True when navi should quit.
     pub(super) async fn slash(&mut self, line: &str) -> bool {
-        let result =
-            commands::parse(line).and_then(|cmd| commands::execute(cmd, &self.app, &mut self.st));
+        let parsed = commands::parse(line);
+        if let Ok(SlashCommand::SessionDelete(key)) = &parsed {
+            self.visit();
+            if !self.confirm_delete(key.as_deref()).await {
+                return false;
+            }
+        }
+        let result = parsed.and_then(|cmd| commands::execute(cmd, &self.app, &mut self.st));
         match result {
             Err(e) => {
                 let t = self.pal().red(&e);
@@ -32,6 +38,39 @@ impl Plain {
                 false
             }
             Ok(o) => self.apply(o),
+        }
+    }
+
+    /// `/session delete` asks first, as the TUI does: only `y` deletes.
+    /// Nobody to ask (piped input): nothing is deleted.
+    async fn confirm_delete(&mut self, key: Option<&str>) -> bool {
+        let what = match key {
+            Some(k) => format!("session {k}"),
+            None => format!("this session ({})", self.session_label()),
+        };
+        if !self.input.interactive() {
+            let t = format!(
+                "not deleted: nobody can confirm deleting {what} (input is not a terminal); use `navi sessions delete ID`"
+            );
+            let t = self.pal().red(&t);
+            self.say(&t);
+            return false;
+        }
+        let q = format!("delete {what} and all its messages? [y/N] ");
+        let (answer, _) = self
+            .input
+            .ask(&q, &mut self.sig, &CancellationToken::new())
+            .await;
+        match answer {
+            Reply::Line(a) if matches!(a.trim(), "y" | "Y" | "yes") => true,
+            Reply::Signal(code) => {
+                self.exit_after = Some(code);
+                false
+            }
+            _ => {
+                self.say("kept");
+                false
+            }
         }
     }
 

@@ -117,6 +117,26 @@ impl TuiState {
                 *success,
                 origin_of(*is_subagent, agent),
             ),
+            ToolProgress {
+                id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                if let Some(path) = self.tools.get(id).cloned()
+                    && let Some(Cell {
+                        kind: CellKind::Tool(card),
+                        ..
+                    }) = self.transcript.cell_mut(&path)
+                {
+                    // The card counts the seconds itself.
+                    let what =
+                        crate::mcp::progress::describe(None, *progress, *total, message.as_deref());
+                    card.progress = (!what.is_empty()).then_some(what);
+                    self.transcript.touch(&path);
+                }
+            }
             ApprovalRequest {
                 id,
                 tool,

@@ -227,6 +227,8 @@ pub(crate) async fn run(
             }
         }
     }
+    // The MCP servers this run started, with everything they started.
+    app.agent.env.mcp.shutdown();
     result
         .map(|_| signal_code.load(Ordering::SeqCst))
         .map_err(|e| Failure::runtime(format!("terminal error: {e}")))

@@ -40,6 +40,8 @@ pub struct ToolCard {
     pub(crate) started: Option<Instant>,
     /// How long it ran, once finished.
     pub(crate) took: Option<Duration>,
+    /// What the tool last reported while running (MCP progress).
+    pub(crate) progress: Option<String>,
 }
 
 impl ToolCard {
@@ -53,6 +55,7 @@ impl ToolCard {
             children: Vec::new(),
             started: Some(Instant::now()),
             took: None,
+            progress: None,
         }
     }
 
@@ -90,6 +93,10 @@ impl ToolCard {
                 }
             }
             _ => String::new(),
+        };
+        let time = match (&self.progress, self.status) {
+            (Some(p), ToolStatus::Pending) => format!("{time} · {p}"),
+            _ => time,
         };
         let used = 2 + wrap::width(&self.tool) + 2 + wrap::width(&time);
         let mut spans = vec![
