@@ -35,6 +35,10 @@ mod context_compact;
 mod context_mgmt;
 #[path = "context_oversize.rs"]
 mod context_oversize;
+#[path = "daily_run.rs"]
+mod daily_run;
+#[path = "daily_wording.rs"]
+mod daily_wording;
 #[path = "llm_guard.rs"]
 mod llm_guard;
 #[path = "llm_ollama.rs"]

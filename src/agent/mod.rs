@@ -55,6 +55,16 @@ pub enum AgentError {
         "no compaction preview to apply for session {0}; run /compact --preview first (or /compact to compact at once)"
     )]
     NoPlan(String),
+    #[error(
+        "nothing compacted: a summary of the {replaced} older messages would not make the context smaller ({} → {} tokens); the context is unchanged",
+        account::short(*tokens_before),
+        account::short(*tokens_after)
+    )]
+    NothingSaved {
+        replaced: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
     #[error(
@@ -127,6 +137,8 @@ pub struct Agent {
     pub(crate) gate: Arc<ApprovalGate>,
     persona: String,
     model_override: RwLock<Option<String>>,
+    /// The override came from `/model`, not from the command line.
+    model_from_ui: std::sync::atomic::AtomicBool,
     backend_forced: bool,
     backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
     selections: Mutex<HashMap<String, Selection>>,
@@ -158,6 +170,7 @@ impl Agent {
             gate: parts.gate,
             persona: parts.persona,
             model_override: RwLock::new(parts.model_override),
+            model_from_ui: std::sync::atomic::AtomicBool::new(false),
             backend_forced: parts.backend_forced,
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
@@ -194,6 +207,8 @@ impl Agent {
         if let Ok(mut m) = self.model_override.write() {
             *m = model;
         }
+        self.model_from_ui
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub(crate) fn model_override(&self) -> Option<String> {
@@ -253,7 +268,16 @@ impl Agent {
         if let Some(m) = &forced {
             return Ok(Selection {
                 model: m.clone(),
-                reason: format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)"),
+                reason: if self
+                    .model_from_ui
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    format!(
+                        "using {m} (chosen with /model; \"/model default\" goes back to the profile's list)"
+                    )
+                } else {
+                    format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)")
+                },
             });
         }
         let key = format!("{}|{}", backend.base_url(), profile.model.join(","));

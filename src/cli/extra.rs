@@ -308,19 +308,9 @@ pub(crate) fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Re
         out::line(&s)?;
         return Ok(0);
     }
-    let title = if meta.title.is_empty() {
-        "(untitled)"
-    } else {
-        &meta.title
-    };
-    let mut md = format!(
-        "# {title}\n\nSession `{}` · profile `{}`\n",
-        meta.id, meta.profile_id
-    );
     let pins = crate::session::pins::load(store, &meta.id).map_err(store_err)?;
-    md.push_str(&super::transcript::markdown(
-        &crate::session::replay::events(&session.display, &pins),
-    ));
+    let history = crate::session::replay::events(&session.display, &pins);
+    let md = crate::ui::commands::export_markdown(&meta, &history);
     out::text(&md)?;
     Ok(0)
 }

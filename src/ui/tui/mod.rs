@@ -23,6 +23,7 @@ pub mod background;
 pub mod cells;
 pub(crate) mod clipboard;
 pub(crate) mod composer;
+pub(crate) mod depth_backend;
 pub(crate) mod editor;
 pub mod event_loop;
 pub mod farewell;
@@ -172,7 +173,12 @@ pub(crate) async fn run(
     let result = async {
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
-        let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        // Colours come down to what the terminal shows (no 24-bit colour
+        // unless it says so).
+        let mut terminal = Terminal::new(depth_backend::DepthBackend::new(
+            CrosstermBackend::new(std::io::stdout()),
+            crate::ui::color_depth::ColorDepth::from_env(),
+        ))?;
         // SIGTERM / SIGHUP end the input: the loop then quits as on Ctrl-C
         // (stopping a running turn cooperatively) and the terminal is restored.
         let shared = editor::SharedInput::new();
