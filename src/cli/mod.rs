@@ -6,6 +6,8 @@
 
 mod admin;
 mod context;
+#[cfg(test)]
+mod docs_sync;
 mod extra;
 mod mcp;
 mod memory;
