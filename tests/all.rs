@@ -37,6 +37,8 @@ mod context_mgmt;
 mod context_oversize;
 #[path = "daily_run.rs"]
 mod daily_run;
+#[path = "daily_tui.rs"]
+mod daily_tui;
 #[path = "daily_wording.rs"]
 mod daily_wording;
 #[path = "llm_guard.rs"]

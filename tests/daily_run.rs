@@ -57,3 +57,34 @@ async fn a_denied_call_keeps_the_fix_however_long_the_command() {
         assert!(tool_result.contains("--approve terminal"), "{tool_result}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_first_approval_shows_every_call_of_the_batch() {
+    use support::Part;
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::parts(vec![
+        Part::ToolCall {
+            name: "terminal".into(),
+            args: json!({"command": "echo FIRST-CALL"}),
+        },
+        Part::ToolCall {
+            name: "terminal".into(),
+            args: json!({"command": "echo SECOND-CALL"}),
+        },
+    ]));
+    let home = Home::new(&fake.ollama_url());
+    let mut pty = Pty::spawn(home.run_command(&["two calls"]));
+    pty.wait_for("[y]es/[s]ession/[N]o");
+    pty.send("\x03");
+    assert_eq!(pty.exit_code(), 130);
+    let text = pty.text();
+    assert!(
+        text.contains("SECOND-CALL"),
+        "the second call is hidden:\n{text}"
+    );
+    assert_eq!(
+        text.matches("operation cancelled by user").count(),
+        2,
+        "{text}"
+    );
+}

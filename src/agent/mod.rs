@@ -400,6 +400,11 @@ impl Agent {
             depth: depth.max(1),
             profile_id: profile_id.to_string(),
         };
+        // Front ends show the subagent at once, not at its first reply.
+        sink.emit(crate::protocol::AgentEvent::SubagentStarted {
+            agent: origin.clone(),
+        })
+        .await;
         let out = turn::run_ephemeral(
             self,
             user_message,

@@ -342,6 +342,26 @@ impl<'a> Run<'a> {
                     MessageKind::Message,
                     Some(false),
                 )?;
+                // Shown too: every call of the batch gets its card, marked
+                // as not run, in every front end.
+                self.emit(AgentEvent::ToolStarted {
+                    id: call.id.clone(),
+                    tool: call.name.clone(),
+                    args: call.arguments.clone(),
+                    is_subagent: sub,
+                    agent: self.origin.clone(),
+                })
+                .await;
+                self.emit(AgentEvent::ToolCall {
+                    id: call.id.clone(),
+                    tool: call.name.clone(),
+                    args: call.arguments.clone(),
+                    result: CANCELLED.to_string(),
+                    success: false,
+                    is_subagent: sub,
+                    agent: self.origin.clone(),
+                })
+                .await;
                 continue;
             }
             self.emit(AgentEvent::ToolStarted {

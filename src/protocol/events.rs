@@ -172,6 +172,10 @@ pub enum AgentEvent {
     ContextSummary {
         summary: String,
     },
+    /// A subagent (`spawn_agent`) began, before its first model call.
+    SubagentStarted {
+        agent: AgentOrigin,
+    },
 }
 
 impl AgentEvent {
@@ -203,6 +207,7 @@ impl AgentEvent {
             AgentEvent::AgentMessage { .. } => "agent_message",
             AgentEvent::Notice { .. } => "notice",
             AgentEvent::ContextSummary { .. } => "context_summary",
+            AgentEvent::SubagentStarted { .. } => "subagent_started",
         }
     }
 

@@ -253,6 +253,9 @@ pub enum Outcome {
         session: SessionMeta,
         history: Vec<AgentEvent>,
         note: String,
+        /// The session's stored context window (0: not known yet), so the
+        /// status line shows it before the next message.
+        window: u64,
     },
     /// Open a session picker with these sessions.
     Pick(Vec<SessionMeta>),
@@ -303,10 +306,12 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
         let history = crate::session::replay::load_events(store, &meta.id)
             .map_err(err)?
             .unwrap_or_default();
+        let window = crate::agent::account::load_window(store, &meta.id).unwrap_or(0);
         Ok(Outcome::Switched {
             session: meta,
             history,
             note,
+            window,
         })
     };
     match cmd {

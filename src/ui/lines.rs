@@ -541,6 +541,16 @@ impl LineRenderer {
                     p.dim("· (summary of older context)"),
                 );
             }
+            AgentEvent::SubagentStarted { agent } => {
+                let id = agent.id.strip_prefix("subagent_").unwrap_or(&agent.id);
+                let t = format!(
+                    "{}· subagent {} started ({})",
+                    indent(&Some(agent.clone())),
+                    &id[..6.min(id.len())],
+                    agent.profile_id
+                );
+                self.line(&mut out, Stream::Info, p.dim(&t));
+            }
         }
         out
     }
