@@ -35,6 +35,8 @@ mod context_compact;
 mod context_mgmt;
 #[path = "context_oversize.rs"]
 mod context_oversize;
+#[path = "daily_cli.rs"]
+mod daily_cli;
 #[path = "daily_run.rs"]
 mod daily_run;
 #[path = "daily_tui.rs"]

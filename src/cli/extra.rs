@@ -11,17 +11,18 @@ use std::path::{Path, PathBuf};
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "navi", &mut buf);
-    out::text(&String::from_utf8_lossy(&buf))?;
+    let script = String::from_utf8_lossy(&buf);
+    let script = match shell {
+        clap_complete::Shell::Bash => super::complete::patch_bash(&script),
+        _ => script.into_owned(),
+    };
+    out::text(&script)?;
     Ok(0)
 }
 
 /// `navi man`: the roff man page.
 pub(crate) fn man() -> Result<u8, Failure> {
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut buf)
-        .map_err(Failure::runtime)?;
-    out::text(&String::from_utf8_lossy(&buf))?;
+    out::text(&super::man_page::render().map_err(Failure::runtime)?)?;
     Ok(0)
 }
 
