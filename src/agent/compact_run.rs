@@ -133,11 +133,11 @@ impl Agent {
             m
         }));
         new_context.extend(recent);
-        let (tokens_before, tokens_after) = (
-            base + tokens_of(ctx, ratio),
-            base + tokens_of(&new_context, ratio),
-        );
-        if saves_nothing(tokens_before, tokens_after) {
+        let (context_before, context_after) =
+            (tokens_of(ctx, ratio), tokens_of(&new_context, ratio));
+        let (tokens_before, tokens_after) = (base + context_before, base + context_after);
+        // Judged on the context alone: the fixed base is the same either way.
+        if saves_nothing(context_before, context_after) {
             return Err(AgentError::NothingSaved {
                 replaced: old.len(),
                 tokens_before,
@@ -375,9 +375,10 @@ impl Agent {
     }
 }
 
-/// Whether a compaction from `before` to `after` tokens gains nothing worth
-/// announcing: no saving, or less than 2 % (which `short` shows as "3.7k →
-/// 3.7k"). Such a plan is not applied; `AgentError::NothingSaved` says why.
+/// Whether a compaction of the context from `before` to `after` tokens
+/// gains nothing worth announcing: no saving, or less than 2 % of the
+/// context (the "3.7k → 3.7k tokens" case). Such a plan is not applied;
+/// `AgentError::NothingSaved` says why.
 pub fn saves_nothing(before: u64, after: u64) -> bool {
     before > 0 && before.saturating_sub(after) * 50 < before
 }
