@@ -114,7 +114,7 @@ impl SessionStore {
             return Ok(None);
         };
         let holder = self.holds_lock(id);
-        let (mut context, has_user_message, had_deltas) = self.read(|c| {
+        let (context, has_user_message, had_deltas) = self.read(|c| {
             let tx = c.unchecked_transaction()?;
             let mut context = Self::messages(&tx, id, Buffer::Context)?;
             let has_user: bool = tx.query_row(
