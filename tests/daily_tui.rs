@@ -133,3 +133,39 @@ fn a_subagent_shows_when_it_starts() {
     let s = screen(&mut st, 100, 20);
     assert!(s.contains("subagent a1b2c3 · discuss started"), "{s}");
 }
+
+/// The real TUI on a pty: 24-bit colour only when the terminal says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_colours_follow_the_terminal() {
+    use crate::plain_support::{Home, Pty};
+    let cases: &[(&str, Option<&str>, bool)] = &[
+        ("xterm", None, false),
+        ("screen", None, false),
+        ("linux", None, false),
+        ("xterm-256color", None, false),
+        ("xterm-256color", Some("truecolor"), true),
+        ("screen", Some("24bit"), true),
+    ];
+    for &(term, colorterm, truecolor) in cases {
+        let home = Home::new("http://127.0.0.1:9");
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_navi"));
+        c.args(["--profile", "tester"]);
+        let mut c = home.setup_for_test(c, term);
+        if let Some(v) = colorterm {
+            c.env("COLORTERM", v);
+        }
+        let mut pty = Pty::spawn(c);
+        pty.wait_for("/help");
+        // Let the first frames (and the backend check's error) arrive.
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        pty.wait_for("idle");
+        let raw = pty.text();
+        pty.kill9();
+        let rgb = raw.contains("38;2;") || raw.contains("48;2;");
+        assert_eq!(rgb, truecolor, "TERM={term} COLORTERM={colorterm:?}");
+        assert!(
+            raw.contains("\x1b[38;5;") || raw.contains("\x1b[3"),
+            "no colour at all for {term}"
+        );
+    }
+}
