@@ -122,7 +122,10 @@ pub(crate) enum Command {
     /// Completion candidates for the shell scripts (profiles, models,
     /// sessions); not for people.
     #[command(name = "__complete", hide = true)]
-    Complete { what: String },
+    Complete {
+        /// What to list: profiles, models or sessions.
+        what: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
