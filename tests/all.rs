@@ -37,6 +37,14 @@ mod context_mgmt;
 mod context_oversize;
 #[path = "daily_use.rs"]
 mod daily_use;
+#[path = "daily_cli.rs"]
+mod daily_cli;
+#[path = "daily_run.rs"]
+mod daily_run;
+#[path = "daily_tui.rs"]
+mod daily_tui;
+#[path = "daily_wording.rs"]
+mod daily_wording;
 #[path = "llm_guard.rs"]
 mod llm_guard;
 #[path = "llm_ollama.rs"]

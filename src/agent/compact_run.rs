@@ -133,11 +133,22 @@ impl Agent {
             m
         }));
         new_context.extend(recent);
+        let (context_before, context_after) =
+            (tokens_of(ctx, ratio), tokens_of(&new_context, ratio));
+        let (tokens_before, tokens_after) = (base + context_before, base + context_after);
+        // Judged on the context alone: the fixed base is the same either way.
+        if saves_nothing(context_before, context_after) {
+            return Err(AgentError::NothingSaved {
+                replaced: old.len(),
+                tokens_before,
+                tokens_after,
+            });
+        }
         Ok(Some(CompactionPlan {
             session_id: session_id.to_string(),
             summary,
-            tokens_before: base + tokens_of(ctx, ratio),
-            tokens_after: base + tokens_of(&new_context, ratio),
+            tokens_before,
+            tokens_after,
             replaced: old,
             new_context,
             window,
@@ -362,6 +373,14 @@ impl Agent {
     pub fn context_account(&self, session_id: &str) -> Result<ContextAccount, AgentError> {
         Ok(ContextAccount::load(&self.store, session_id)?)
     }
+}
+
+/// Whether a compaction of the context from `before` to `after` tokens
+/// gains nothing worth announcing: no saving, or less than 2 % of the
+/// context (the "3.7k → 3.7k tokens" case). Such a plan is not applied;
+/// `AgentError::NothingSaved` says why.
+pub fn saves_nothing(before: u64, after: u64) -> bool {
+    before > 0 && before.saturating_sub(after) * 50 < before
 }
 
 /// "40 → 6 messages, 7.2k → 1.9k tokens" (tokens left out when unknown).

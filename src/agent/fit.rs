@@ -51,6 +51,12 @@ impl Run<'_> {
             }
             Ok(_) => {}
             Err(_) if self.cancel.is_cancelled() => {}
+            Err(e @ AgentError::NothingSaved { .. }) => {
+                self.emit(AgentEvent::Notice {
+                    message: e.to_string(),
+                })
+                .await
+            }
             Err(e) => {
                 self.emit(AgentEvent::Warning {
                     message: format!(

@@ -56,6 +56,16 @@ pub enum AgentError {
         "no compaction preview to apply for session {0}; run /compact --preview first (or /compact to compact at once)"
     )]
     NoPlan(String),
+    #[error(
+        "nothing compacted: a summary of the {replaced} older messages would not make the context smaller ({} → {} tokens); the context is unchanged",
+        account::short(*tokens_before),
+        account::short(*tokens_after)
+    )]
+    NothingSaved {
+        replaced: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
     #[error(
@@ -164,6 +174,8 @@ pub struct Agent {
     pub(crate) gate: Arc<ApprovalGate>,
     persona: String,
     model_override: RwLock<Option<String>>,
+    /// The override came from `/model`, not from the command line.
+    model_from_ui: std::sync::atomic::AtomicBool,
     backend_forced: bool,
     backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
     selections: Mutex<HashMap<String, Selection>>,
@@ -197,6 +209,7 @@ impl Agent {
             gate: parts.gate,
             persona: parts.persona,
             model_override: RwLock::new(parts.model_override),
+            model_from_ui: std::sync::atomic::AtomicBool::new(false),
             backend_forced: parts.backend_forced,
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
@@ -234,6 +247,8 @@ impl Agent {
         if let Ok(mut m) = self.model_override.write() {
             *m = model;
         }
+        self.model_from_ui
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub(crate) fn model_override(&self) -> Option<String> {
@@ -293,7 +308,16 @@ impl Agent {
         if let Some(m) = &forced {
             return Ok(Selection {
                 model: m.clone(),
-                reason: format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)"),
+                reason: if self
+                    .model_from_ui
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    format!(
+                        "using {m} (chosen with /model; \"/model default\" goes back to the profile's list)"
+                    )
+                } else {
+                    format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)")
+                },
             });
         }
         let key = format!("{}|{}", backend.base_url(), profile.model.join(","));
@@ -416,6 +440,11 @@ impl Agent {
             depth: depth.max(1),
             profile_id: profile_id.to_string(),
         };
+        // Front ends show the subagent at once, not at its first reply.
+        sink.emit(crate::protocol::AgentEvent::SubagentStarted {
+            agent: origin.clone(),
+        })
+        .await;
         let out = turn::run_ephemeral(
             self,
             user_message,

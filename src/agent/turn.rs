@@ -5,7 +5,7 @@ use super::conversation::Conversation;
 use super::mechanics::Mechanics;
 use super::tokens::TokenTracker;
 use super::{Agent, AgentError, TurnOutcome, planning};
-use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, Role, ToolCall};
+use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, ToolCall};
 use crate::profile::Profile;
 use crate::protocol::{AgentEvent, AgentOrigin, EventSink};
 use crate::session::MessageKind;
@@ -74,11 +74,12 @@ pub(super) async fn run_persistent(
     // pending session (nothing sent yet) gets its row and lock now.
     agent.store.materialize(session_id)?;
     agent.store.lock(session_id)?;
+    // Meta and context only: the display buffer is the front end's business.
     let session = agent
         .store
-        .load(session_id)?
+        .load_for_turn(session_id)?
         .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
-    let first_message = !session.display.iter().any(|m| m.msg.role == Role::User);
+    let first_message = !session.has_user_message;
     sink.emit(AgentEvent::StreamStart {
         session_id: session_id.to_string(),
     })
@@ -364,6 +365,26 @@ impl<'a> Run<'a> {
                     MessageKind::Message,
                     Some(false),
                 )?;
+                // Shown too: every call of the batch gets its card, marked
+                // as not run, in every front end.
+                self.emit(AgentEvent::ToolStarted {
+                    id: call.id.clone(),
+                    tool: call.name.clone(),
+                    args: call.arguments.clone(),
+                    is_subagent: sub,
+                    agent: self.origin.clone(),
+                })
+                .await;
+                self.emit(AgentEvent::ToolCall {
+                    id: call.id.clone(),
+                    tool: call.name.clone(),
+                    args: call.arguments.clone(),
+                    result: CANCELLED.to_string(),
+                    success: false,
+                    is_subagent: sub,
+                    agent: self.origin.clone(),
+                })
+                .await;
                 continue;
             }
             self.emit(AgentEvent::ToolStarted {

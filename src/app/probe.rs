@@ -5,6 +5,10 @@ use crate::profile::Profile;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How the error of a server that answers but has no model of the profile
+/// begins; the TUI's status line says "no model" for it, not "server down".
+pub(crate) const NO_MODEL: &str = "the server answers, but no model of this profile is available: ";
+
 /// The model a profile resolves to and its context window, or a message
 /// saying why the backend cannot be used. Gives up after 10 s.
 pub(crate) async fn check_backend(
@@ -39,7 +43,10 @@ pub(crate) async fn check_backend(
     });
     match probe.await {
         Ok(Ok(Ok(Ok(found)))) => Ok(found),
-        Ok(Ok(Ok(Err(e)))) => Err(e),
+        // The server answered: what is missing is a model, not the server.
+        Ok(Ok(Ok(Err(e)))) => Err(format!(
+            "{NO_MODEL}{e}\nPick one with /model (it lists what {url} serves), or set [llm].default_model."
+        )),
         Ok(Ok(Err(e))) => Err(format!(
             "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
         )),

@@ -131,7 +131,17 @@ impl App {
         let listed = self.runs.register(session_id, cancel.clone());
         let task = tokio::spawn(async move {
             let _listed = listed;
-            let r = agent.compact_mode(&sid, mode, &sink, &c).await;
+            let r = match agent.compact_mode(&sid, mode, &sink, &c).await {
+                // Not a failure and not a compaction: say why, change nothing.
+                Err(e @ crate::agent::AgentError::NothingSaved { .. }) => {
+                    sink.emit(AgentEvent::Notice {
+                        message: e.to_string(),
+                    })
+                    .await;
+                    return Ok((0, 0));
+                }
+                r => r,
+            };
             if let Ok((before, after)) = &r
                 && before == after
             {

@@ -103,6 +103,10 @@ pub(crate) async fn compact(
             eprintln!("navi: compaction stopped; session {short} is unchanged");
             return Ok(130);
         }
+        Err(e @ crate::agent::AgentError::NothingSaved { .. }) => {
+            crate::outln!("session {short}: {e}")?;
+            return Ok(0);
+        }
         Err(e) => {
             return Err(Failure::runtime(format!(
                 "compaction failed, session {short} is unchanged: {e}"

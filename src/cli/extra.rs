@@ -11,17 +11,18 @@ use std::path::{Path, PathBuf};
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "navi", &mut buf);
-    out::text(&String::from_utf8_lossy(&buf))?;
+    let script = String::from_utf8_lossy(&buf);
+    let script = match shell {
+        clap_complete::Shell::Bash => super::complete::patch_bash(&script),
+        _ => script.into_owned(),
+    };
+    out::text(&script)?;
     Ok(0)
 }
 
 /// `navi man`: the roff man page.
 pub(crate) fn man() -> Result<u8, Failure> {
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut buf)
-        .map_err(Failure::runtime)?;
-    out::text(&String::from_utf8_lossy(&buf))?;
+    out::text(&super::man_page::render().map_err(Failure::runtime)?)?;
     Ok(0)
 }
 
@@ -308,19 +309,9 @@ pub(crate) fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Re
         out::line(&s)?;
         return Ok(0);
     }
-    let title = if meta.title.is_empty() {
-        "(untitled)"
-    } else {
-        &meta.title
-    };
-    let mut md = format!(
-        "# {title}\n\nSession `{}` · profile `{}`\n",
-        meta.id, meta.profile_id
-    );
     let pins = crate::session::pins::load(store, &meta.id).map_err(store_err)?;
-    md.push_str(&super::transcript::markdown(
-        &crate::session::replay::events(&session.display, &pins),
-    ));
+    let history = crate::session::replay::events(&session.display, &pins);
+    let md = crate::ui::commands::export_markdown(&meta, &history);
     out::text(&md)?;
     Ok(0)
 }

@@ -5,8 +5,12 @@
 //! commands read the config and open only what they use.
 
 mod admin;
+mod complete;
 mod context;
+#[cfg(test)]
+mod docs_sync;
 mod extra;
+mod man_page;
 mod mcp;
 mod memory;
 pub(crate) mod out;
@@ -114,6 +118,13 @@ pub(crate) enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// Completion candidates for the shell scripts (profiles, models,
+    /// sessions); not for people.
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// What to list: profiles, models or sessions.
+        what: String,
     },
 }
 
@@ -329,6 +340,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Config { .. } => "config",
         Command::Last { .. } => "last",
         Command::Mcp { .. } => "mcp",
+        Command::Complete { .. } => "__complete",
     }
 }
 
@@ -351,6 +363,7 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
         Some(Command::Config { command }) => extra::config(&cli.global, command),
         Some(Command::Last { id }) => extra::last(&cli.global, id.as_deref()),
         Some(Command::Mcp { command }) => mcp::run(&cli.global, command).await,
+        Some(Command::Complete { what }) => complete::values(&cli.global, &what),
         None => {
             // Piped input is a script: it starts afresh unless told otherwise.
             let piped = cli.plain && !std::io::IsTerminal::is_terminal(&std::io::stdin());

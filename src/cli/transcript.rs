@@ -1,6 +1,7 @@
-//! `navi sessions show` and `navi sessions export --format md`: a session's
-//! replayed history as text. Both read events, never rows.
-use crate::protocol::{AgentEvent, PINNED_NOTE};
+//! `navi sessions show`: a session's replayed history as text. It reads
+//! events, never rows. (`navi sessions export --format md` and `/export` share
+//! `ui::commands::export_markdown`.)
+use crate::protocol::AgentEvent;
 
 /// The plain listing of `navi sessions show`: one `[who]` header per entry.
 pub(crate) fn listing(history: &[AgentEvent]) -> String {
@@ -65,66 +66,5 @@ fn push_text(out: &mut String, text: &str) {
     if !text.is_empty() {
         out.push_str(text);
         out.push('\n');
-    }
-}
-
-/// The Markdown of `navi sessions export --format md` (after its title).
-pub(crate) fn markdown(history: &[AgentEvent]) -> String {
-    let mut md = String::new();
-    let mut in_answer = false;
-    for ev in history {
-        let answer = matches!(
-            ev,
-            AgentEvent::AgentMessage { .. } | AgentEvent::ToolStarted { .. }
-        );
-        match ev {
-            AgentEvent::UserMessage {
-                message,
-                pinned,
-                images,
-            } => {
-                section(&mut md, "User", message);
-                if *images > 0 {
-                    md.push_str(&format!("\n({images} image(s) attached)\n"));
-                }
-                if *pinned {
-                    md.push_str(&format!("\n> {PINNED_NOTE}\n"));
-                }
-            }
-            AgentEvent::AgentMessage { content, pinned } => {
-                section(&mut md, "Assistant", content);
-                if *pinned {
-                    md.push_str(&format!("\n> {PINNED_NOTE}\n"));
-                }
-            }
-            AgentEvent::ToolStarted { tool, args, .. } => {
-                if !in_answer {
-                    section(&mut md, "Assistant", "");
-                }
-                md.push_str(&format!("\n→ `{tool}({args})`\n"));
-            }
-            AgentEvent::ToolCall { tool, result, .. } => {
-                md.push_str(&format!("\n## Tool result: {tool}\n\n"));
-                if !result.is_empty() {
-                    md.push_str(&format!("```\n{}\n```\n", result.trim_end()));
-                }
-            }
-            AgentEvent::PlanReady { plan } => section(&mut md, "Plan", plan),
-            AgentEvent::Notice { message } => section(&mut md, "Notice", message),
-            AgentEvent::Error { message } => section(&mut md, "Error", message),
-            AgentEvent::ContextSummary { summary } => {
-                section(&mut md, "Summary of earlier conversation", summary)
-            }
-            _ => {}
-        }
-        in_answer = answer;
-    }
-    md
-}
-
-fn section(md: &mut String, heading: &str, text: &str) {
-    md.push_str(&format!("\n## {heading}\n\n"));
-    if !text.is_empty() {
-        md.push_str(&format!("{}\n", text.trim_end()));
     }
 }

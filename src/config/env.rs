@@ -3,7 +3,7 @@ use super::load::ConfigError;
 use super::{ApprovalMode, BackendKind, Config, ThinkSetting, split_list};
 
 /// Which environment variable feeds which config key (for error messages).
-const FEEDS: [(&str, &str); 25] = [
+pub(crate) const FEEDS: [(&str, &str); 25] = [
     ("NAVI_BACKEND", "llm.backend"),
     ("OLLAMA_HOST", "llm.ollama_host"),
     ("OLLAMA_DEFAULT_MODEL", "llm.default_model"),

@@ -4,7 +4,7 @@
 //! a malformed file, an unknown key or a wrong type is a [`ConfigError`] naming
 //! the file, line and key, and nothing of the file is used.
 
-mod env;
+pub(crate) mod env;
 mod load;
 pub(crate) mod mcp;
 pub(crate) mod suggest;

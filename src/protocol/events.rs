@@ -191,6 +191,10 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// A subagent (`spawn_agent`) began, before its first model call.
+    SubagentStarted {
+        agent: AgentOrigin,
+    },
 }
 
 impl AgentEvent {
@@ -224,6 +228,7 @@ impl AgentEvent {
             AgentEvent::ContextSummary { .. } => "context_summary",
             AgentEvent::InputReturned => "input_returned",
             AgentEvent::ToolProgress { .. } => "tool_progress",
+            AgentEvent::SubagentStarted { .. } => "subagent_started",
         }
     }
 

@@ -24,6 +24,14 @@ use std::collections::HashMap;
 /// One delta: (display row, context row, content, thinking).
 type Delta = (i64, Option<i64>, String, String);
 
+/// What [`SessionStore::load_for_turn`] reads.
+pub(crate) struct TurnSession {
+    pub(crate) meta: super::SessionMeta,
+    pub(crate) context: Vec<StoredMessage>,
+    /// The display buffer holds a user message (the session was used).
+    pub(crate) has_user_message: bool,
+}
+
 /// Both buffers of a session, and whether deltas were folded into them.
 pub(super) struct Buffers {
     pub(crate) display: Vec<StoredMessage>,
@@ -94,6 +102,51 @@ impl SessionStore {
                 had_deltas,
             })
         })
+    }
+
+    /// What a turn needs of a stored session: its meta, the context buffer
+    /// (deltas folded in and crash-repaired as [`SessionStore::load`] does
+    /// for the lock holder) and whether a user message was ever sent. The
+    /// display buffer, which grows with the whole history, is not read, so
+    /// a continued `navi run -c` costs what its context costs.
+    pub(crate) fn load_for_turn(&self, id: &str) -> Result<Option<TurnSession>, StoreError> {
+        let Some(meta) = self.meta(id)? else {
+            return Ok(None);
+        };
+        let holder = self.holds_lock(id);
+        let (context, has_user_message, had_deltas) = self.read(|c| {
+            let tx = c.unchecked_transaction()?;
+            let mut context = Self::messages(&tx, id, Buffer::Context)?;
+            let has_user: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM messages WHERE session_id = ?1 AND buffer = ?2 AND role = 'user')",
+                params![id, Buffer::Display.code()],
+                |r| r.get(0),
+            )?;
+            let deltas = session_deltas(&tx, id)?;
+            tx.finish()?;
+            let had = !deltas.is_empty();
+            if had {
+                apply(&mut context, &gains(deltas));
+            }
+            Ok((context, has_user, had))
+        })?;
+        // Left-over deltas or a call without its result (a crash): the rare
+        // case, repaired in both buffers by the full load.
+        if holder && (had_deltas || super::repair_unpaired(&mut context.clone())) {
+            return Ok(self.load(id)?.map(|s| TurnSession {
+                has_user_message: s
+                    .display
+                    .iter()
+                    .any(|m| m.msg.role == crate::llm::Role::User),
+                meta: s.meta,
+                context: s.context,
+            }));
+        }
+        Ok(Some(TurnSession {
+            meta,
+            context,
+            has_user_message,
+        }))
     }
 
     /// Writes the deltas of a session into its message rows and deletes them

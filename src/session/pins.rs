@@ -22,12 +22,13 @@ pub(crate) fn key(m: &StoredMessage) -> String {
     )
 }
 
-/// User and assistant messages with text: what can be pinned.
+/// User and assistant messages with text or images: what can be pinned.
+/// A message with an image counts like any other (it is numbered, so the
+/// numbers match the transcript, and kept whole, images too, when pinned).
 pub(crate) fn pinnable(m: &StoredMessage) -> bool {
     m.kind == MessageKind::Message
         && matches!(m.msg.role, Role::User | Role::Assistant)
-        && !m.msg.content.trim().is_empty()
-        && m.msg.images.is_empty()
+        && (!m.msg.content.trim().is_empty() || !m.msg.images.is_empty())
 }
 
 /// The pinnable messages of a display buffer, numbered from 1 as `/pin`
@@ -164,5 +165,49 @@ mod tests {
         );
         assert!(!set(&store, &s.id, &again.display[0], false).unwrap());
         assert!(load(&store, &s.id).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_message_with_an_image_is_numbered_like_the_others() {
+        let store = SessionStore::open_in_memory().unwrap();
+        let s = store.create("default").unwrap();
+        let mut with_image = ChatMessage::user("what is in this picture?");
+        with_image.images.push(crate::llm::ImageData {
+            mime: "image/png".into(),
+            base64: "iVBORw0KGgo=".into(),
+        });
+        let mut only_image = ChatMessage::user("");
+        only_image.images.push(crate::llm::ImageData {
+            mime: "image/png".into(),
+            base64: "iVBORw0KGgo=".into(),
+        });
+        for m in [
+            ChatMessage::user("first"),
+            with_image,
+            ChatMessage::assistant("a cat"),
+            only_image,
+            ChatMessage::assistant("a dog"),
+        ] {
+            store
+                .append_both(&s.id, &StoredMessage::new(m, MessageKind::Message))
+                .unwrap();
+        }
+        let listed = entries(&store, &s.id).unwrap();
+        let texts: Vec<&str> = listed.iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["first", "what is in this picture?", "a cat", "", "a dog"]
+        );
+        let (e, changed) = set_target(&store, &s.id, Target::Number(3), true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.text, "a cat");
+        assert!(changed);
+        assert!(
+            set_target(&store, &s.id, Target::Number(2), true)
+                .unwrap()
+                .unwrap()
+                .1
+        );
     }
 }

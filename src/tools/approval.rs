@@ -91,7 +91,7 @@ impl ApprovalGate {
         }
         if !self.interactive {
             return Err(format!(
-                "denied: no terminal to ask the user for approval of '{tool}' ({summary}); the user can allow it with --approve {tool} or --approve-all"
+                "denied: no terminal to ask for approval of '{tool}'; the user can allow it with --approve {tool} or --approve-all (the call: {summary})"
             ));
         }
         let (tx, rx) = oneshot::channel();

@@ -200,19 +200,6 @@ pub(crate) fn complete(line: &str, profiles: &[String], themes: &[String]) -> Ve
             v.dedup();
             with(cmd, v)
         }
-        (["/session"], true) | (["/session", _], false) => {
-            let p = if trailing { "" } else { words[1] };
-            with(
-                p,
-                ["new", "list", "resume", "delete", "pin", "unpin", "rename"]
-                    .map(String::from)
-                    .to_vec(),
-            )
-            .into_iter()
-            .map(|w| format!("/session {w}"))
-            .collect()
-        }
-        (["/profile"], true) => vec!["/profile list".into(), "/profile switch ".into()],
         (["/profile", "switch"], true) => profiles
             .iter()
             .map(|p| format!("/profile switch {p}"))
@@ -221,14 +208,45 @@ pub(crate) fn complete(line: &str, profiles: &[String], themes: &[String]) -> Ve
             .into_iter()
             .map(|x| format!("/profile switch {x}"))
             .collect(),
+        ([cmd], true) | ([cmd, _], false) if !sub_words(cmd).is_empty() => {
+            let p = if trailing { "" } else { words[1] };
+            let subs = sub_words(cmd)
+                .iter()
+                .map(|s| s.trim_end().to_string())
+                .collect();
+            with(p, subs)
+                .into_iter()
+                .map(|w| {
+                    // A word that needs an argument keeps its space.
+                    let space = sub_words(cmd)
+                        .iter()
+                        .any(|s| s.trim_end() == w && s.ends_with(' '));
+                    format!("{cmd} {w}{}", if space { " " } else { "" })
+                })
+                .collect()
+        }
         (["/theme"], true) => themes.iter().map(|t| format!("/theme {t}")).collect(),
         (["/theme", t], false) => with(t, themes.to_vec())
             .into_iter()
             .map(|x| format!("/theme {x}"))
             .collect(),
-        (["/thinking"], true) => vec!["/thinking on".into(), "/thinking off".into()],
-        (["/approvals"], true) => vec!["/approvals list".into(), "/approvals revoke ".into()],
         _ => Vec::new(),
+    }
+}
+
+/// The words that may follow a command (a trailing space: it takes an
+/// argument after it). Completion offers them after `/cmd ` and for a
+/// partial word (`/profile s` → `switch`).
+fn sub_words(cmd: &str) -> &'static [&'static str] {
+    match cmd {
+        "/session" => &["new", "list", "resume", "delete", "pin", "unpin", "rename"],
+        "/profile" => &["list", "switch "],
+        "/compact" => &["--preview", "apply"],
+        "/thinking" => &["on", "off"],
+        "/approvals" => &["list", "revoke "],
+        "/memory" => &["list", "search ", "accept ", "reject ", "forget "],
+        "/pin" | "/unpin" => &["last"],
+        _ => &[],
     }
 }
 
@@ -253,6 +271,9 @@ pub enum Outcome {
         session: SessionMeta,
         history: Vec<AgentEvent>,
         note: String,
+        /// The session's stored context window (0: not known yet), so the
+        /// status line shows it before the next message.
+        window: u64,
     },
     /// Open a session picker with these sessions.
     Pick(Vec<SessionMeta>),
@@ -303,10 +324,12 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
         let history = crate::session::replay::load_events(store, &meta.id)
             .map_err(err)?
             .unwrap_or_default();
+        let window = crate::agent::account::load_window(store, &meta.id).unwrap_or(0);
         Ok(Outcome::Switched {
             session: meta,
             history,
             note,
+            window,
         })
     };
     match cmd {

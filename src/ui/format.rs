@@ -36,6 +36,16 @@ pub(crate) fn session_title(s: &crate::session::SessionMeta) -> &str {
     }
 }
 
+/// The title as session lists and pickers show it: a pinned session's
+/// begins with 📌 (also when it is the current one, whose row mark is `>`).
+pub(crate) fn session_title_marked(s: &crate::session::SessionMeta) -> String {
+    if s.pinned {
+        format!("📌 {}", session_title(s))
+    } else {
+        session_title(s).to_string()
+    }
+}
+
 /// Tool arguments as a short `key=value, …` string.
 pub(crate) fn args_preview(args: &Value, max: usize) -> String {
     let s = match args {
@@ -79,7 +89,7 @@ pub(crate) fn tokens_short(used: u64, max: u64) -> String {
 /// One `/session list` row.
 pub(crate) fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) -> String {
     let mark = session_mark(s, current);
-    let title = session_title(s);
+    let title = session_title_marked(s);
     format!(
         "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}",
         i + 1,

@@ -31,7 +31,7 @@ pub(crate) fn code_style_for(
     let theme = crate::ui::tui::theme::Theme::load(name, Some(config_dir), false)?;
     Ok(CodeStyle {
         syntax_theme: theme.syntax,
-        truecolor: style::truecolor(),
+        depth: style::depth(),
     })
 }
 
@@ -365,7 +365,9 @@ impl LineRenderer {
                 } else {
                     p.red("✗")
                 };
-                let t = format!("{}{mark} {tool}: {}", indent(agent), preview(result, 120));
+                // A failure says what to do about it: show more of it.
+                let max = if *success { 120 } else { 400 };
+                let t = format!("{}{mark} {tool}: {}", indent(agent), preview(result, max));
                 self.line(&mut out, Stream::Info, t);
             }
             AgentEvent::ToolProgress {
@@ -557,6 +559,16 @@ impl LineRenderer {
                     Stream::Info,
                     p.dim("· (summary of older context)"),
                 );
+            }
+            AgentEvent::SubagentStarted { agent } => {
+                let id = agent.id.strip_prefix("subagent_").unwrap_or(&agent.id);
+                let t = format!(
+                    "{}· subagent {} started ({})",
+                    indent(&Some(agent.clone())),
+                    &id[..6.min(id.len())],
+                    agent.profile_id
+                );
+                self.line(&mut out, Stream::Info, p.dim(&t));
             }
         }
         out

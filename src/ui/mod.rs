@@ -1,6 +1,7 @@
 //! Front ends. They render `AgentEvent`s and send user intents; they know no
 //! HTTP and no SQL beyond the `App` and `SessionStore` APIs.
 
+pub mod color_depth;
 pub mod commands;
 pub(crate) mod format;
 pub(crate) mod lines;

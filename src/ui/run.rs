@@ -211,8 +211,9 @@ fn build_message(
 
 pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     let input = read_input(args.message.as_deref()).await?;
-    let interactive =
-        std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !args.json;
+    // With --json too: the approval_request event goes to stdout and the
+    // question to the terminal, so a person at it can answer.
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let opts = AppOptions {
         interactive,
         approve: args.approve.clone(),

@@ -1,60 +1,81 @@
-//! `/export`: a session's replayed history as a Markdown document.
+//! `/export` and `navi sessions export --format md`: a session's replayed
+//! history as one Markdown document. Both front ends call `export_markdown`,
+//! so the two files have the same headings.
 use crate::protocol::{AgentEvent, PINNED_NOTE};
 use crate::session::SessionMeta;
 
-/// The transcript as Markdown.
+/// The whole document: the title, the session line, then the transcript.
 pub(crate) fn export_markdown(meta: &SessionMeta, history: &[AgentEvent]) -> String {
     let title = if meta.title.is_empty() {
-        "Navi session"
+        "(untitled)"
     } else {
         &meta.title
     };
     let mut md = format!(
-        "# {title}\n\nSession `{}`, profile `{}`\n\n",
+        "# {title}\n\nSession `{}` · profile `{}`\n",
         meta.id, meta.profile_id
     );
+    md.push_str(&markdown(history));
+    md
+}
+
+/// The transcript after its title.
+fn markdown(history: &[AgentEvent]) -> String {
+    let mut md = String::new();
+    let mut in_answer = false;
     for ev in history {
+        let answer = matches!(
+            ev,
+            AgentEvent::AgentMessage { .. } | AgentEvent::ToolStarted { .. }
+        );
         match ev {
-            AgentEvent::Notice { message } => md.push_str(&format!("> {message}\n\n")),
-            AgentEvent::Error { message } => md.push_str(&format!("> error: {message}\n\n")),
-            AgentEvent::ContextSummary { summary } => md.push_str(&format!(
-                "> summary of earlier conversation:\n> {}\n\n",
-                summary.trim().replace('\n', "\n> ")
-            )),
-            AgentEvent::PlanReady { plan } => md.push_str(&format!("## Plan\n\n{plan}\n\n")),
             AgentEvent::UserMessage {
-                message, pinned, ..
+                message,
+                pinned,
+                images,
             } => {
-                md.push_str(&format!("## You\n\n{message}\n\n"));
+                section(&mut md, "User", message);
+                if *images > 0 {
+                    md.push_str(&format!("\n({images} image(s) attached)\n"));
+                }
                 if *pinned {
-                    md.push_str(&format!("> {PINNED_NOTE}\n\n"));
+                    md.push_str(&format!("\n> {PINNED_NOTE}\n"));
                 }
             }
             AgentEvent::AgentMessage { content, pinned } => {
-                if !content.is_empty() {
-                    md.push_str(&format!("## Navi\n\n{content}\n\n"));
-                }
+                section(&mut md, "Assistant", content);
                 if *pinned {
-                    md.push_str(&format!("> {PINNED_NOTE}\n\n"));
+                    md.push_str(&format!("\n> {PINNED_NOTE}\n"));
                 }
             }
             AgentEvent::ToolStarted { tool, args, .. } => {
-                md.push_str(&format!("**→ {tool}** `{args}`\n\n"));
+                if !in_answer {
+                    section(&mut md, "Assistant", "");
+                }
+                md.push_str(&format!("\n→ `{tool}({args})`\n"));
             }
-            AgentEvent::ToolCall {
-                tool,
-                result,
-                success,
-                ..
-            } => {
-                let mark = if *success { "✓" } else { "✗" };
-                md.push_str(&format!(
-                    "{mark} `{tool}`:\n\n```\n{}\n```\n\n",
-                    result.trim_end()
-                ));
+            AgentEvent::ToolCall { tool, result, .. } => {
+                md.push_str(&format!("\n## Tool result: {tool}\n\n"));
+                if !result.is_empty() {
+                    md.push_str(&format!("```\n{}\n```\n", result.trim_end()));
+                }
+            }
+            AgentEvent::PlanReady { plan } => section(&mut md, "Plan", plan),
+            AgentEvent::Notice { message } => section(&mut md, "Notice", message),
+            AgentEvent::Error { message } => section(&mut md, "Error", message),
+            AgentEvent::ContextSummary { summary } => {
+                section(&mut md, "Summary of earlier conversation", summary)
             }
             _ => {}
         }
+        in_answer = answer;
     }
     md
+}
+
+fn section(md: &mut String, heading: &str, text: &str) {
+    md.push_str(&format!("\n## {heading}\n\n"));
+    if !text.is_empty() {
+        md.push_str(&format!("{}\n", text.trim_end()));
+    }
 }

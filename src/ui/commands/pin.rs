@@ -1,7 +1,8 @@
 //! `/pin` and `/unpin` (messages kept verbatim through compaction) and the
 //! argument of `/compact`. Both front ends.
 //!
-//! Numbers are those `/pin` lists: user and assistant messages with text, in
+//! Numbers are those `/pin` lists: user and assistant messages with text or
+//! images (an image-only message shows as `(image)`), in
 //! the order of the transcript, from 1. `last` is the latest answer.
 use crate::app::App;
 use crate::protocol::CompactMode;
@@ -24,6 +25,11 @@ pub(crate) fn compact_mode(arg: Option<&str>) -> Result<CompactMode, String> {
 
 fn preview(e: &pins::Entry) -> String {
     let text = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = if text.is_empty() {
+        "(image)".to_string()
+    } else {
+        text
+    };
     format!("{}: {}", e.role, crate::ui::format::preview(&text, 70))
 }
 

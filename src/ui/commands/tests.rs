@@ -49,6 +49,41 @@ fn completes_commands_and_arguments() {
         complete("/profile switch de", &profiles, &[]),
         vec!["/profile switch developer"]
     );
+    // A partial sub-command, for every command that has them.
+    assert_eq!(
+        complete("/profile s", &profiles, &[]),
+        vec!["/profile switch "]
+    );
+    assert_eq!(
+        complete("/profile l", &profiles, &[]),
+        vec!["/profile list"]
+    );
+    assert_eq!(
+        complete("/compact -", &profiles, &[]),
+        vec!["/compact --preview"]
+    );
+    assert_eq!(
+        complete("/compact a", &profiles, &[]),
+        vec!["/compact apply"]
+    );
+    assert_eq!(
+        complete("/thinking o", &profiles, &[]),
+        vec!["/thinking on", "/thinking off"]
+    );
+    assert_eq!(
+        complete("/approvals r", &profiles, &[]),
+        vec!["/approvals revoke "]
+    );
+    assert_eq!(
+        complete("/memory s", &profiles, &[]),
+        vec!["/memory search "]
+    );
+    assert_eq!(complete("/pin l", &profiles, &[]), vec!["/pin last"]);
+    assert_eq!(
+        complete("/profile ", &profiles, &[]),
+        vec!["/profile list", "/profile switch "]
+    );
+    assert!(complete("/profile x", &profiles, &[]).is_empty());
 }
 
 #[test]

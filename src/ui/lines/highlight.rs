@@ -11,14 +11,14 @@ pub(crate) use crate::ui::render::highlight::warm;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CodeStyle {
     pub(crate) syntax_theme: Option<String>,
-    pub(crate) truecolor: bool,
+    pub(crate) depth: crate::ui::color_depth::ColorDepth,
 }
 
 impl Default for CodeStyle {
     fn default() -> Self {
         CodeStyle {
             syntax_theme: Some(DEFAULT_THEME.into()),
-            truecolor: false,
+            depth: crate::ui::color_depth::ColorDepth::Ansi256,
         }
     }
 }
@@ -38,7 +38,7 @@ mod tests {
     #[test]
     fn highlights_known_languages_only() {
         let tc = CodeStyle {
-            truecolor: true,
+            depth: crate::ui::color_depth::ColorDepth::True,
             ..CodeStyle::default()
         };
         let s = code_line("rust", "fn main() {}", &tc);
@@ -49,17 +49,25 @@ mod tests {
         assert_eq!(code_line("", "x", &tc), "x");
         let none = CodeStyle {
             syntax_theme: None,
-            truecolor: true,
+            depth: crate::ui::color_depth::ColorDepth::True,
         };
         assert_eq!(code_line("rust", "let x = 1;", &none), "let x = 1;");
         let unknown = CodeStyle {
             syntax_theme: Some("no-such-theme".into()),
-            truecolor: false,
+            depth: crate::ui::color_depth::ColorDepth::Ansi256,
         };
         // An unknown theme falls back to the default; no true colour: 256 colours.
         let s = code_line("rust", "let x = 1;", &unknown);
         assert!(s.contains("\x1b[38;5;"), "{s:?}");
         assert!(!s.contains("\x1b[38;2;"), "{s:?}");
+        // 16 colours: plain SGR 30–37 / 90–97, no palette index.
+        let sixteen = CodeStyle {
+            depth: crate::ui::color_depth::ColorDepth::Ansi16,
+            ..CodeStyle::default()
+        };
+        let s = code_line("rust", "let x = 1;", &sixteen);
+        assert!(!s.contains("\x1b[38;"), "{s:?}");
+        assert!(s.contains("\x1b[3") || s.contains("\x1b[9"), "{s:?}");
     }
 
     fn strip(s: &str) -> String {

@@ -12,13 +12,14 @@
 //!   held. Colours are the terminal's 16 ANSI colours, except code
 //!   highlighting (RGB, or the 256-colour cube without true colour).
 use super::highlight::CodeStyle;
-use super::style::{BOLD, CODE, DIM, RESET, rgb_fg};
+use super::style::{BOLD, CODE, DIM, RESET};
+use crate::ui::color_depth::{ColorDepth, sgr_fg};
 use crate::ui::render::stream::{Piece, Stream};
 use crate::ui::render::{Role, Style};
 use std::borrow::Cow;
 
 /// The SGR look of one role (empty: the terminal's own).
-fn role_sgr(role: Role, truecolor: bool) -> Cow<'static, str> {
+fn role_sgr(role: Role, depth: ColorDepth) -> Cow<'static, str> {
     Cow::Borrowed(match role {
         Role::Heading(1) => "\x1b[1;4;35m",
         Role::Heading(2) => "\x1b[1;36m",
@@ -30,7 +31,7 @@ fn role_sgr(role: Role, truecolor: bool) -> Cow<'static, str> {
         Role::ListMarker => "\x1b[36m",
         Role::Quote | Role::Dim | Role::Rule | Role::CodeLang => DIM,
         Role::Text | Role::CodeBlock => "",
-        Role::Syntax(s) => return Cow::Owned(rgb_fg(s.rgb.0, s.rgb.1, s.rgb.2, truecolor)),
+        Role::Syntax(s) => return Cow::Owned(sgr_fg(s.rgb.0, s.rgb.1, s.rgb.2, depth)),
     })
 }
 
@@ -38,7 +39,7 @@ fn role_sgr(role: Role, truecolor: bool) -> Cow<'static, str> {
 /// sequence; leaving a role resets and re-applies the outer ones (a syntax
 /// colour just replaces the previous one).
 struct Sgr {
-    truecolor: bool,
+    depth: ColorDepth,
     active: Style,
 }
 
@@ -60,7 +61,7 @@ impl Sgr {
             0
         };
         for r in &new[from..] {
-            out.push_str(&role_sgr(*r, self.truecolor));
+            out.push_str(&role_sgr(*r, self.depth));
         }
         self.active = to;
     }
@@ -98,7 +99,7 @@ impl Markdown {
             color,
             stream: Stream::new(code.syntax_theme, rule_width),
             sgr: Sgr {
-                truecolor: code.truecolor,
+                depth: code.depth,
                 active: Style::plain(),
             },
         }

@@ -2,7 +2,7 @@ use super::*;
 
 fn tc() -> CodeStyle {
     CodeStyle {
-        truecolor: true,
+        depth: crate::ui::color_depth::ColorDepth::True,
         ..CodeStyle::default()
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! Colours are the terminal's own 16 ANSI colours (they follow the user's
 //! terminal palette, light or dark, and work over any SSH link); only code
-//! highlighting uses RGB, downgraded to the 256-colour cube unless the
-//! terminal says it does true colour (`COLORTERM=truecolor|24bit`).
+//! highlighting uses RGB, brought down to the terminal's depth
+//! (`ui::color_depth`: 24-bit only when the terminal says it shows it).
 
 pub(crate) const RESET: &str = "\x1b[0m";
 pub(crate) const BOLD: &str = "\x1b[1m";
@@ -20,9 +20,9 @@ pub(crate) fn color_wanted(is_tty: bool) -> bool {
     is_tty && !no_color && !dumb
 }
 
-/// Whether the terminal announces 24-bit colour.
-pub(crate) fn truecolor() -> bool {
-    std::env::var("COLORTERM").is_ok_and(|v| v == "truecolor" || v == "24bit")
+/// The colour depth of the terminal (`COLORTERM`, `TERM`).
+pub(crate) fn depth() -> crate::ui::color_depth::ColorDepth {
+    crate::ui::color_depth::ColorDepth::from_env()
 }
 
 /// Styling on or off.
@@ -68,39 +68,6 @@ impl Palette {
     }
 }
 
-/// An RGB foreground as an SGR sequence (24-bit, or the nearest of the
-/// 256-colour cube/grey ramp).
-pub(crate) fn rgb_fg(r: u8, g: u8, b: u8, truecolor: bool) -> String {
-    if truecolor {
-        return format!("\x1b[38;2;{r};{g};{b}m");
-    }
-    format!("\x1b[38;5;{}m", ansi256(r, g, b))
-}
-
-fn ansi256(r: u8, g: u8, b: u8) -> u8 {
-    let (ri, gi, bi) = (i32::from(r), i32::from(g), i32::from(b));
-    if (ri - gi).abs() < 10 && (gi - bi).abs() < 10 && (ri - bi).abs() < 10 {
-        let avg = (ri + gi + bi) / 3;
-        if avg < 8 {
-            return 16;
-        }
-        if avg > 246 {
-            return 231;
-        }
-        return (232 + (avg - 8) * 24 / 239) as u8;
-    }
-    let q = |c: i32| -> i32 {
-        if c < 48 {
-            0
-        } else if c < 115 {
-            1
-        } else {
-            (c - 35) / 40
-        }
-    };
-    (16 + 36 * q(ri) + 6 * q(gi) + q(bi)) as u8
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,13 +79,5 @@ mod tests {
         assert_eq!(p.open(BOLD), "");
         let c = Palette::new(true);
         assert_eq!(c.red("x"), "\x1b[31mx\x1b[0m");
-    }
-
-    #[test]
-    fn cube_mapping() {
-        assert_eq!(ansi256(0, 0, 0), 16);
-        assert_eq!(ansi256(255, 255, 255), 231);
-        assert_eq!(ansi256(255, 0, 0), 196);
-        assert_eq!(rgb_fg(1, 2, 3, true), "\x1b[38;2;1;2;3m");
     }
 }

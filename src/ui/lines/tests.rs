@@ -10,7 +10,7 @@ fn opts(color: bool, thinking: ThinkingView) -> LineOptions {
         live_answer: true,
         markdown: true,
         code: CodeStyle {
-            truecolor: true,
+            depth: crate::ui::color_depth::ColorDepth::True,
             ..CodeStyle::default()
         },
     }

@@ -182,7 +182,7 @@ fn code_style(theme: &str, app: &App) -> CodeStyle {
     code_style_for(theme, &app.paths.config_dir).unwrap_or_else(|e| {
         eprintln!("warning: {e}");
         CodeStyle {
-            truecolor: style::truecolor(),
+            depth: style::depth(),
             ..CodeStyle::default()
         }
     })

@@ -125,6 +125,7 @@ impl Plain {
                 session,
                 history,
                 note,
+                ..
             } => {
                 self.st.session = session;
                 self.st.last_answer = crate::protocol::last_answer(&history).to_string();

@@ -149,6 +149,7 @@ impl TuiState {
                 let base = std::env::current_dir().unwrap_or_default();
                 self.approvals
                     .push_back(ApprovalPrompt::new(id, tool, summary, args, &base));
+                self.card_awaiting(id, true);
                 if self.run != RunState::Stopping {
                     self.run = RunState::Approval;
                 }
@@ -288,6 +289,9 @@ impl TuiState {
                 "summary of earlier conversation: {}",
                 crate::ui::format::preview(summary, 200)
             )),
+            SubagentStarted { agent } => {
+                self.container_for(agent);
+            }
         }
     }
 
@@ -464,6 +468,21 @@ impl TuiState {
             self.spawns.push((path.clone(), depth));
         }
         self.tools.insert(id.to_string(), path);
+    }
+
+    /// Marks the card of call `id` as waiting for its approval (or not).
+    pub(super) fn card_awaiting(&mut self, id: &str, waiting: bool) {
+        let Some(path) = self.tools.get(id).cloned() else {
+            return;
+        };
+        if let Some(Cell {
+            kind: CellKind::Tool(card),
+            ..
+        }) = self.transcript.cell_mut(&path)
+        {
+            card.set_awaiting_approval(waiting);
+        }
+        self.transcript.touch(&path);
     }
 
     #[allow(clippy::too_many_arguments)]

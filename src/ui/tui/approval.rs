@@ -81,6 +81,29 @@ impl ApprovalPrompt {
         true
     }
 
+    /// The answer keys, in the longest wording that fits `width` (a key is
+    /// never cut: narrow overlays get shorter words).
+    fn keys_line(width: u16, th: &super::theme::Styles) -> Line<'static> {
+        const WORDINGS: [[&str; 3]; 3] = [
+            [" allow once   ", " allow for this session   ", "/Esc deny"],
+            [" once  ", " session  ", "/Esc deny"],
+            ["", " ", "/Esc"],
+        ];
+        let fits = |w: &[&str; 3]| 9 + w.iter().map(|s| s.chars().count()).sum::<usize>();
+        let words = WORDINGS
+            .iter()
+            .find(|w| fits(w) <= usize::from(width))
+            .unwrap_or(&WORDINGS[2]);
+        Line::from(vec![
+            Span::styled("[y]", th.status_key),
+            Span::styled(words[0], th.overlay),
+            Span::styled("[s]", th.status_key),
+            Span::styled(words[1], th.overlay),
+            Span::styled("[n]", th.status_key),
+            Span::styled(words[2], th.overlay),
+        ])
+    }
+
     fn diff_line(l: &DiffLine, th: &super::theme::Styles) -> Line<'static> {
         let (mark, text, style) = match l {
             DiffLine::Header(t) => ("", t.as_str(), th.accent),
@@ -121,14 +144,6 @@ impl ApprovalPrompt {
             .flatten()
             .map(|l| Self::diff_line(l, th))
             .collect();
-        let keys_line = vec![
-            Span::styled("[y]", th.status_key),
-            Span::styled(" allow once   ", th.overlay),
-            Span::styled("[s]", th.status_key),
-            Span::styled(" allow for this session   ", th.overlay),
-            Span::styled("[n]", th.status_key),
-            Span::styled("/Esc deny", th.overlay),
-        ];
         let max_h = area.height.saturating_sub(2);
         let wanted = body.len() + diff.len() + usize::from(!diff.is_empty()) + 1;
         let h = (wanted as u16 + 2).min(max_h);
@@ -158,7 +173,7 @@ impl ApprovalPrompt {
             inner.height,
         );
         let rows = usize::from(inner.height);
-        let keys = Line::from(keys_line);
+        let keys = Self::keys_line(inner.width, th);
         // Keep the key line visible. With a diff, the summary keeps at most
         // half the rows and the diff scrolls in the rest; without one the
         // summary is cut from its end if needed.

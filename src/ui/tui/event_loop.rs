@@ -201,6 +201,9 @@ impl<'h, H: Host> EventLoop<'h, H> {
     }
 
     fn command(&mut self, line: &str) {
+        // What the command shows lands at the bottom: bring the view there
+        // (a search or a scroll may have left it higher up).
+        self.state.transcript.follow();
         let cmd = match commands::parse(line) {
             Ok(c) => c,
             Err(e) => return self.state.hint(e),

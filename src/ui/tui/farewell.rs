@@ -72,10 +72,14 @@ fn prefixed(mark: &str, text: &str) -> String {
         .join("\n")
 }
 
+/// The scrollback text of one cell. The match names every kind (no `_`
+/// arm), so a new `CellKind` does not compile until it says whether it is
+/// kept in the scrollback.
 fn cell_text(kind: &CellKind) -> Option<String> {
     Some(match kind {
         CellKind::User(t) => prefixed("› ", t),
-        CellKind::Assistant(d) if !d.text.trim().is_empty() => prefixed("• ", &d.text),
+        CellKind::Assistant(d) if d.text.trim().is_empty() => return None,
+        CellKind::Assistant(d) => prefixed("• ", &d.text),
         CellKind::Tool(card) => {
             let mark = match card.status {
                 ToolStatus::Pending => "…",
@@ -88,6 +92,7 @@ fn cell_text(kind: &CellKind) -> Option<String> {
         CellKind::Notice(t) => prefixed("· ", t),
         CellKind::Warning(t) => prefixed("⚠ ", t),
         CellKind::Error(t) => prefixed("✗ ", t),
-        _ => return None,
+        // Thinking, plans and command output stay on the screen only.
+        CellKind::Thinking { .. } | CellKind::Plan(_) | CellKind::Info(_) => return None,
     })
 }

@@ -23,6 +23,7 @@ pub mod background;
 pub mod cells;
 pub(crate) mod clipboard;
 pub(crate) mod composer;
+pub(crate) mod depth_backend;
 pub(crate) mod editor;
 pub mod event_loop;
 pub mod farewell;
@@ -91,6 +92,8 @@ pub fn initial_state(
     st.cwd = status::short_cwd();
     st.history_file = Some(app.paths.data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
+    // The window stored with the session, until the backend check says.
+    st.status.ctx_max = crate::agent::account::load_window(&app.store, &meta.id).unwrap_or(0);
     st.loading = true;
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
@@ -172,7 +175,12 @@ pub(crate) async fn run(
     let result = async {
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
-        let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        // Colours come down to what the terminal shows (no 24-bit colour
+        // unless it says so).
+        let mut terminal = Terminal::new(depth_backend::DepthBackend::new(
+            CrosstermBackend::new(std::io::stdout()),
+            crate::ui::color_depth::ColorDepth::from_env(),
+        ))?;
         // SIGTERM / SIGHUP end the input: the loop then quits as on Ctrl-C
         // (stopping a running turn cooperatively) and the terminal is restored.
         let shared = editor::SharedInput::new();

@@ -89,8 +89,10 @@ impl TuiState {
                 session,
                 history,
                 note,
+                window,
             } => {
                 self.switch_session(&session, &history);
+                self.status.ctx_max = window;
                 self.notice(note);
             }
             Outcome::Pick(list) => {

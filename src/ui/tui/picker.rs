@@ -106,7 +106,7 @@ impl Picker {
             .enumerate()
         {
             let mark = crate::ui::format::session_mark(s, &self.current);
-            let title = crate::ui::format::session_title(s);
+            let title = crate::ui::format::session_title_marked(s);
             let meta = format!(
                 "  {} · {} msgs · {}",
                 s.profile_id,
@@ -115,7 +115,10 @@ impl Picker {
             );
             let head = format!("{mark}{:>3}  {}  ", i + 1, &s.id[..8.min(s.id.len())]);
             let tw = iw.saturating_sub(head.chars().count() + meta.chars().count());
-            let text = format!("{head}{:<tw$}{meta}", truncate(title, tw));
+            // Padded by display width (the pin mark is two columns wide).
+            let shown = truncate(&title, tw);
+            let pad = " ".repeat(tw.saturating_sub(crate::ui::tui::wrap::width(&shown)));
+            let text = format!("{head}{shown}{pad}{meta}");
             let st = if i == self.selected {
                 th.popup_selected
             } else {

@@ -264,6 +264,10 @@ impl TuiState {
                 }
                 self.status.model_note.clear();
             }
+            Err(e) if e.starts_with(crate::app::probe::NO_MODEL) => {
+                self.status.model_note = "⚠ no model of the profile: /model picks one".into();
+                self.push(CellKind::Error(e));
+            }
             Err(e) => {
                 self.status.model_note = "⚠ server down".into();
                 self.push(CellKind::Error(e));
@@ -389,6 +393,7 @@ impl TuiState {
             Decision::Session => "allowed for this session",
             Decision::Deny => "denied",
         };
+        self.card_awaiting(&req.id, false);
         self.notice(format!("{} {what}: {}", req.tool, req.summary));
         // The next request must be drawn before a key can answer it.
         self.approval_shown = false;

@@ -156,14 +156,34 @@ impl Cell {
             CellKind::Info(lines) => lines
                 .iter()
                 .flat_map(|l| {
+                    let indent = hanging_indent(l, usize::from(w));
                     wrap(
                         &Line::from(Span::styled(l.clone(), th.hint)),
                         usize::from(w),
-                        &[Span::raw("  ")],
+                        &[Span::raw(" ".repeat(indent))],
                     )
                 })
                 .collect(),
         }
+    }
+}
+
+/// Where the wrapped rows of a command-output line start: under its
+/// description column when it is laid out as `usage   description` (`/help`,
+/// key lists), else two past its own indent; never past half the width.
+pub(crate) fn hanging_indent(line: &str, width: usize) -> usize {
+    let lead = line.chars().take_while(|c| *c == ' ').count();
+    let body = &line[lead..];
+    let column = body.find("  ").and_then(|gap| {
+        let after = &body[gap..];
+        let spaces = after.chars().take_while(|c| *c == ' ').count();
+        (spaces < after.chars().count()).then(|| lead + wrap::width(&body[..gap]) + spaces)
+    });
+    let want = column.unwrap_or(lead + 2);
+    if want * 2 <= width {
+        want
+    } else {
+        2.min(width / 2)
     }
 }
 

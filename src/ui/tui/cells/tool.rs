@@ -42,6 +42,9 @@ pub struct ToolCard {
     pub(crate) took: Option<Duration>,
     /// What the tool last reported while running (MCP progress).
     pub(crate) progress: Option<String>,
+    /// Its approval question is open: no spinner, no clock (the time the
+    /// user takes to answer is not the tool's).
+    pub(crate) awaiting_approval: bool,
 }
 
 impl ToolCard {
@@ -56,6 +59,7 @@ impl ToolCard {
             started: Some(Instant::now()),
             took: None,
             progress: None,
+            awaiting_approval: false,
         }
     }
 
@@ -70,12 +74,23 @@ impl ToolCard {
     }
 
     pub(crate) fn animated(&self) -> bool {
-        self.status == ToolStatus::Pending || self.children.iter().any(Cell::animated)
+        (self.status == ToolStatus::Pending && !self.awaiting_approval)
+            || self.children.iter().any(Cell::animated)
+    }
+
+    /// The approval question for this call opened (`true`) or was answered:
+    /// the clock starts again at the answer.
+    pub(crate) fn set_awaiting_approval(&mut self, waiting: bool) {
+        if self.awaiting_approval && !waiting && self.started.is_some() {
+            self.started = Some(Instant::now());
+        }
+        self.awaiting_approval = waiting;
     }
 
     fn header(&self, ctx: &RenderCtx<'_>) -> Line<'static> {
         let th = &ctx.theme.s;
         let (icon, st) = match self.status {
+            ToolStatus::Pending if self.awaiting_approval => ("?", th.tool_pending),
             ToolStatus::Pending => (SPINNER[ctx.spinner % SPINNER.len()], th.tool_pending),
             ToolStatus::Done => ("✓", th.tool_ok),
             ToolStatus::Failed => ("✗", th.tool_failed),
@@ -83,6 +98,9 @@ impl ToolCard {
         let w = usize::from(ctx.width);
         // Durations under half a second are noise; a live card counts seconds.
         let time = match (self.took, self.started) {
+            _ if self.status == ToolStatus::Pending && self.awaiting_approval => {
+                " · waiting for approval".to_string()
+            }
             (Some(d), _) if d >= SHOW_DURATION => format!(" · {}", duration(d)),
             (None, Some(s)) if self.status == ToolStatus::Pending => {
                 let d = s.elapsed();

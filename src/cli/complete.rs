@@ -1,0 +1,79 @@
+//! Shell completion of option values: `navi completions bash` completes
+//! `--profile`/`-p` with profile ids, `--model`/`-m` with model names and
+//! `--session`/`-s` with session ids. The generated script asks the hidden
+//! `navi __complete profiles|models|sessions`, which reads only local files
+//! (the profiles, the config, the session database): no network, no start-up
+//! work beyond that.
+use super::{Failure, GlobalArgs, load_config, out};
+
+/// What the bash script asks for after an option.
+const VALUE_OPTIONS: &[(&str, &str)] = &[
+    ("--profile", "profiles"),
+    ("-p", "profiles"),
+    ("--model", "models"),
+    ("-m", "models"),
+    ("--session", "sessions"),
+    ("-s", "sessions"),
+];
+
+/// Replaces clap's file-name completion after the value options with a
+/// call of `navi __complete`.
+pub(crate) fn patch_bash(script: &str) -> String {
+    let mut out = script.to_string();
+    for (opt, what) in VALUE_OPTIONS {
+        let from = format!(
+            "                {opt})\n                    COMPREPLY=($(compgen -f \"${{cur}}\"))"
+        );
+        let to = format!(
+            "                {opt})\n                    COMPREPLY=($(compgen -W \"$(\"${{COMP_WORDS[0]}}\" __complete {what} 2>/dev/null)\" -- \"${{cur}}\"))"
+        );
+        out = out.replace(&from, &to);
+    }
+    out
+}
+
+/// `navi __complete WHAT`: one candidate a line.
+pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
+    let (config, paths, _) = load_config(g)?;
+    let list: Vec<String> = match what {
+        "profiles" => {
+            let reg =
+                crate::profile::ProfileRegistry::load(Some(&paths.config_dir.join("profiles")));
+            reg.ids()
+        }
+        "models" => {
+            let reg =
+                crate::profile::ProfileRegistry::load(Some(&paths.config_dir.join("profiles")));
+            let mut v: Vec<String> = std::iter::once(config.llm.default_model.clone())
+                .chain(reg.all().flat_map(|p| p.model.clone()))
+                .filter(|m| !m.is_empty())
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        }
+        "sessions" => {
+            // No database yet: nothing to offer (and nothing is created).
+            if !paths.db_path.exists() {
+                return Ok(0);
+            }
+            let store =
+                crate::session::SessionStore::open(&paths.db_path).map_err(Failure::runtime)?;
+            store
+                .list()
+                .map_err(Failure::runtime)?
+                .iter()
+                .map(|s| s.id[..8.min(s.id.len())].to_string())
+                .collect()
+        }
+        other => {
+            return Err(Failure::usage(format!(
+                "__complete: unknown list '{other}'; use profiles, models or sessions"
+            )));
+        }
+    };
+    for v in list {
+        out::line(&v)?;
+    }
+    Ok(0)
+}
