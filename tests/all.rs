@@ -35,6 +35,8 @@ mod context_compact;
 mod context_mgmt;
 #[path = "context_oversize.rs"]
 mod context_oversize;
+#[path = "context_tokens.rs"]
+mod context_tokens;
 #[path = "llm_guard.rs"]
 mod llm_guard;
 #[path = "llm_ollama.rs"]

@@ -81,7 +81,7 @@ pub(crate) fn load_ratio(store: &SessionStore, id: &str) -> f64 {
         .ok()
         .flatten()
         .and_then(|v| v.parse::<f64>().ok())
-        .filter(|r| r.is_finite() && *r >= 1.0)
+        .filter(|r| r.is_finite() && *r >= super::tokens::MIN_RATIO)
         .unwrap_or(1.0)
 }
 
@@ -190,7 +190,7 @@ impl super::Agent {
             .rposition(|m| m.msg.role == Role::User && m.kind == MessageKind::Message);
         let mut b = Breakdown {
             window: load_window(&self.store, session_id)?,
-            system_and_tools: self.request_base_tokens(&session.meta.profile_id, ratio),
+            system_and_tools: self.session_base_tokens(session_id, &session.meta.profile_id, ratio),
             messages: session.context.len(),
             ..Default::default()
         };

@@ -93,7 +93,7 @@ impl Agent {
         };
         let window = self.context_window(&*backend, &model).await;
         let ratio = account::load_ratio(&self.store, session_id);
-        let base = self.request_base_tokens(&profile.id, ratio);
+        let base = self.session_base_tokens(session_id, &profile.id, ratio);
         let cfg = &self.config.context;
         let target = if window > 0 {
             (window as f64 * cfg.compression_target.clamp(0.05, 1.0)) as u64
@@ -121,7 +121,7 @@ impl Agent {
             return Ok(None);
         }
         let summary = self
-            .summarise(&*backend, &model, window, &old, cancel)
+            .summarise(&*backend, &model, window, &old, (session_id, ratio), cancel)
             .await?;
         let pinned_kept = kept.len();
         let mut new_context = vec![StoredMessage::new(
@@ -149,19 +149,23 @@ impl Agent {
     }
 
     /// The summary of `old`, retried smaller when the server says the
-    /// summary request itself does not fit.
+    /// summary request itself does not fit. The input is sized with the
+    /// session's learnt ratio (a tokenizer denser than ~4 characters per
+    /// token gets less text), and the call carries the session as its cache
+    /// key, so a server with slots runs it where the session's prefix is.
     async fn summarise(
         &self,
         backend: &dyn LlmBackend,
         model: &str,
         window: u64,
         old: &[StoredMessage],
+        (session_id, ratio): (&str, f64),
         cancel: &CancellationToken,
     ) -> Result<String, AgentError> {
         let budget = summary_budget(window);
-        let prompt_tokens = estimate(&[ChatMessage::system(SUMMARY_PROMPT)]);
+        let prompt_tokens = scale(estimate(&[ChatMessage::system(SUMMARY_PROMPT)]), ratio);
         let room = if window > 0 {
-            window.saturating_sub(budget + prompt_tokens + 64) as usize * 4
+            super::tokens::chars_for(window.saturating_sub(budget + prompt_tokens + 64), ratio)
         } else {
             MAX_SUMMARY_INPUT_CHARS
         };
@@ -175,7 +179,7 @@ impl Agent {
         let mut last_err = None;
         for input in attempts {
             match self
-                .summary_call(backend, model, budget, input, cancel)
+                .summary_call(backend, model, budget, input, session_id, cancel)
                 .await
             {
                 Ok(raw) => {
@@ -200,6 +204,7 @@ impl Agent {
         model: &str,
         budget: u64,
         input: String,
+        session_id: &str,
         cancel: &CancellationToken,
     ) -> Result<String, LlmError> {
         let mut req = ChatRequest::new(
@@ -213,6 +218,7 @@ impl Agent {
         req.think = Some(ThinkSetting::Bool(false));
         req.num_ctx = Some(self.config.llm.num_ctx);
         req.max_tokens = u32::try_from(budget).ok();
+        req.cache_key = Some(session_id.to_string());
         let mut stream = crate::llm::guard::open(backend, &req, &self.guard, cancel).await?;
         let mut summary = String::new();
         while let Some(c) = stream.next().await {

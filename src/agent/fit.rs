@@ -17,6 +17,9 @@ impl Run<'_> {
     /// A failure is a warning, never the end of the turn; a stop leaves the
     /// context as it was.
     pub(super) async fn auto_compact(&mut self, force: bool) -> Result<bool, AgentError> {
+        if self.tracker.window > 0 {
+            self.count_next().await;
+        }
         let cfg = &self.agent.config.context;
         let window = self.tracker.window;
         if self.is_subagent()
@@ -86,17 +89,53 @@ impl Run<'_> {
     ) -> Result<CallResult, AgentError> {
         self.auto_compact(true).await?;
         let req = self.request(self.messages(notes), true);
-        self.check_room(&req)?;
+        self.check_room_shown(&req).await?;
         match self.stream_call(&req, true).await {
             Err(AgentError::PromptTooLarge { needed, window, .. })
                 if self.learn_refusal(needed, window, &req)? && self.auto_compact(true).await? =>
             {
                 let req = self.request(self.messages(notes), true);
-                self.check_room(&req)?;
+                self.check_room_shown(&req).await?;
                 self.stream_call(&req, true).await
             }
-            other => other,
+            Err(e) => {
+                self.show_refusal(&e).await;
+                Err(e)
+            }
+            ok => ok,
         }
+    }
+
+    /// `check_room`, and on a refusal the refused figure becomes the
+    /// session's account (status bar, `/context`): one number everywhere.
+    pub(super) async fn check_room_shown(
+        &mut self,
+        req: &crate::llm::ChatRequest,
+    ) -> Result<(), AgentError> {
+        let checked = self.check_room(req);
+        if let Err(e) = &checked {
+            self.show_refusal(e).await;
+        }
+        checked
+    }
+
+    async fn show_refusal(&mut self, e: &AgentError) {
+        let (used, window) = match e {
+            AgentError::ContextFull { used, window, .. } => (*used, *window),
+            AgentError::PromptTooLarge { needed, window, .. } => (*needed, *window),
+            _ => return,
+        };
+        if self.is_subagent() {
+            return;
+        }
+        let _ = self.conv.set_context_tokens(used);
+        self.emit(AgentEvent::TokenUsage {
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            context_tokens: used,
+            max_context_tokens: window,
+        })
+        .await;
     }
 
     /// Takes a server's "needs N tokens, has W" as the truth: a smaller
@@ -120,7 +159,7 @@ impl Run<'_> {
         }
         let est = estimate_request(&req.messages, &req.tools);
         if est > 0 && needed > est {
-            let r = (needed as f64 / est as f64).min(super::tokens::MAX_RATIO);
+            let r = super::tokens::clamp_ratio(needed as f64 / est as f64);
             if r > self.tracker.ratio {
                 self.tracker.ratio = r;
                 super::account::save_ratio(&self.agent.store, &self.conv.session_id, r)?;
@@ -207,22 +246,30 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The user message that opened this turn, as kept in the context: a
-    /// huge one is stored and previewed (the transcript keeps it whole).
-    pub(super) fn fit_user_message(&mut self) -> Result<(), AgentError> {
+    /// The user message that opened this turn, as kept in the context: one
+    /// over its share of the window, or over the room the window has for it
+    /// (see `message_room`), is stored and previewed (the transcript keeps
+    /// it whole) — answered from its head and tail, never refused.
+    pub(super) async fn fit_user_message(&mut self) -> Result<(), AgentError> {
         use crate::llm::Role;
         use crate::session::MessageKind;
         if self.is_subagent() {
             return Ok(());
         }
-        let max = self.item_budget();
+        let is_message = |m: &crate::session::StoredMessage| {
+            m.msg.role == Role::User && m.kind == MessageKind::Message
+        };
+        if !self.conv.context.last().is_some_and(is_message) {
+            return Ok(());
+        }
+        if self.tracker.window > 0 {
+            self.count_for_fit().await;
+        }
+        let max = self.item_budget().min(self.message_room());
         let Some(last) = self.conv.context.last() else {
             return Ok(());
         };
-        if last.msg.role != Role::User
-            || last.kind != MessageKind::Message
-            || last.msg.content.len() <= max
-        {
+        if last.msg.content.len() <= max {
             return Ok(());
         }
         let text = last.msg.content.clone();
@@ -242,6 +289,8 @@ impl Run<'_> {
         if let Some(m) = self.conv.context.last_mut() {
             m.msg.content = cut;
         }
+        // The context changed: the next figure is counted again.
+        self.tracker.counted_len = None;
         Ok(())
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod conversation;
 pub mod delegate;
 
 mod fit;
+pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod oversize;
 pub(crate) mod planning;

@@ -18,6 +18,7 @@ pub mod openai;
 pub mod scripted;
 pub(crate) mod select;
 pub mod sse;
+pub(crate) mod tokenize;
 
 pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
@@ -215,6 +216,13 @@ pub trait LlmBackend: Send + Sync {
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
     /// Details of one model (context length, capabilities) where the server tells.
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError>;
+    /// The server's own count of the prompt `req` becomes (chat template and
+    /// tool schemas applied), for servers that can count (llama-server's
+    /// `/tokenize`); `None` for the others. Asked for lazily, when a figure
+    /// is needed, never at start-up.
+    async fn count_prompt(&self, _req: &ChatRequest) -> Option<u64> {
+        None
+    }
 }
 
 /// Builds the backend the configuration asks for (through its

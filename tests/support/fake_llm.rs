@@ -30,6 +30,8 @@ use wire::{Proto, error_body, render, sse};
 
 // Explicit path: resolves the same when this file is loaded as
 // `support::fake_llm` and via `#[path]` from `examples/fake_llm.rs`.
+#[path = "fake_llm/count.rs"]
+pub mod count;
 #[path = "fake_llm/wire.rs"]
 mod wire;
 
@@ -186,6 +188,9 @@ struct State {
     props: Option<Value>,
     /// `/api/show` capabilities; `None`: completion, tools, thinking.
     capabilities: Option<Vec<String>>,
+    /// Counts like llama-server (`/tokenize`, `/apply-template`, usage,
+    /// the window refusal); see `count.rs`.
+    counting: bool,
 }
 
 /// The fake server; it stops when dropped.
@@ -228,6 +233,7 @@ impl FakeLlm {
             verbose: false,
             props: None,
             capabilities: None,
+            counting: false,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -260,6 +266,16 @@ impl FakeLlm {
     /// The capabilities `/api/show` reports (e.g. add "vision").
     pub fn set_capabilities(&self, caps: &[&str]) {
         lock(&self.state).capabilities = Some(caps.iter().map(|c| c.to_string()).collect());
+    }
+    /// Count tokens like llama-server: serve `POST /tokenize` and
+    /// `POST /apply-template`, report usage computed from the prompt when a
+    /// reply has none, and refuse a prompt over the `/props` window.
+    pub fn set_counting(&self, on: bool) {
+        lock(&self.state).counting = on;
+    }
+    /// The fake server's own count of a recorded chat body's prompt.
+    pub fn prompt_tokens(&self, body: &Value) -> u64 {
+        count::prompt_tokens(body)
     }
     /// Prints each request to stderr (for the example binary).
     pub fn set_verbose(&self, on: bool) {
@@ -407,6 +423,10 @@ async fn respond(
         let st = lock(state);
         (st.models.clone(), st.props.clone(), st.capabilities.clone())
     };
+    let counting = lock(state).counting;
+    if counting && let Some(done) = count::respond(wr, method, path, body, state, &props).await {
+        return done;
+    }
     match (method, path) {
         ("GET", "/props") if props.is_some() => {
             simple(wr, 200, &[], &props.unwrap_or_default()).await
