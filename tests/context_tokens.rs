@@ -401,3 +401,47 @@ async fn a_paste_piped_into_navi_run_is_answered_not_refused() {
         "{sent}"
     );
 }
+
+#[tokio::test]
+async fn a_paste_whose_turn_grows_with_tool_calls_is_squeezed_not_refused() {
+    // The paste fits when it arrives; then the model writes its notes to
+    // the scratchpad and reads them back, and the turn alone would pass the
+    // window: its biggest items are cut further instead of a refusal.
+    let ctx = counting_setup(true, |_| {}).await;
+    let notes: String = (0..60)
+        .map(|i| format!("note {i}: the report repeats its words\n"))
+        .collect();
+    ctx.fake.push(Reply::tool_call(
+        "scratchpad",
+        json!({"action": "write", "section": "notes", "content": notes}),
+    ));
+    ctx.fake.push(Reply::tool_call(
+        "scratchpad",
+        json!({"action": "read", "section": "notes"}),
+    ));
+    ctx.fake.push(Reply::text("Done reading."));
+    let (out, ev) = turn(&ctx, &paste()).await;
+    let out = out.unwrap_or_else(|e| panic!("refused: {e}\n{:?}", warnings(&ev)));
+    assert_eq!(out.text, "Done reading.");
+    let chats = ctx.fake.chat_requests();
+    for (n, c) in chats.iter().enumerate() {
+        let count = ctx.fake.prompt_tokens(c);
+        assert!(count < W, "request {n}: {count} tokens");
+    }
+    // The last call still has the paste's head and tail and the read notes.
+    let last = chats
+        .iter()
+        .rfind(|c| !context_support::is_summary_request(c))
+        .unwrap()
+        .to_string();
+    assert!(last.contains("word0 ") && last.contains("word2999"));
+    assert!(last.contains("note 0:"));
+    // Five follow-ups on top, all answered within the window.
+    for i in 0..5 {
+        let (out, _) = turn(&ctx, &format!("follow-up {i}")).await;
+        out.unwrap_or_else(|e| panic!("follow-up {i}: {e}"));
+    }
+    for c in ctx.fake.chat_requests() {
+        assert!(ctx.fake.prompt_tokens(&c) < W);
+    }
+}

@@ -15,8 +15,10 @@ use crate::tools::ToolRegistry;
 use serde::Serialize;
 
 /// Target for the default profile's base request (fits a 4,096-token window
-/// with room for the conversation and the answer).
-pub const DEFAULT_PROFILE_BUDGET: u64 = 2_000;
+/// with room for the conversation and the answer). The estimate follows
+/// real counts closely (tool schemas as templates render them), so this is
+/// close to real tokens.
+pub const DEFAULT_PROFILE_BUDGET: u64 = 2_500;
 /// No shipped profile may cost more than this.
 pub const PROFILE_BUDGET: u64 = 3_000;
 

@@ -88,6 +88,7 @@ impl Run<'_> {
         notes: &[String],
     ) -> Result<CallResult, AgentError> {
         self.auto_compact(true).await?;
+        self.squeeze_to_fit(notes).await?;
         let req = self.request(self.messages(notes), true);
         self.check_room_shown(&req).await?;
         match self.stream_call(&req, true).await {
@@ -106,13 +107,18 @@ impl Run<'_> {
         }
     }
 
-    /// `check_room`, and on a refusal the refused figure becomes the
-    /// session's account (status bar, `/context`): one number everywhere.
+    /// `check_room`; when the turn in progress is what does not fit, it is
+    /// squeezed first (`squeeze.rs`). On a refusal the refused figure
+    /// becomes the session's account (status bar, `/context`): one number
+    /// everywhere.
     pub(super) async fn check_room_shown(
         &mut self,
         req: &crate::llm::ChatRequest,
     ) -> Result<(), AgentError> {
-        let checked = self.check_room(req);
+        let mut checked = self.check_room(req);
+        if checked.is_err() && self.squeeze_to_fit(&[]).await? {
+            checked = self.check_room(&self.request(self.messages(&[]), true));
+        }
         if let Err(e) = &checked {
             self.show_refusal(e).await;
         }

@@ -21,6 +21,7 @@ pub(crate) mod oversize;
 pub(crate) mod planning;
 pub(crate) mod repetition;
 mod request;
+mod squeeze;
 pub(crate) mod steer;
 mod stream;
 pub(crate) mod tokens;
@@ -59,7 +60,7 @@ pub enum AgentError {
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
     #[error(
-        "the context is full ({used} of {window} tokens, over the {limit}% hard limit) and automatic compaction could not make room; nothing was sent. Run /compact (or `navi compact`), unpin messages, or start a new session"
+        "the context is full ({used} of {window} tokens, over the {limit}% hard limit) even after compacting the earlier turns and cutting this turn's biggest items; nothing was sent. Unpin messages (/unpin), use a leaner profile (see `navi context`), or start a new session (with automatic compaction off, /compact first)"
     )]
     ContextFull { used: u64, window: u64, limit: u32 },
     #[error(

@@ -2,8 +2,8 @@
 //! of a request, its usage after a call), else an estimate that errs high:
 //! ~4 characters per token of text, 6 tokens of framing per message (the
 //! chat template's role markers), and tool schemas as a template renders
-//! them into the prompt — JSON at ~3 characters per token, plus the lines a
-//! template wraps each tool and the whole list in.
+//! them into the prompt — JSON at ~3.5 characters per token, plus the lines
+//! a template wraps each tool and the whole list in.
 //!
 //! The ratio real / estimated that a server's figures show is learnt and
 //! applied to every later estimate (`scale`), so all figures follow the
@@ -16,7 +16,7 @@ pub(crate) const FRAMING_CHARS_PER_MESSAGE: usize = 24;
 /// how to call a tool), once per request that has tools.
 pub(crate) const TOOLS_PREAMBLE_TOKENS: u64 = 100;
 /// Tokens a template adds around each tool's schema.
-pub(crate) const PER_TOOL_TOKENS: u64 = 8;
+pub(crate) const PER_TOOL_TOKENS: u64 = 4;
 
 /// Estimated tokens of a list of messages.
 pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
@@ -37,7 +37,7 @@ pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
 
 /// Estimated tokens of tool schemas as a chat template renders them into
 /// the prompt: JSON (with the spaces templates put after `:` and `,`) at
-/// ~3 characters per token, plus the template's framing per tool and once
+/// ~3.5 characters per token, plus the template's framing per tool and once
 /// around the list. Without tools, nothing.
 pub(crate) fn estimate_tools(tools: &[ToolSchema]) -> u64 {
     if tools.is_empty() {
@@ -51,7 +51,7 @@ pub(crate) fn estimate_tool(tool: &ToolSchema) -> u64 {
     let text = tool.to_wire().to_string();
     // Compact JSON has no spaces after separators; templates add them.
     let separators = text.matches([':', ',']).count();
-    ((text.len() + separators) as u64).div_ceil(3) + PER_TOOL_TOKENS
+    ((text.len() + separators) as u64 * 2).div_ceil(7) + PER_TOOL_TOKENS
 }
 
 /// Estimated tokens of a whole request: messages plus tool schemas.
@@ -207,7 +207,7 @@ mod tests {
         let json = t.to_wire().to_string().len() as u64;
         let one = estimate_tools(std::slice::from_ref(&t));
         assert!(
-            one > json / 3 + TOOLS_PREAMBLE_TOKENS,
+            one > json / 4 + TOOLS_PREAMBLE_TOKENS,
             "{one} for {json} chars"
         );
         let two = estimate_tools(&[t.clone(), t]);
