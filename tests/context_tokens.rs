@@ -159,6 +159,32 @@ async fn a_3000_word_paste_and_five_follow_ups_in_a_4096_window_are_all_answered
         all_compactions.iter().any(|(b, a)| a < b),
         "{all_compactions:?}"
     );
+    // Summary calls are the session's own request (same system message,
+    // tools and messages, byte for byte) plus an instruction at the end, so
+    // the server's cache of that prefix is reused.
+    let mut reused = 0;
+    for (i, r) in requests.iter().enumerate() {
+        if !context_support::is_prefix_summary_request(r) {
+            continue;
+        }
+        let msgs = r["messages"].as_array().unwrap();
+        let prev = requests[..i]
+            .iter()
+            .rev()
+            .find(|p| !context_support::is_summary_request(p))
+            .unwrap();
+        let prev_msgs = prev["messages"].as_array().unwrap();
+        assert_eq!(r["tools"], prev["tools"]);
+        assert_eq!(msgs[0], prev_msgs[0]);
+        let n = msgs.len() - 1;
+        assert!(n >= 2 && n <= prev_msgs.len() + 1, "{n}");
+        assert_eq!(
+            msgs[1..n.min(prev_msgs.len())],
+            prev_msgs[1..n.min(prev_msgs.len())]
+        );
+        reused += 1;
+    }
+    assert!(reused > 0, "no summary call reused the session's prefix");
     // Every follow-up got the server's answer or the fake's default.
     assert_eq!(
         requests
@@ -444,4 +470,47 @@ async fn a_paste_whose_turn_grows_with_tool_calls_is_squeezed_not_refused() {
     for c in ctx.fake.chat_requests() {
         assert!(ctx.fake.prompt_tokens(&c) < W);
     }
+}
+
+#[tokio::test]
+async fn a_model_that_calls_a_tool_instead_of_summarising_gets_the_fresh_prompt() {
+    let ctx = counting_setup(true, |c| {
+        c.context.compression_threshold = 0.01;
+        c.context.keep_recent = 1;
+    })
+    .await;
+    // The base alone is over the target, so the answered turn is
+    // summarised right after it: the prefix summary call gets a tool call,
+    // the fresh prompt a summary.
+    ctx.fake.push(Reply::text("first answer"));
+    ctx.fake
+        .push(Reply::tool_call("todo", json!({"action": "list"})));
+    ctx.fake
+        .push(Reply::text("- the user asked a first question"));
+    let (out, ev) = turn(&ctx, "first question").await;
+    assert_eq!(out.unwrap().text, "first answer", "{:?}", warnings(&ev));
+    let chats = ctx.fake.chat_requests();
+    let kinds: Vec<(bool, bool)> = chats
+        .iter()
+        .map(|r| {
+            (
+                context_support::is_prefix_summary_request(r),
+                context_support::is_summary_request(r),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, vec![(false, false), (true, true), (false, true)]);
+    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    assert!(
+        s.context[0]
+            .msg
+            .content
+            .contains("the user asked a first question")
+    );
+    // No tool ran for the summary call.
+    assert!(
+        !s.display
+            .iter()
+            .any(|m| m.msg.role == navi::llm::Role::Tool)
+    );
 }

@@ -39,9 +39,11 @@ impl Run<'_> {
             return Ok(false);
         }
         let id = self.conv.session_id.clone();
+        // The session's own prefix: the summary call reuses its KV cache.
+        let prefix = super::summary_prefix::prefix_of(&self.request(self.messages(&[]), true));
         match self
             .agent
-            .compact_keep(&id, None, self.sink, self.cancel)
+            .compact_keep(&id, None, Some(&prefix), self.sink, self.cancel)
             .await
         {
             Ok((before, after)) if after < before => {

@@ -24,6 +24,7 @@ mod request;
 mod squeeze;
 pub(crate) mod steer;
 mod stream;
+pub(crate) mod summary_prefix;
 pub(crate) mod tokens;
 mod turn;
 pub(crate) mod tweaks;
