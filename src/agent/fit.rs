@@ -78,6 +78,12 @@ impl Run<'_> {
             && !self.is_subagent()
         {
             super::account::save_ratio(store, &self.conv.session_id, self.tracker.ratio)?;
+            super::account::save_model_ratio(
+                store,
+                &self.conv.session_id,
+                &self.model,
+                self.tracker.ratio,
+            )?;
         }
         Ok(used)
     }
@@ -270,6 +276,7 @@ impl Run<'_> {
         if !self.conv.context.last().is_some_and(is_message) {
             return Ok(());
         }
+        self.inherit_ratio();
         if self.tracker.window > 0 {
             self.count_for_fit().await;
         }

@@ -138,6 +138,29 @@ impl Run<'_> {
         }
     }
 
+    /// A session that has not learnt a ratio yet starts from the one the
+    /// most recently active session learnt for the same model (kept in the
+    /// database, so across processes): its first figures are already close
+    /// to the server's on servers that cannot count.
+    pub(super) fn inherit_ratio(&mut self) {
+        let Some(store) = self.conv.store() else {
+            return;
+        };
+        if self.is_subagent()
+            || self.tracker.measured_len.is_some()
+            || store
+                .get_state(&self.conv.session_id, super::account::RATIO_KEY)
+                .ok()
+                .flatten()
+                .is_some()
+        {
+            return;
+        }
+        if let Some(r) = super::account::latest_model_ratio(store, &self.model) {
+            self.tracker.ratio = r;
+        }
+    }
+
     /// Before the user's message is fitted: the server counts the request
     /// with it (or only the base, for a huge message).
     pub(super) async fn count_for_fit(&mut self) {
