@@ -175,7 +175,12 @@ impl super::Agent {
         let mut cost = self.base_cost(profile_id)?;
         let profile = self.profile(profile_id)?;
         if let (Ok(backend), Some(req)) = (self.backend_for(profile), cost.request.as_ref()) {
-            cost.counted = backend.count_prompt(req).await;
+            // A server that does not answer soon leaves the estimate.
+            let wait = std::time::Duration::from_secs(5);
+            cost.counted = tokio::time::timeout(wait, backend.count_prompt(req))
+                .await
+                .ok()
+                .flatten();
         }
         Ok(cost)
     }
