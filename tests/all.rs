@@ -35,14 +35,16 @@ mod context_compact;
 mod context_mgmt;
 #[path = "context_oversize.rs"]
 mod context_oversize;
-#[path = "daily_use.rs"]
-mod daily_use;
+#[path = "context_tokens.rs"]
+mod context_tokens;
 #[path = "daily_cli.rs"]
 mod daily_cli;
 #[path = "daily_run.rs"]
 mod daily_run;
 #[path = "daily_tui.rs"]
 mod daily_tui;
+#[path = "daily_use.rs"]
+mod daily_use;
 #[path = "daily_wording.rs"]
 mod daily_wording;
 #[path = "llm_guard.rs"]

@@ -122,19 +122,24 @@ async fn a_summary_request_the_server_refuses_as_too_long_is_retried_smaller() {
     ));
     ctx.fake.push(Reply::text("first answer"));
     turn(&ctx, "first question").await.0.unwrap();
-    ctx.fake.push(Reply::fault(Fault::Status(
-        400,
-        "the request exceeds the available context size, try increasing it".into(),
-    )));
+    // The first summary call is the session's own prefix plus an
+    // instruction (cache reuse); refused too, it falls back to the fresh
+    // summariser prompt, which is refused and then retried smaller.
+    for _ in 0..2 {
+        ctx.fake.push(Reply::fault(Fault::Status(
+            400,
+            "the request exceeds the available context size, try increasing it".into(),
+        )));
+    }
     ctx.fake.push(Reply::text("- the user added a task"));
     ctx.fake.push(Reply::text("second answer"));
     let (out, ev) = turn(&ctx, "second question").await;
     assert_eq!(out.unwrap().text, "second answer", "{:?}", warnings(&ev));
-    let summaries: Vec<Value> = ctx
-        .fake
-        .chat_requests()
+    let all = ctx.fake.chat_requests();
+    assert!(all.iter().any(is_prefix_summary_request));
+    let summaries: Vec<Value> = all
         .into_iter()
-        .filter(is_summary_request)
+        .filter(|r| is_summary_request(r) && !is_prefix_summary_request(r))
         .collect();
     assert_eq!(summaries.len(), 2, "one refused, one retried");
     let first = summaries[0]["messages"][1]["content"].as_str().unwrap();

@@ -81,12 +81,44 @@ pub(crate) fn load_ratio(store: &SessionStore, id: &str) -> f64 {
         .ok()
         .flatten()
         .and_then(|v| v.parse::<f64>().ok())
-        .filter(|r| r.is_finite() && *r >= 1.0)
+        .filter(|r| r.is_finite() && *r >= super::tokens::MIN_RATIO)
         .unwrap_or(1.0)
 }
 
 pub(crate) fn save_ratio(store: &SessionStore, id: &str, ratio: f64) -> Result<(), StoreError> {
     store.put_state(id, RATIO_KEY, &format!("{ratio:.4}"))
+}
+
+/// The ratio a session learnt for `model`, stored so that later sessions
+/// (in any process) start from it: `token_ratio:<model>`.
+pub(crate) fn save_model_ratio(
+    store: &SessionStore,
+    id: &str,
+    model: &str,
+    ratio: f64,
+) -> Result<(), StoreError> {
+    store.put_state(id, &format!("{RATIO_KEY}:{model}"), &format!("{ratio:.4}"))
+}
+
+/// The ratio the most recently active session learnt for `model`, if any.
+pub(crate) fn latest_model_ratio(store: &SessionStore, model: &str) -> Option<f64> {
+    use rusqlite::OptionalExtension;
+    let key = format!("{RATIO_KEY}:{model}");
+    store
+        .read(move |c| {
+            Ok(c.query_row(
+                "SELECT st.value FROM session_state st JOIN sessions s ON s.id = st.session_id
+                 WHERE st.key = ?1 ORDER BY s.last_active DESC LIMIT 1",
+                [key],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?)
+        })
+        .ok()
+        .flatten()?
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r >= super::tokens::MIN_RATIO)
 }
 
 #[cfg(test)]
@@ -119,6 +151,11 @@ mod tests {
         let a = ContextAccount::load(&store, &s.id).unwrap();
         assert_eq!((a.used, a.window), (1234, 4096));
         assert_eq!(load_ratio(&store, &s.id), 1.25);
+        // Another session (another process) starts from the model's ratio.
+        assert_eq!(latest_model_ratio(&store, "m"), None);
+        save_model_ratio(&store, &s.id, "m", 1.3).unwrap();
+        assert_eq!(latest_model_ratio(&store, "m"), Some(1.3));
+        assert_eq!(latest_model_ratio(&store, "other"), None);
     }
 }
 
@@ -153,7 +190,7 @@ impl Breakdown {
             out.push(format!("  {name:<22} {:>7}", short(n)));
         }
         out.push(format!(
-            "  ({} messages in the context; estimated at ~4 characters per token, scaled by what the server reported)",
+            "  ({} messages in the context; figures follow the server's own counts where it gives them, else an estimate scaled by them)",
             self.messages
         ));
         if self.window > 0 {
@@ -190,7 +227,7 @@ impl super::Agent {
             .rposition(|m| m.msg.role == Role::User && m.kind == MessageKind::Message);
         let mut b = Breakdown {
             window: load_window(&self.store, session_id)?,
-            system_and_tools: self.request_base_tokens(&session.meta.profile_id, ratio),
+            system_and_tools: self.session_base_tokens(session_id, &session.meta.profile_id, ratio),
             messages: session.context.len(),
             ..Default::default()
         };

@@ -2,19 +2,25 @@
 //! tool schemas, in the same estimated tokens the agent uses for its window
 //! checks (`tokens::estimate`, `tokens::estimate_tools`). `navi context` and
 //! `/context` print this breakdown; a test holds every shipped profile under
-//! its budget.
+//! its budget. Where the server can count (`LlmBackend::count_prompt`),
+//! `count_base` adds its count of the same base request, and the rows are
+//! scaled to it — the figure the window refusals name too.
 use super::context::{PERSONA_SEPARATOR, profile_roster, system_prompt};
-use super::tokens::{FRAMING_CHARS_PER_MESSAGE, estimate_tools};
-use crate::llm::ToolSchema;
+use super::tokens::{
+    FRAMING_CHARS_PER_MESSAGE, TOOLS_PREAMBLE_TOKENS, estimate_tool, estimate_tools,
+};
+use crate::llm::{ChatMessage, ChatRequest, ToolSchema};
 use crate::profile::Profile;
 use crate::tools::ToolRegistry;
 use serde::Serialize;
 
 /// Target for the default profile's base request (fits a 4,096-token window
-/// with room for the conversation and the answer).
-pub const DEFAULT_PROFILE_BUDGET: u64 = 850;
+/// with room for the conversation and the answer). The estimate follows
+/// real counts closely (tool schemas as templates render them), so this is
+/// close to real tokens.
+pub const DEFAULT_PROFILE_BUDGET: u64 = 1_200;
 /// No shipped profile may cost more than this.
-pub const PROFILE_BUDGET: u64 = 1_100;
+pub const PROFILE_BUDGET: u64 = 1_500;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolCost {
@@ -33,6 +39,27 @@ pub struct BaseCost {
     pub tools: Vec<ToolCost>,
     /// System message (with framing) plus every tool schema.
     pub total: u64,
+    /// The server's count of the same base request, when it can count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted: Option<u64>,
+    /// The base request itself (what `counted` counts).
+    #[serde(skip)]
+    pub(crate) request: Option<ChatRequest>,
+}
+
+impl BaseCost {
+    /// The figure to show: the server's count, else the estimate.
+    pub fn tokens(&self) -> u64 {
+        self.counted.unwrap_or(self.total)
+    }
+
+    /// A row's estimate scaled to the server's count.
+    fn row(&self, n: u64) -> u64 {
+        match self.counted {
+            Some(c) if self.total > 0 => (n as f64 * c as f64 / self.total as f64).round() as u64,
+            _ => n,
+        }
+    }
 }
 
 fn text_tokens(s: &str) -> u64 {
@@ -59,7 +86,7 @@ pub(crate) fn base_cost(
         .iter()
         .map(|s| ToolCost {
             name: s.name.clone(),
-            tokens: estimate_tools(std::slice::from_ref(s)),
+            tokens: estimate_tool(s),
         })
         .collect();
     let system_tokens = ((system.len() + FRAMING_CHARS_PER_MESSAGE) / 4) as u64;
@@ -75,28 +102,49 @@ pub(crate) fn base_cost(
         roster: roster.map(text_tokens).unwrap_or(0),
         total: system_tokens + estimate_tools(&schemas),
         tools,
+        counted: None,
+        request: Some({
+            let mut req = ChatRequest::new(
+                profile.model.first().cloned().unwrap_or_default(),
+                vec![ChatMessage::system(system)],
+            );
+            req.tools = schemas;
+            req
+        }),
     }
 }
 
 /// The breakdown as the lines `navi context` and `/context` print.
 pub fn render(cost: &BaseCost) -> Vec<String> {
-    let mut out = vec![
-        format!(
-            "profile {} — base request ≈ {} tokens (estimated, ~4 characters per token)",
+    let head = match cost.counted {
+        Some(n) => format!(
+            "profile {} — base request {n} tokens (counted by the server; rows scaled to it)",
+            cost.profile
+        ),
+        None => format!(
+            "profile {} — base request ≈ {} tokens (estimated: ~4 characters per token, tool schemas as a chat template renders them)",
             cost.profile, cost.total
         ),
-        format!("  persona          {:>6}", cost.persona),
-        format!("  profile prompt   {:>6}", cost.profile_prompt),
-        format!("  other profiles   {:>6}", cost.roster),
+    };
+    let mut out = vec![
+        head,
+        format!("  persona          {:>6}", cost.row(cost.persona)),
+        format!("  profile prompt   {:>6}", cost.row(cost.profile_prompt)),
+        format!("  other profiles   {:>6}", cost.row(cost.roster)),
     ];
-    let tools_total: u64 = cost.tools.iter().map(|t| t.tokens).sum();
+    let tools_total: u64 = cost.tools.iter().map(|t| t.tokens).sum::<u64>()
+        + if cost.tools.is_empty() {
+            0
+        } else {
+            TOOLS_PREAMBLE_TOKENS
+        };
     out.push(format!(
         "  tools ({:>2})       {:>6}",
         cost.tools.len(),
-        tools_total
+        cost.row(tools_total)
     ));
     for t in &cost.tools {
-        out.push(format!("    {:<18} {:>6}", t.name, t.tokens));
+        out.push(format!("    {:<18} {:>6}", t.name, cost.row(t.tokens)));
     }
     out
 }
@@ -122,5 +170,21 @@ impl super::Agent {
             roster.as_deref(),
             self.config.tools.on_demand,
         ))
+    }
+
+    /// `base_cost` with the server's count of the base request where the
+    /// server can count (asked now, lazily; `counted` stays `None` else).
+    pub async fn count_base(&self, profile_id: &str) -> Result<BaseCost, super::AgentError> {
+        let mut cost = self.base_cost(profile_id)?;
+        let profile = self.profile(profile_id)?;
+        if let (Ok(backend), Some(req)) = (self.backend_for(profile), cost.request.as_ref()) {
+            // A server that does not answer soon leaves the estimate.
+            let wait = std::time::Duration::from_secs(5);
+            cost.counted = tokio::time::timeout(wait, backend.count_prompt(req))
+                .await
+                .ok()
+                .flatten();
+        }
+        Ok(cost)
     }
 }

@@ -78,6 +78,7 @@ impl Agent {
         &self,
         session_id: &str,
         keep: Option<usize>,
+        prefix: Option<&ChatRequest>,
         _sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionPlan>, AgentError> {
@@ -93,7 +94,7 @@ impl Agent {
         };
         let window = self.context_window(&*backend, &model).await;
         let ratio = account::load_ratio(&self.store, session_id);
-        let base = self.request_base_tokens(&profile.id, ratio);
+        let base = self.session_base_tokens(session_id, &profile.id, ratio);
         let cfg = &self.config.context;
         let target = if window > 0 {
             (window as f64 * cfg.compression_target.clamp(0.05, 1.0)) as u64
@@ -120,8 +121,11 @@ impl Agent {
         if !old.iter().any(|m| m.kind != MessageKind::Summary) {
             return Ok(None);
         }
+        let prefix = prefix
+            .cloned()
+            .or_else(|| self.session_prefix(&profile, &model));
         let summary = self
-            .summarise(&*backend, &model, window, &old, cancel)
+            .summarise(&*backend, &model, window, &old, (ratio, prefix), cancel)
             .await?;
         let pinned_kept = kept.len();
         let mut new_context = vec![StoredMessage::new(
@@ -160,19 +164,35 @@ impl Agent {
     }
 
     /// The summary of `old`, retried smaller when the server says the
-    /// summary request itself does not fit.
+    /// summary request itself does not fit. The input is sized with the
+    /// session's learnt ratio (a tokenizer denser than ~4 characters per
+    /// token gets less text). Built on the session's own prefix where it
+    /// fits, so a caching server evaluates only the instruction.
     async fn summarise(
         &self,
         backend: &dyn LlmBackend,
         model: &str,
         window: u64,
         old: &[StoredMessage],
+        (ratio, prefix): (f64, Option<ChatRequest>),
         cancel: &CancellationToken,
     ) -> Result<String, AgentError> {
         let budget = summary_budget(window);
-        let prompt_tokens = estimate(&[ChatMessage::system(SUMMARY_PROMPT)]);
+        if let Some(req) =
+            prefix.and_then(|p| self.prefix_summary_request(&p, old, (window, ratio, budget)))
+        {
+            // A model that called a tool instead, or a server that found
+            // it too long: a fresh prompt is asked next.
+            match self.run_summary(backend, &req, cancel).await {
+                Ok((_, true)) => {}
+                Ok((raw, false)) => return usable(&raw, budget, backend),
+                Err(e) if e.is_context_overflow() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let prompt_tokens = scale(estimate(&[ChatMessage::system(SUMMARY_PROMPT)]), ratio);
         let room = if window > 0 {
-            window.saturating_sub(budget + prompt_tokens + 64) as usize * 4
+            super::tokens::chars_for(window.saturating_sub(budget + prompt_tokens + 64), ratio)
         } else {
             MAX_SUMMARY_INPUT_CHARS
         };
@@ -189,15 +209,7 @@ impl Agent {
                 .summary_call(backend, model, budget, input, cancel)
                 .await
             {
-                Ok(raw) => {
-                    return clean_summary(&raw, budget as usize * 4).ok_or_else(|| {
-                        LlmError::Protocol {
-                            backend: backend.kind().as_str().into(),
-                            message: "the summary came back empty or unusable; the context was left as it was".into(),
-                        }
-                        .into()
-                    });
-                }
+                Ok(raw) => return usable(&raw, budget, backend),
                 Err(e) if e.is_context_overflow() => last_err = Some(e),
                 Err(e) => return Err(e.into()),
             }
@@ -224,16 +236,29 @@ impl Agent {
         req.think = Some(ThinkSetting::Bool(false));
         req.num_ctx = Some(self.config.llm.num_ctx);
         req.max_tokens = u32::try_from(budget).ok();
-        let mut stream = crate::llm::guard::open(backend, &req, &self.guard, cancel).await?;
+        Ok(self.run_summary(backend, &req, cancel).await?.0)
+    }
+
+    /// The text of a summary call's answer, and whether the model called a
+    /// tool instead.
+    async fn run_summary(
+        &self,
+        backend: &dyn LlmBackend,
+        req: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<(String, bool), LlmError> {
+        let mut stream = crate::llm::guard::open(backend, req, &self.guard, cancel).await?;
         let mut summary = String::new();
+        let mut called = false;
         while let Some(c) = stream.next().await {
             match c? {
                 ChatChunk::Text(t) => summary.push_str(&t),
+                ChatChunk::ToolCalls(c) if !c.is_empty() => called = true,
                 ChatChunk::Done { .. } => break,
                 _ => {}
             }
         }
-        Ok(summary)
+        Ok((summary, called))
     }
 
     /// Writes a plan. Refused when the session's context changed since the
@@ -269,12 +294,13 @@ impl Agent {
         &self,
         session_id: &str,
         keep_turns: Option<usize>,
+        prefix: Option<&ChatRequest>,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(usize, usize), AgentError> {
         self.store.lock(session_id)?;
         let Some(plan) = self
-            .plan_compaction(session_id, keep_turns, sink, cancel)
+            .plan_compaction(session_id, keep_turns, prefix, sink, cancel)
             .await?
         else {
             let n = self.store.load(session_id)?.map_or(0, |s| s.context.len());
@@ -309,7 +335,8 @@ impl Agent {
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(usize, usize), AgentError> {
-        self.compact_keep(session_id, Some(2), sink, cancel).await
+        self.compact_keep(session_id, Some(2), None, sink, cancel)
+            .await
     }
 
     /// `/compact` in its three forms. `Preview` plans, keeps the plan and
@@ -326,7 +353,7 @@ impl Agent {
             CompactMode::Now => self.compact(session_id, sink, cancel).await,
             CompactMode::Preview => {
                 let Some(plan) = self
-                    .plan_compaction(session_id, Some(2), sink, cancel)
+                    .plan_compaction(session_id, Some(2), None, sink, cancel)
                     .await?
                 else {
                     let n = self.store.load(session_id)?.map_or(0, |s| s.context.len());
@@ -381,6 +408,18 @@ impl Agent {
 /// `AgentError::NothingSaved` says why.
 pub fn saves_nothing(before: u64, after: u64) -> bool {
     before > 0 && before.saturating_sub(after) * 50 < before
+}
+
+/// The summary as stored, or the error that leaves the context as it was.
+fn usable(raw: &str, budget: u64, backend: &dyn LlmBackend) -> Result<String, AgentError> {
+    clean_summary(raw, budget as usize * 4).ok_or_else(|| {
+        LlmError::Protocol {
+            backend: backend.kind().as_str().into(),
+            message: "the summary came back empty or unusable; the context was left as it was"
+                .into(),
+        }
+        .into()
+    })
 }
 
 /// "40 → 6 messages, 7.2k → 1.9k tokens" (tokens left out when unknown).

@@ -119,11 +119,11 @@ pub(crate) fn clean_summary(raw: &str, max_chars: usize) -> Option<String> {
 }
 
 /// How many recent turns to keep so the context after compaction is at most
-/// `target` tokens: starts at `start` and goes down to one turn (the newest
-/// is always kept whole) while the target is not met. `cost` gives the
-/// tokens of the kept messages; `fixed` is what the request costs besides
-/// them (system prompt, tools, the summary's budget). `None` when nothing
-/// is old enough to compact at the chosen number.
+/// `target` tokens: starts at `start` and goes down to `min_keep(context)`
+/// turns while the target is not met. `cost` gives the tokens of the kept
+/// messages; `fixed` is what the request costs besides them (system prompt,
+/// tools, the summary's budget). `None` when nothing is old enough to
+/// compact at the chosen number.
 pub(crate) fn choose_keep(
     context: &[StoredMessage],
     start: usize,
@@ -131,14 +131,29 @@ pub(crate) fn choose_keep(
     target: u64,
     cost: impl Fn(&[StoredMessage]) -> u64,
 ) -> Option<usize> {
-    let mut keep = start.max(1);
+    let min = min_keep(context);
+    let mut keep = start.max(min);
     loop {
         let (old, recent) = partition(context, keep);
-        if keep == 1 || fixed + cost(&recent) <= target {
+        if keep == min || fixed + cost(&recent) <= target {
             return (!old.is_empty()).then_some(keep);
         }
         keep -= 1;
     }
+}
+
+/// The fewest turns a compaction keeps verbatim: the newest turn while it
+/// is still going on (a user message waiting for its answer, tool calls
+/// waiting for their results), none once it has been answered — so a turn
+/// too big for the window (a huge paste) is summarised between turns, by
+/// `/compact` and by automatic compaction alike.
+pub(crate) fn min_keep(context: &[StoredMessage]) -> usize {
+    let answered = context.last().is_some_and(|m| {
+        m.msg.role == Role::Assistant
+            && m.msg.tool_calls.is_empty()
+            && m.kind == MessageKind::Message
+    });
+    if answered { 0 } else { 1 }
 }
 
 #[cfg(test)]
@@ -202,8 +217,13 @@ mod tests {
         assert_eq!(choose_keep(&ctx, 2, 0, 10_000, cost), Some(2));
         // 4 messages a turn at 100 each: a 900 target leaves two turns.
         assert_eq!(choose_keep(&ctx, 10, 100, 900, cost), Some(2));
-        // Nothing fits: the newest turn alone.
-        assert_eq!(choose_keep(&ctx, 10, 5_000, 900, cost), Some(1));
+        // Nothing fits: the whole answered conversation is summarised; with
+        // a question waiting, the newest turn stays.
+        assert_eq!(choose_keep(&ctx, 10, 5_000, 900, cost), Some(0));
+        let mut waiting = ctx.clone();
+        waiting.push(m(Role::User, "next"));
+        assert_eq!(choose_keep(&waiting, 10, 5_000, 900, cost), Some(1));
+        assert_eq!(partition(&waiting, 1).1.len(), 1);
         for keep in 1..=6 {
             let (old, recent) = partition(&ctx, keep);
             assert_eq!(recent[0].msg.role, Role::User, "keep {keep}");

@@ -17,6 +17,9 @@ impl Run<'_> {
     /// A failure is a warning, never the end of the turn; a stop leaves the
     /// context as it was.
     pub(super) async fn auto_compact(&mut self, force: bool) -> Result<bool, AgentError> {
+        if self.tracker.window > 0 {
+            self.count_next().await;
+        }
         let cfg = &self.agent.config.context;
         let window = self.tracker.window;
         if self.is_subagent()
@@ -36,9 +39,11 @@ impl Run<'_> {
             return Ok(false);
         }
         let id = self.conv.session_id.clone();
+        // The session's own prefix: the summary call reuses its KV cache.
+        let prefix = super::summary_prefix::prefix_of(&self.request(self.messages(&[]), true));
         match self
             .agent
-            .compact_keep(&id, None, self.sink, self.cancel)
+            .compact_keep(&id, None, Some(&prefix), self.sink, self.cancel)
             .await
         {
             Ok((before, after)) if after < before => {
@@ -79,6 +84,12 @@ impl Run<'_> {
             && !self.is_subagent()
         {
             super::account::save_ratio(store, &self.conv.session_id, self.tracker.ratio)?;
+            super::account::save_model_ratio(
+                store,
+                &self.conv.session_id,
+                &self.model,
+                self.tracker.ratio,
+            )?;
         }
         Ok(used)
     }
@@ -91,18 +102,60 @@ impl Run<'_> {
         notes: &[String],
     ) -> Result<CallResult, AgentError> {
         self.auto_compact(true).await?;
+        self.squeeze_to_fit(notes).await?;
         let req = self.request(self.messages(notes), true);
-        self.check_room(&req)?;
+        self.check_room_shown(&req).await?;
         match self.stream_call(&req, true).await {
             Err(AgentError::PromptTooLarge { needed, window, .. })
                 if self.learn_refusal(needed, window, &req)? && self.auto_compact(true).await? =>
             {
                 let req = self.request(self.messages(notes), true);
-                self.check_room(&req)?;
+                self.check_room_shown(&req).await?;
                 self.stream_call(&req, true).await
             }
-            other => other,
+            Err(e) => {
+                self.show_refusal(&e).await;
+                Err(e)
+            }
+            ok => ok,
         }
+    }
+
+    /// `check_room`; when the turn in progress is what does not fit, it is
+    /// squeezed first (`squeeze.rs`). On a refusal the refused figure
+    /// becomes the session's account (status bar, `/context`): one number
+    /// everywhere.
+    pub(super) async fn check_room_shown(
+        &mut self,
+        req: &crate::llm::ChatRequest,
+    ) -> Result<(), AgentError> {
+        let mut checked = self.check_room(req);
+        if checked.is_err() && self.squeeze_to_fit(&[]).await? {
+            checked = self.check_room(&self.request(self.messages(&[]), true));
+        }
+        if let Err(e) = &checked {
+            self.show_refusal(e).await;
+        }
+        checked
+    }
+
+    async fn show_refusal(&mut self, e: &AgentError) {
+        let (used, window) = match e {
+            AgentError::ContextFull { used, window, .. } => (*used, *window),
+            AgentError::PromptTooLarge { needed, window, .. } => (*needed, *window),
+            _ => return,
+        };
+        if self.is_subagent() {
+            return;
+        }
+        let _ = self.conv.set_context_tokens(used);
+        self.emit(AgentEvent::TokenUsage {
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            context_tokens: used,
+            max_context_tokens: window,
+        })
+        .await;
     }
 
     /// Takes a server's "needs N tokens, has W" as the truth: a smaller
@@ -126,7 +179,7 @@ impl Run<'_> {
         }
         let est = estimate_request(&req.messages, &req.tools);
         if est > 0 && needed > est {
-            let r = (needed as f64 / est as f64).min(super::tokens::MAX_RATIO);
+            let r = super::tokens::clamp_ratio(needed as f64 / est as f64);
             if r > self.tracker.ratio {
                 self.tracker.ratio = r;
                 super::account::save_ratio(&self.agent.store, &self.conv.session_id, r)?;
@@ -213,22 +266,31 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The user message that opened this turn, as kept in the context: a
-    /// huge one is stored and previewed (the transcript keeps it whole).
-    pub(super) fn fit_user_message(&mut self) -> Result<(), AgentError> {
+    /// The user message that opened this turn, as kept in the context: one
+    /// over its share of the window, or over the room the window has for it
+    /// (see `message_room`), is stored and previewed (the transcript keeps
+    /// it whole) — answered from its head and tail, never refused.
+    pub(super) async fn fit_user_message(&mut self) -> Result<(), AgentError> {
         use crate::llm::Role;
         use crate::session::MessageKind;
         if self.is_subagent() {
             return Ok(());
         }
-        let max = self.item_budget();
+        let is_message = |m: &crate::session::StoredMessage| {
+            m.msg.role == Role::User && m.kind == MessageKind::Message
+        };
+        if !self.conv.context.last().is_some_and(is_message) {
+            return Ok(());
+        }
+        self.inherit_ratio();
+        if self.tracker.window > 0 {
+            self.count_for_fit().await;
+        }
+        let max = self.item_budget().min(self.message_room());
         let Some(last) = self.conv.context.last() else {
             return Ok(());
         };
-        if last.msg.role != Role::User
-            || last.kind != MessageKind::Message
-            || last.msg.content.len() <= max
-        {
+        if last.msg.content.len() <= max {
             return Ok(());
         }
         let text = last.msg.content.clone();
@@ -248,6 +310,8 @@ impl Run<'_> {
         if let Some(m) = self.conv.context.last_mut() {
             m.msg.content = cut;
         }
+        // The context changed: the next figure is counted again.
+        self.tracker.counted_len = None;
         Ok(())
     }
 }

@@ -15,14 +15,17 @@ pub(crate) mod conversation;
 pub mod delegate;
 
 mod fit;
+pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod on_demand;
 pub(crate) mod oversize;
 pub(crate) mod planning;
 pub(crate) mod repetition;
 mod request;
+mod squeeze;
 pub(crate) mod steer;
 mod stream;
+pub(crate) mod summary_prefix;
 pub(crate) mod tokens;
 mod turn;
 pub(crate) mod tweaks;
@@ -69,7 +72,7 @@ pub enum AgentError {
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
     #[error(
-        "the context is full ({used} of {window} tokens, over the {limit}% hard limit) and automatic compaction could not make room; nothing was sent. Run /compact (or `navi compact`), unpin messages, or start a new session"
+        "the context is full ({used} of {window} tokens, over the {limit}% hard limit) even after compacting the earlier turns and cutting this turn's biggest items; nothing was sent. Unpin messages (/unpin), use a leaner profile (see `navi context`), or start a new session (with automatic compaction off, /compact first)"
     )]
     ContextFull { used: u64, window: u64, limit: u32 },
     #[error(

@@ -9,8 +9,8 @@
 //! 3. the tools loaded so far in this session, in the order they were
 //!    loaded.
 //!
-//! When the tools beyond the core are few and small (their schemas under
-//! [`MIN_SAVING`] tokens), everything is sent as before.
+//! When deferring would save little (at most [`MIN_SAVING`] tokens: a few
+//! small tools beyond the core), everything is sent as before.
 //!
 //! A tool is loaded by a `load_tools` call, or simply by calling it: a
 //! model that names a tool it has not loaded still gets the call run (the
@@ -28,9 +28,9 @@ use serde_json::json;
 
 /// Session state key of the loaded tool names (a JSON list).
 const STATE_KEY: &str = "loaded_tools";
-/// Tools are deferred only when their schemas would cost more than this
-/// many (estimated) tokens: below it, listing them in `load_tools` and the
-/// extra call to load one save nothing.
+/// Tools are deferred only when that saves more than this many (estimated)
+/// tokens on the first request: below it, the extra call to load a tool
+/// costs more than it saves.
 pub(crate) const MIN_SAVING: u64 = 400;
 /// A deferred tool's line is cut to about this many characters.
 const LINE_CHARS: usize = 48;
@@ -53,21 +53,20 @@ pub(crate) fn offered(
     if !on_demand || deferred.is_empty() {
         return registry.schemas_for(all);
     }
-    let deferred_names: Vec<String> = deferred.iter().map(|n| n.to_string()).collect();
-    if estimate_tools(&registry.schemas_for(&deferred_names)) <= MIN_SAVING {
-        // A few small tools cost less than listing them would save.
-        return registry.schemas_for(all);
-    }
-    let mut names: Vec<String> = all
+    let core_names: Vec<String> = all
         .iter()
         .filter(|n| core.contains(&n.as_str()))
         .cloned()
         .collect();
-    let mut out = registry.schemas_for(&names);
+    let mut out = registry.schemas_for(&core_names);
     out.push(load_tools_schema(registry, &deferred));
-    names.clear();
-    names.extend(loaded.iter().filter(|n| all.contains(n)).cloned());
-    out.extend(registry.schemas_for(&names));
+    let every = registry.schemas_for(all);
+    if estimate_tools(&every).saturating_sub(estimate_tools(&out)) <= MIN_SAVING {
+        // A few small tools cost less than listing them would save.
+        return every;
+    }
+    let loaded: Vec<String> = loaded.iter().filter(|n| all.contains(n)).cloned().collect();
+    out.extend(registry.schemas_for(&loaded));
     out
 }
 

@@ -13,7 +13,7 @@
 //!   at its own default.
 use super::AgentError;
 use super::context::{NOTE_PREFIX, build_messages};
-use super::tokens::{estimate, estimate_request, estimate_tools};
+use super::tokens::{estimate, estimate_request};
 use super::turn::Run;
 use crate::config::ThinkSetting;
 use crate::llm::{ChatMessage, ChatRequest};
@@ -114,9 +114,7 @@ impl Run<'_> {
         let used = self
             .tracker
             .scaled(estimate_request(&req.messages, &req.tools));
-        let base = self.tracker.scaled(
-            estimate(&req.messages[..req.messages.len().min(1)]) + estimate_tools(&req.tools),
-        );
+        let base = self.base_tokens(req);
         let newest = self.tracker.scaled(estimate(
             &req.messages[req.messages.len().saturating_sub(1)..],
         ));

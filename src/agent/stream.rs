@@ -237,12 +237,11 @@ impl Run<'_> {
         let estimated = super::tokens::estimate_request(&req.messages, &req.tools);
         let (needed, window) = match numbers.as_slice() {
             [a, b, ..] => (*a.max(b), *a.min(b)),
-            _ => (estimated, self.tracker.window),
+            _ => (self.tracker.scaled(estimated), self.tracker.window),
         };
         AgentError::PromptTooLarge {
             needed,
-            base: super::tokens::estimate(&req.messages[..req.messages.len().min(1)])
-                + super::tokens::estimate_tools(&req.tools),
+            base: self.base_tokens(req),
             window,
             model: self.model.clone(),
             profile: self.profile.id.clone(),

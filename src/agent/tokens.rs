@@ -1,8 +1,22 @@
-//! Token accounting: the server's usage when it reports one, else an estimate
-//! of ~4 characters per token plus 16 characters of framing per message.
+//! Token accounting: the server's own figures when it gives them (its count
+//! of a request, its usage after a call), else an estimate that errs high:
+//! ~4 characters per token of text, 6 tokens of framing per message (the
+//! chat template's role markers), and tool schemas as a template renders
+//! them into the prompt — JSON at ~3.5 characters per token, plus the lines
+//! a template wraps each tool and the whole list in.
+//!
+//! The ratio real / estimated that a server's figures show is learnt and
+//! applied to every later estimate (`scale`), so all figures follow the
+//! server's count.
 use crate::llm::{ChatMessage, ChatRequest, ToolSchema, Usage};
 
-pub(crate) const FRAMING_CHARS_PER_MESSAGE: usize = 16;
+/// 6 tokens of framing per message, in estimate characters.
+pub(crate) const FRAMING_CHARS_PER_MESSAGE: usize = 24;
+/// Tokens a chat template adds around the tool list (its instructions on
+/// how to call a tool), once per request that has tools.
+pub(crate) const TOOLS_PREAMBLE_TOKENS: u64 = 100;
+/// Tokens a template adds around each tool's schema.
+pub(crate) const PER_TOOL_TOKENS: u64 = 4;
 
 /// Estimated tokens of a list of messages.
 pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
@@ -21,10 +35,23 @@ pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
     (chars / 4) as u64
 }
 
-/// Estimated tokens of tool schemas as they go on the wire (JSON text / 4).
+/// Estimated tokens of tool schemas as a chat template renders them into
+/// the prompt: JSON (with the spaces templates put after `:` and `,`) at
+/// ~3.5 characters per token, plus the template's framing per tool and once
+/// around the list. Without tools, nothing.
 pub(crate) fn estimate_tools(tools: &[ToolSchema]) -> u64 {
-    let chars: usize = tools.iter().map(|t| t.to_wire().to_string().len()).sum();
-    (chars / 4) as u64
+    if tools.is_empty() {
+        return 0;
+    }
+    TOOLS_PREAMBLE_TOKENS + tools.iter().map(estimate_tool).sum::<u64>()
+}
+
+/// One tool's share of `estimate_tools` (without the list's preamble).
+pub(crate) fn estimate_tool(tool: &ToolSchema) -> u64 {
+    let text = tool.to_wire().to_string();
+    // Compact JSON has no spaces after separators; templates add them.
+    let separators = text.matches([':', ',']).count();
+    ((text.len() + separators) as u64 * 2).div_ceil(7) + PER_TOOL_TOKENS
 }
 
 /// Estimated tokens of a whole request: messages plus tool schemas.
@@ -32,19 +59,35 @@ pub(crate) fn estimate_request(messages: &[ChatMessage], tools: &[ToolSchema]) -
     estimate(messages) + estimate_tools(tools)
 }
 
-/// Estimates are scaled up by what the server's real counts showed (a model
-/// whose tokenizer needs more tokens than ~4 chars each); never scaled down,
-/// so a scaled estimate is never below the plain one.
+/// Estimates are scaled by what the server's real counts showed: up for a
+/// tokenizer that needs more tokens than the estimate, down (not below
+/// `MIN_RATIO`) where the estimate's margins were too generous.
 pub(crate) const MAX_RATIO: f64 = 2.0;
+pub(crate) const MIN_RATIO: f64 = 0.5;
 
-/// `estimate` scaled by a learned ratio (clamped to 1.0..=MAX_RATIO).
-pub(crate) fn scale(estimate: u64, ratio: f64) -> u64 {
-    let r = if ratio.is_finite() {
-        ratio.clamp(1.0, MAX_RATIO)
+/// The ratio as it is applied: clamped, 1.0 when not a number.
+pub(crate) fn clamp_ratio(ratio: f64) -> f64 {
+    if ratio.is_finite() {
+        ratio.clamp(MIN_RATIO, MAX_RATIO)
     } else {
         1.0
-    };
-    (estimate as f64 * r).ceil() as u64
+    }
+}
+
+/// `estimate` scaled by a learned ratio (clamped to MIN_RATIO..=MAX_RATIO).
+pub(crate) fn scale(estimate: u64, ratio: f64) -> u64 {
+    (estimate as f64 * clamp_ratio(ratio)).ceil() as u64
+}
+
+/// Characters of plain text that make about `tokens` real tokens at
+/// `ratio` (the inverse of `scale` over the ~4 characters per token).
+pub(crate) fn chars_for(tokens: u64, ratio: f64) -> usize {
+    (tokens as f64 * 4.0 / clamp_ratio(ratio)) as usize
+}
+
+/// The ratio that makes `estimate` scale to the server's `real` count.
+pub(crate) fn ratio_of(real: u64, estimate: u64) -> Option<f64> {
+    (estimate > 0 && real > 0).then(|| clamp_ratio(real as f64 / estimate as f64))
 }
 
 /// Running totals for one run.
@@ -61,6 +104,11 @@ pub(crate) struct TokenTracker {
     /// How many context messages `context_tokens` covers, when it was
     /// measured in this run (messages after that are estimated).
     pub(crate) measured_len: Option<usize>,
+    /// The server's count of the base request (system message and tools),
+    /// with the estimate it was counted for: (estimate, count).
+    pub(crate) base_count: Option<(u64, u64)>,
+    /// Context length when the server last counted the next request.
+    pub(crate) counted_len: Option<usize>,
     warned: bool,
 }
 
@@ -73,6 +121,8 @@ impl Default for TokenTracker {
             window: 0,
             ratio: 1.0,
             measured_len: None,
+            base_count: None,
+            counted_len: None,
             warned: false,
         }
     }
@@ -96,8 +146,8 @@ impl TokenTracker {
                 self.total_prompt += u.prompt_tokens;
                 self.total_completion += u.completion_tokens;
                 self.context_tokens = u.prompt_tokens + u.completion_tokens;
-                if est_prompt > 0 {
-                    self.ratio = (u.prompt_tokens as f64 / est_prompt as f64).clamp(1.0, MAX_RATIO);
+                if let Some(r) = ratio_of(u.prompt_tokens, est_prompt) {
+                    self.ratio = r;
                 }
             }
             _ => {
@@ -142,8 +192,26 @@ mod tests {
             ChatMessage::user("a".repeat(400)),
             ChatMessage::assistant(""),
         ];
-        // (400 + 16 + 0 + 16) / 4
-        assert_eq!(estimate(&msgs), 108);
+        // (400 + 24 + 0 + 24) / 4
+        assert_eq!(estimate(&msgs), 112);
+    }
+
+    #[test]
+    fn tools_cost_more_than_their_json_over_four() {
+        assert_eq!(estimate_tools(&[]), 0);
+        let t = ToolSchema {
+            name: "todo".into(),
+            description: "Keeps a list of steps".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {"op": {"type": "string"}}}),
+        };
+        let json = t.to_wire().to_string().len() as u64;
+        let one = estimate_tools(std::slice::from_ref(&t));
+        assert!(
+            one > json / 4 + TOOLS_PREAMBLE_TOKENS,
+            "{one} for {json} chars"
+        );
+        let two = estimate_tools(&[t.clone(), t]);
+        assert_eq!(two - one, one - TOOLS_PREAMBLE_TOKENS);
     }
 
     #[test]
@@ -164,9 +232,13 @@ mod tests {
     }
 
     #[test]
-    fn scale_never_shrinks_and_ignores_nan() {
-        assert_eq!(scale(100, 0.5), 100);
+    fn scale_is_clamped_and_ignores_nan() {
+        assert_eq!(scale(100, 0.8), 80);
+        assert_eq!(scale(100, 0.1), 50);
         assert_eq!(scale(100, f64::NAN), 100);
         assert_eq!(scale(100, 1.5), 150);
+        assert_eq!(scale(100, 9.0), 200);
+        assert_eq!(ratio_of(0, 10), None);
+        assert_eq!(ratio_of(120, 100), Some(1.2));
     }
 }

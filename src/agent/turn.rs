@@ -279,10 +279,11 @@ impl<'a> Run<'a> {
     }
 
     async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
-        self.fit_user_message()?;
+        self.fit_user_message().await?;
         let _ = self.auto_compact(false).await?;
         // Nothing goes out (not even a planner call) when the request cannot fit.
-        self.check_room(&self.request(self.messages(&[]), true))?;
+        self.check_room_shown(&self.request(self.messages(&[]), true))
+            .await?;
         if planning::should_plan(&self.profile, plan_now) {
             planning::run(self).await?;
             if self.cancel.is_cancelled() {

@@ -1,12 +1,18 @@
 //! `navi context`: what the fixed part of each profile's requests costs —
-//! persona, profile prompt, every tool schema — in estimated tokens. No
-//! network: it answers "will this fit my model's window?" before asking.
+//! persona, profile prompt, every tool schema. A server that can count
+//! (llama-server's `/tokenize`) is asked for its count of each base
+//! request — the same figure a window refusal names; for the others the
+//! figures are the agent's estimate and nothing goes over the network.
 use super::{Failure, GlobalArgs, build_app};
 use crate::agent::budget::{self, BaseCost};
 use crate::app::AppOptions;
 use std::io::Write;
 
-pub(crate) fn context(g: &GlobalArgs, profile: Option<String>, json: bool) -> Result<u8, Failure> {
+pub(crate) async fn context(
+    g: &GlobalArgs,
+    profile: Option<String>,
+    json: bool,
+) -> Result<u8, Failure> {
     let (app, _log) = build_app(g, AppOptions::default())?;
     let ids = match profile {
         Some(id) => vec![id],
@@ -14,7 +20,7 @@ pub(crate) fn context(g: &GlobalArgs, profile: Option<String>, json: bool) -> Re
     };
     let mut costs: Vec<BaseCost> = Vec::new();
     for id in &ids {
-        costs.push(app.agent.base_cost(id).map_err(Failure::usage)?);
+        costs.push(app.agent.count_base(id).await.map_err(Failure::usage)?);
     }
     let text = if json {
         serde_json::to_string_pretty(&costs).map_err(Failure::runtime)?

@@ -354,7 +354,9 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
             command: ProfilesCommand::List { json },
         }) => admin::profiles(&cli.global, json),
         Some(Command::Memory { command }) => memory::run(&cli.global, command).await,
-        Some(Command::Context { profile, json }) => context::context(&cli.global, profile, json),
+        Some(Command::Context { profile, json }) => {
+            context::context(&cli.global, profile, json).await
+        }
         Some(Command::Compact { session, preview }) => {
             context::compact(&cli.global, session, preview).await
         }

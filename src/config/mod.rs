@@ -287,7 +287,7 @@ pub struct ToolsConfig {
     /// Send only a profile's core tools with full schemas and offer the
     /// rest by name through `load_tools` (their schemas join the session's
     /// requests once loaded). Off: every enabled tool on every request.
-    pub(crate) on_demand: bool,
+    pub on_demand: bool,
 }
 
 impl Default for ToolsConfig {

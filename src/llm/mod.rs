@@ -20,6 +20,7 @@ pub(crate) mod roles;
 pub mod scripted;
 pub(crate) mod select;
 pub mod sse;
+pub(crate) mod tokenize;
 
 pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
@@ -251,6 +252,14 @@ pub trait LlmBackend: Send + Sync {
     async fn image_input(&self, model: &str) -> Option<ImageInput> {
         let info = self.model_info(model).await.ok()?;
         image_input_from_capabilities(&info.capabilities)
+    }
+
+    /// The server's own count of the prompt `req` becomes (chat template and
+    /// tool schemas applied), for servers that can count (llama-server's
+    /// `/tokenize`); `None` for the others. Asked for lazily, when a figure
+    /// is needed, never at start-up.
+    async fn count_prompt(&self, _req: &ChatRequest) -> Option<u64> {
+        None
     }
 }
 

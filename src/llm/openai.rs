@@ -79,6 +79,8 @@ pub struct OpenAiBackend {
     props: tokio::sync::OnceCell<Option<ServerProps>>,
     /// The server has no LM Studio `/api/v0/models`; do not ask again.
     no_lmstudio_list: AtomicBool,
+    /// `/tokenize` failed once: do not ask again.
+    no_tokenize: AtomicBool,
 }
 
 impl OpenAiBackend {
@@ -95,6 +97,7 @@ impl OpenAiBackend {
             no_stream_options: AtomicBool::new(false),
             props: tokio::sync::OnceCell::new(),
             no_lmstudio_list: AtomicBool::new(false),
+            no_tokenize: AtomicBool::new(false),
         })
     }
 
@@ -135,6 +138,42 @@ impl OpenAiBackend {
             })
             .await
             .clone()
+    }
+
+    /// llama-server's count of a request's prompt (see `tokenize.rs`).
+    async fn count_with_server(&self, req: &ChatRequest) -> Option<u64> {
+        use super::tokenize::{FRAMING_TOKENS, plain_text, post_json, token_count, tokenize_body};
+        if self.no_tokenize.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.server_props().await?;
+        let root = llama::root_of(&self.target.base).to_string();
+        let body = chat_body(req, false);
+        let templated = post_json(
+            &self.client,
+            format!("{root}/apply-template"),
+            &self.api_key,
+            &body,
+        )
+        .await
+        .and_then(|v| v.get("prompt").and_then(Value::as_str).map(String::from));
+        let (text, framing) = match templated {
+            Some(p) => (p, 0),
+            None => {
+                let (t, n) = plain_text(&body);
+                (t, n * FRAMING_TOKENS)
+            }
+        };
+        let url = format!("{root}/tokenize");
+        let counted = post_json(&self.client, url, &self.api_key, &tokenize_body(&text))
+            .await
+            .as_ref()
+            .and_then(token_count);
+        if counted.is_none() {
+            tracing::warn!("{root}/tokenize gave no count; token figures are estimated");
+            self.no_tokenize.store(true, Ordering::Relaxed);
+        }
+        counted.map(|n| n + framing)
     }
 
     async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
@@ -434,6 +473,10 @@ impl LlmBackend for OpenAiBackend {
                 .and_then(entry_images),
         };
         said.map(|(accepted, evidence)| ImageInput { accepted, evidence })
+    }
+
+    async fn count_prompt(&self, req: &ChatRequest) -> Option<u64> {
+        self.count_with_server(req).await
     }
 }
 

@@ -153,10 +153,22 @@ pub fn estimated(body: &Value) -> u64 {
     ((chars + tools) / 4) as u64
 }
 
+/// A summary call: a fresh summariser prompt, or the session's own prefix
+/// with the compaction instruction at the end.
 pub fn is_summary_request(body: &Value) -> bool {
     body["messages"][0]["content"]
         .as_str()
         .is_some_and(|s| s.starts_with("You compress a conversation"))
+        || is_prefix_summary_request(body)
+}
+
+/// A summary call built on the session's own prefix (KV cache reuse).
+pub fn is_prefix_summary_request(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .is_some_and(|s| s.starts_with("[navi: compaction]"))
 }
 
 pub fn warnings(ev: &[AgentEvent]) -> Vec<String> {

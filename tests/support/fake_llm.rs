@@ -30,6 +30,8 @@ use wire::{Proto, error_body, render, sse};
 
 // Explicit path: resolves the same when this file is loaded as
 // `support::fake_llm` and via `#[path]` from `examples/fake_llm.rs`.
+#[path = "fake_llm/count.rs"]
+pub mod count;
 #[path = "fake_llm/wire.rs"]
 mod wire;
 
@@ -189,6 +191,9 @@ struct State {
     /// Extra fields for every entry of `GET …/models` (e.g. llama-server's
     /// `input_modalities`, LM Studio's `type`).
     model_fields: Option<Value>,
+    /// Counts like llama-server (`/tokenize`, `/apply-template`, usage,
+    /// the window refusal); see `count.rs`.
+    counting: bool,
 }
 
 /// The fake server; it stops when dropped.
@@ -232,6 +237,7 @@ impl FakeLlm {
             props: None,
             capabilities: None,
             model_fields: None,
+            counting: false,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -269,6 +275,16 @@ impl FakeLlm {
     /// `{"input_modalities": ["text"]}`.
     pub fn set_model_fields(&self, fields: Value) {
         lock(&self.state).model_fields = Some(fields);
+    }
+    /// Count tokens like llama-server: serve `POST /tokenize` and
+    /// `POST /apply-template`, report usage computed from the prompt when a
+    /// reply has none, and refuse a prompt over the `/props` window.
+    pub fn set_counting(&self, on: bool) {
+        lock(&self.state).counting = on;
+    }
+    /// The fake server's own count of a recorded chat body's prompt.
+    pub fn prompt_tokens(&self, body: &Value) -> u64 {
+        count::prompt_tokens(body)
     }
     /// Prints each request to stderr (for the example binary).
     pub fn set_verbose(&self, on: bool) {
@@ -421,6 +437,10 @@ async fn respond(
             st.model_fields.clone(),
         )
     };
+    let counting = lock(state).counting;
+    if counting && let Some(done) = count::respond(wr, method, path, body, state, &props).await {
+        return done;
+    }
     match (method, path) {
         ("GET", "/props") if props.is_some() => {
             simple(wr, 200, &[], &props.unwrap_or_default()).await

@@ -39,7 +39,8 @@ pub(crate) fn context(app: &App, session: &str) -> Result<Vec<String>, String> {
         .map_err(|e| e.to_string())?;
     let c = &app.config.context;
     let mut lines = b.render(c.compression_threshold, c.compression_target);
-    if let Ok(cost) = app.agent.base_cost(&meta.profile_id) {
+    if let Ok(mut cost) = app.agent.base_cost(&meta.profile_id) {
+        cost.counted = app.agent.stored_base_count(&meta.id, cost.total);
         lines.extend(crate::agent::budget::render(&cost));
     }
     Ok(lines)
