@@ -77,6 +77,8 @@ enum Owner {
     Thinking(Option<String>),
     Summary(Option<String>),
     SubText(String),
+    /// "planning… " waiting for its "done".
+    Planning,
 }
 
 /// A thinking block seen in summary mode.
@@ -110,6 +112,30 @@ pub(crate) struct LineRenderer {
     answered: bool,
     saw_error: bool,
     saw_stop: bool,
+    /// When the open planning phase began.
+    planning_since: Option<std::time::Instant>,
+}
+
+/// A plan's lines as shown: steps with their own number (once), notes as
+/// they are; a plan with no numbered step at all is numbered line by line.
+fn plan_lines(plan: &str) -> Vec<String> {
+    use crate::protocol::plan::{PlanLine, read};
+    let lines = read(plan);
+    let any_step = lines.iter().any(|l| matches!(l, PlanLine::Step { .. }));
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| match l {
+            PlanLine::Step {
+                number,
+                text,
+                executor: Some(e),
+            } => format!("{number}. {text} — {e}"),
+            PlanLine::Step { number, text, .. } => format!("{number}. {text}"),
+            PlanLine::Note(n) if !any_step => format!("{}. {n}", i + 1),
+            PlanLine::Note(n) => n,
+        })
+        .collect()
 }
 
 fn indent(agent: &Option<AgentOrigin>) -> String {
@@ -137,6 +163,7 @@ impl LineRenderer {
             answered: false,
             saw_error: false,
             saw_stop: false,
+            planning_since: None,
         }
     }
 
@@ -187,7 +214,7 @@ impl LineRenderer {
                 }
                 !self.at_line_start
             }
-            Owner::Summary(_) => true,
+            Owner::Summary(_) | Owner::Planning => true,
         };
         if newline {
             text.push('\n');
@@ -320,22 +347,37 @@ impl LineRenderer {
             }
             AgentEvent::PlanReady { plan } => {
                 self.line(&mut out, Stream::Info, p.bold("plan:"));
-                let numbered = plan
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .all(|l| crate::protocol::plan::step_body(l).is_some());
-                let mut n = 0;
-                for l in plan.lines().filter(|l| !l.trim().is_empty()) {
-                    n += 1;
-                    let text = if numbered {
-                        format!("  {}", l.trim_end())
-                    } else {
-                        format!("  {n}. {}", l.trim())
-                    };
-                    self.line(&mut out, Stream::Info, text);
+                for l in plan_lines(plan) {
+                    self.line(&mut out, Stream::Info, format!("  {l}"));
                 }
             }
-            AgentEvent::Planning { .. } => {}
+            AgentEvent::Planning { active: true } => {
+                self.break_line(&mut out);
+                self.planning_since = Some(std::time::Instant::now());
+                out.push(Piece {
+                    stream: Stream::Info,
+                    text: p.dim("planning… "),
+                });
+                self.open = Some((Stream::Info, Owner::Planning));
+                self.at_line_start = false;
+            }
+            AgentEvent::Planning { active: false } => {
+                let secs = self
+                    .planning_since
+                    .take()
+                    .map_or(0.0, |t| t.elapsed().as_secs_f64());
+                let done = format!("done ({secs:.1} s)");
+                if self.open.as_ref().map(|o| &o.1) == Some(&Owner::Planning) {
+                    self.open = None;
+                    self.at_line_start = true;
+                    out.push(Piece {
+                        stream: Stream::Info,
+                        text: p.dim(&done) + "\n",
+                    });
+                } else {
+                    self.line(&mut out, Stream::Info, p.dim(&format!("planning {done}")));
+                }
+            }
             AgentEvent::TodoUpdated { items } => self.todos(&mut out, items),
             AgentEvent::ToolStarted {
                 tool, args, agent, ..
