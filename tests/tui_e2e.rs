@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "tui_e2e_cases/more.rs"]
 mod more;
+#[path = "tui_e2e_cases/plan.rs"]
+mod plan;
 use crate::support;
 
 use serde_json::json;
