@@ -251,3 +251,30 @@ async fn plain_accepts_no_plan_and_shows_planning_progress() {
     assert!(err.contains("1. Read the config — TOOL: todo"), "{err}");
     assert!(!out.contains("planning"), "{out}");
 }
+
+/// `--no-plan` covers the helpers of the run too, even a profile whose
+/// subagents plan their own tasks.
+#[tokio::test]
+async fn no_plan_reaches_subagents() {
+    let env = Env::new();
+    let file = env.cfg().join("profiles/planner/config.json");
+    let mut cfg: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    cfg["enabled_tools"] = json!(["todo", "spawn_agent"]);
+    cfg["subagent_planning_enabled"] = json!(true);
+    std::fs::write(&file, cfg.to_string()).unwrap();
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "spawn_agent",
+        json!({"task": "Read the config, then fix the parser and report back"}),
+    ));
+    fake.push(Reply::text("helper report"));
+    fake.push(Reply::text("Done."));
+    let (code, out, err) = env
+        .run(&fake, &["--no-plan", "run", "-p", "planner", TASK])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "Done.", "{err}");
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 3, "main, helper, main: {err}");
+    assert_eq!(planner_calls(&chats), 0);
+}

@@ -142,7 +142,20 @@ fn is_analysis(text: &str) -> bool {
 /// Runs the pipeline. Returns without a plan when the planner says DIRECT,
 /// answers garbage, or the run is stopped.
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
-    let request = super::context::last_user_goal(&run.conv.context).unwrap_or_default();
+    // --no-plan: the main run's profile has planning cleared; its helpers
+    // (run with their own profiles) are covered here.
+    if run.agent.turn_tweaks().no_plan {
+        return Ok(());
+    }
+    // The message this turn answers (with or without an image).
+    let request = run
+        .conv
+        .context
+        .iter()
+        .rev()
+        .find(|m| m.msg.role == crate::llm::Role::User && m.kind == MessageKind::Message)
+        .map(|m| m.msg.content.clone())
+        .unwrap_or_default();
     if let Some(why) = gate::skip_reason(
         &run.profile,
         &run.agent.config.planning,
