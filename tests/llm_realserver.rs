@@ -173,7 +173,12 @@ async fn planner_and_main_requests_share_a_byte_identical_prefix() {
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
         let s = app.store.create("developer").unwrap();
-        let (out, _) = turn(&app, &s.id, "please fix the failing test in src/main.rs").await;
+        let (out, _) = turn(
+            &app,
+            &s.id,
+            "please fix the failing test in src/main.rs, then run the tests",
+        )
+        .await;
         assert_eq!(out.unwrap().text, "Fixed.");
         let reqs = fake.chat_requests();
         assert_eq!(reqs.len(), 3, "{kind:?}: analysis, plan, answer");
