@@ -10,6 +10,7 @@
 //! - Subagent events are indented by two spaces per nesting level.
 pub(crate) mod highlight;
 pub(crate) mod markdown;
+mod plan;
 pub(crate) mod style;
 mod whole;
 
@@ -114,28 +115,6 @@ pub(crate) struct LineRenderer {
     saw_stop: bool,
     /// When the open planning phase began.
     planning_since: Option<std::time::Instant>,
-}
-
-/// A plan's lines as shown: steps with their own number (once), notes as
-/// they are; a plan with no numbered step at all is numbered line by line.
-fn plan_lines(plan: &str) -> Vec<String> {
-    use crate::protocol::plan::{PlanLine, read};
-    let lines = read(plan);
-    let any_step = lines.iter().any(|l| matches!(l, PlanLine::Step { .. }));
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| match l {
-            PlanLine::Step {
-                number,
-                text,
-                executor: Some(e),
-            } => format!("{number}. {text} — {e}"),
-            PlanLine::Step { number, text, .. } => format!("{number}. {text}"),
-            PlanLine::Note(n) if !any_step => format!("{}. {n}", i + 1),
-            PlanLine::Note(n) => n,
-        })
-        .collect()
 }
 
 fn indent(agent: &Option<AgentOrigin>) -> String {
@@ -347,7 +326,7 @@ impl LineRenderer {
             }
             AgentEvent::PlanReady { plan } => {
                 self.line(&mut out, Stream::Info, p.bold("plan:"));
-                for l in plan_lines(plan) {
+                for l in plan::plan_lines(plan) {
                     self.line(&mut out, Stream::Info, format!("  {l}"));
                 }
             }
