@@ -63,6 +63,10 @@ mod memory;
 mod plain_pipe;
 #[path = "plain_pty.rs"]
 mod plain_pty;
+#[path = "planning_cli.rs"]
+mod planning_cli;
+#[path = "planning_cost.rs"]
+mod planning_cost;
 mod protocol;
 #[path = "run_cli.rs"]
 mod run_cli;

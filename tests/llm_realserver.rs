@@ -114,7 +114,7 @@ fn warnings(ev: &[AgentEvent]) -> Vec<String> {
 async fn a_window_smaller_than_the_base_prompt_is_a_clear_error_and_nothing_is_sent() {
     for kind in KINDS {
         let fake = FakeLlm::start().await;
-        fake.set_models(vec![("test-model".into(), Some(1024))]);
+        fake.set_models(vec![("test-model".into(), Some(512))]);
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
         let s = app.store.create("developer").unwrap();
@@ -122,10 +122,10 @@ async fn a_window_smaller_than_the_base_prompt_is_a_clear_error_and_nothing_is_s
         let err = out.unwrap_err();
         let msg = err.to_string();
         assert!(
-            matches!(err, AgentError::PromptTooLarge { window: 1024, .. }),
+            matches!(err, AgentError::PromptTooLarge { window: 512, .. }),
             "{msg}"
         );
-        assert!(msg.contains("1024-token window"), "{msg}");
+        assert!(msg.contains("512-token window"), "{msg}");
         assert!(
             msg.contains("llama-server -c") && msg.contains("num_ctx"),
             "{msg}"
@@ -179,7 +179,12 @@ async fn planner_and_main_requests_share_a_byte_identical_prefix() {
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
         let s = app.store.create("developer").unwrap();
-        let (out, _) = turn(&app, &s.id, "please fix the failing test in src/main.rs").await;
+        let (out, _) = turn(
+            &app,
+            &s.id,
+            "please fix the failing test in src/main.rs, then run the tests",
+        )
+        .await;
         assert_eq!(out.unwrap().text, "Fixed.");
         let reqs = fake.chat_requests();
         assert_eq!(reqs.len(), 3, "{kind:?}: analysis, plan, answer");
@@ -193,7 +198,7 @@ async fn planner_and_main_requests_share_a_byte_identical_prefix() {
             );
             // The planner asks at the end of the user's message; the main
             // request carries that message with the plan after it.
-            let user = "please fix the failing test in src/main.rs";
+            let user = "please fix the failing test in src/main.rs, then run the tests";
             let main_user = main["messages"][1]["content"].as_str().unwrap();
             let asked = planner["messages"][1]["content"].as_str().unwrap();
             assert!(

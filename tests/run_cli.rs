@@ -499,7 +499,13 @@ async fn planning_over_the_wire_makes_a_plan_and_todo() {
         &env,
         &fake,
         "ollama",
-        &["run", "--json", "--profile", "planner", "tidy the repo"],
+        &[
+            "run",
+            "--json",
+            "--profile",
+            "planner",
+            "tidy the repo, then list what changed",
+        ],
     )
     .await;
     assert_eq!(code, 0, "{stderr}");

@@ -7,6 +7,8 @@
 mod daily;
 #[path = "tui_e2e_cases/more.rs"]
 mod more;
+#[path = "tui_e2e_cases/plan.rs"]
+mod plan;
 use crate::support;
 
 use serde_json::json;

@@ -21,6 +21,10 @@ pub(crate) struct GlobalArgs {
     /// Log level for the log file (error, warn, info, debug, trace).
     #[arg(long, global = true, value_name = "LEVEL")]
     pub(crate) log_level: Option<String>,
+    /// No planner calls in this run (the full-screen UI, --plain and `run`;
+    /// as `[planning] enabled = false`).
+    #[arg(long)]
+    pub(crate) no_plan: bool,
 }
 
 /// An error with its exit code.
@@ -95,6 +99,12 @@ pub(crate) fn build_app(
         ..opts
     };
     let app = App::build(config, paths, overrides, opts)?;
+    if g.no_plan {
+        app.agent.set_turn_tweaks(crate::agent::tweaks::TurnTweaks {
+            no_plan: true,
+            ..Default::default()
+        });
+    }
     for e in &app.profiles.errors {
         eprintln!("warning: skipped {e}");
     }

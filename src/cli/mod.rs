@@ -279,6 +279,7 @@ fn hoist_front_end_flags(cli: &mut Cli) -> Result<(), Failure> {
         given(cli.session.is_some(), "--session"),
         given(cli.profile.is_some(), "--profile"),
         given(cli.continue_last, "--continue"),
+        given(cli.global.no_plan, "--no-plan"),
     ];
     let refuse = |flag: &str, cmd: &str| {
         Err(Failure::usage(format!(

@@ -405,15 +405,28 @@ pub struct Config {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct PlanningConfig {
-    /// A message that is a question (ends with "?") of at most this many
-    /// words, with no file, command or web cues, skips the planner; 0 = never skip.
+    /// A message of at most this many words with no multi-step cue (a
+    /// greeting, a short question or imperative) skips the planner; 0 = never skip.
     pub(crate) skip_question_words: u32,
+    /// false: never plan (as `--no-plan` on every run), even for
+    /// `planning_mandatory` profiles.
+    pub(crate) enabled: bool,
+    /// A model window below this many tokens: no planning unless the
+    /// profile has `planning_mandatory`; 0 = no limit.
+    pub(crate) min_window: u64,
+    /// A model whose name states fewer parameters than this many billion
+    /// (`smollm2:135m`, `qwen2.5:1.5b`): no planning unless
+    /// `planning_mandatory`; 0 = no limit.
+    pub(crate) min_model_billions: u32,
 }
 
 impl Default for PlanningConfig {
     fn default() -> Self {
         PlanningConfig {
             skip_question_words: 12,
+            enabled: true,
+            min_window: 8192,
+            min_model_billions: 4,
         }
     }
 }

@@ -93,6 +93,7 @@ pub fn read(text: &str) -> Vec<PlanLine> {
         .map(|l| match step_body(l) {
             Some((number, body)) => {
                 let (text, executor) = split_executor(body);
+                let text = without_repeated_number(&text).to_string();
                 PlanLine::Step {
                     number: number.to_string(),
                     text: if text.is_empty() {
@@ -106,6 +107,25 @@ pub fn read(text: &str) -> Vec<PlanLine> {
             None => PlanLine::Note(l.trim().to_string()),
         })
         .collect()
+}
+
+/// `1. List the files` → `List the files`: a number the model wrote again
+/// inside a step (older plans were stored so). "3.5 kg" keeps its number.
+fn without_repeated_number(text: &str) -> &str {
+    let mut t = text;
+    while let Some((_, body)) = step_body(t) {
+        let digits = t
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        let spaced = t.trim_start()[digits + 1..].starts_with(char::is_whitespace);
+        if !spaced || body.is_empty() {
+            break;
+        }
+        t = body;
+    }
+    t
 }
 
 /// How many steps a plan has.
@@ -145,6 +165,15 @@ mod tests {
         assert!(matches!(&lines[5], PlanLine::Note(_)));
         assert_eq!(step_count(plan), 4);
         assert_eq!(Executor::Tool("x".into()).to_string(), "TOOL: x");
+    }
+
+    #[test]
+    fn a_number_repeated_inside_a_step_is_shown_once() {
+        let l = read("4. 1. List the files — TOOL: filesystem\n5. 3.5 kg of flour");
+        assert!(
+            matches!(&l[0], PlanLine::Step { number, text, .. } if number == "4" && text == "List the files")
+        );
+        assert!(matches!(&l[1], PlanLine::Step { text, .. } if text == "3.5 kg of flour"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - Subagent events are indented by two spaces per nesting level.
 pub(crate) mod highlight;
 pub(crate) mod markdown;
+mod plan;
 pub(crate) mod style;
 mod whole;
 
@@ -77,6 +78,8 @@ enum Owner {
     Thinking(Option<String>),
     Summary(Option<String>),
     SubText(String),
+    /// "planning… " waiting for its "done".
+    Planning,
 }
 
 /// A thinking block seen in summary mode.
@@ -110,6 +113,8 @@ pub(crate) struct LineRenderer {
     answered: bool,
     saw_error: bool,
     saw_stop: bool,
+    /// When the open planning phase began.
+    planning_since: Option<std::time::Instant>,
 }
 
 fn indent(agent: &Option<AgentOrigin>) -> String {
@@ -137,6 +142,7 @@ impl LineRenderer {
             answered: false,
             saw_error: false,
             saw_stop: false,
+            planning_since: None,
         }
     }
 
@@ -187,7 +193,7 @@ impl LineRenderer {
                 }
                 !self.at_line_start
             }
-            Owner::Summary(_) => true,
+            Owner::Summary(_) | Owner::Planning => true,
         };
         if newline {
             text.push('\n');
@@ -320,22 +326,37 @@ impl LineRenderer {
             }
             AgentEvent::PlanReady { plan } => {
                 self.line(&mut out, Stream::Info, p.bold("plan:"));
-                let numbered = plan
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .all(|l| crate::protocol::plan::step_body(l).is_some());
-                let mut n = 0;
-                for l in plan.lines().filter(|l| !l.trim().is_empty()) {
-                    n += 1;
-                    let text = if numbered {
-                        format!("  {}", l.trim_end())
-                    } else {
-                        format!("  {n}. {}", l.trim())
-                    };
-                    self.line(&mut out, Stream::Info, text);
+                for l in plan::plan_lines(plan) {
+                    self.line(&mut out, Stream::Info, format!("  {l}"));
                 }
             }
-            AgentEvent::Planning { .. } => {}
+            AgentEvent::Planning { active: true } => {
+                self.break_line(&mut out);
+                self.planning_since = Some(std::time::Instant::now());
+                out.push(Piece {
+                    stream: Stream::Info,
+                    text: p.dim("planning… "),
+                });
+                self.open = Some((Stream::Info, Owner::Planning));
+                self.at_line_start = false;
+            }
+            AgentEvent::Planning { active: false } => {
+                let secs = self
+                    .planning_since
+                    .take()
+                    .map_or(0.0, |t| t.elapsed().as_secs_f64());
+                let done = format!("done ({secs:.1} s)");
+                if self.open.as_ref().map(|o| &o.1) == Some(&Owner::Planning) {
+                    self.open = None;
+                    self.at_line_start = true;
+                    out.push(Piece {
+                        stream: Stream::Info,
+                        text: p.dim(&done) + "\n",
+                    });
+                } else {
+                    self.line(&mut out, Stream::Info, p.dim(&format!("planning {done}")));
+                }
+            }
             AgentEvent::TodoUpdated { items } => self.todos(&mut out, items),
             AgentEvent::ToolStarted {
                 tool, args, agent, ..

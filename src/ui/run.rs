@@ -226,7 +226,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     app.agent.set_turn_tweaks(TurnTweaks {
         system: args.system.clone(),
         temperature: args.temperature,
-        no_plan: args.no_plan,
+        no_plan: args.no_plan || g.no_plan,
         no_tools: args.no_tools,
         max_tokens: args.max_tokens,
     });
@@ -425,7 +425,8 @@ pub(crate) struct RunArgs {
     /// Cap on the tokens the model may generate per call.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_tokens: Option<u32>,
-    /// Skip the planning phases.
+    /// No planner calls (also accepted before `run`, and by the
+    /// interactive front ends).
     #[arg(long)]
     pub(crate) no_plan: bool,
     /// Offer the model no tools.

@@ -2,22 +2,29 @@
 //!
 //! Phase 1 (analysis) may answer DIRECT to skip planning; phase 2 (review)
 //! runs only when enabled and phase 1 says `REFLECT: yes`; phase 3 writes the
-//! plan. A short plain question skips the pipeline (`skip.rs`).
+//! plan. Greetings, short questions and short imperatives, small windows
+//! and small models skip the pipeline (`gate.rs`, `skip.rs`).
 //!
 //! Every planning call is the main request of this turn — same system
 //! prompt, same tools, same history — with the phase's instruction appended
 //! to the end (thinking off, temperature 0.3, at most [`MAX_PLAN_TOKENS`]),
 //! so the server's prompt cache serves the shared prefix. Tool calls in a
-//! planner answer are ignored. A valid
+//! planner answer are ignored. The plan is checked (`parse.rs`); a valid
 //! plan becomes an assistant message in the context (a plan card in the
 //! display buffer), a `plan_ready` event, and the todo list. Garbage from the
-//! planner never fails the turn: no plan is made and the loop goes on.
+//! planner never fails the turn: no plan is made, one warning says why, and
+//! the loop goes on.
+//!
+//! Bounds: at most three planner calls per turn (analysis, one review, plan),
+//! each capped in tokens and cut by the repetition guard; an answer that was
+//! cut as a loop, or an analysis that is not one, ends planning at once.
 
+pub(crate) mod gate;
 mod parse;
 pub(crate) mod prompts;
 pub(crate) mod skip;
 
-pub(crate) use parse::parse_plan;
+pub(crate) use parse::{PlanCheck, parse_plan};
 
 use super::AgentError;
 use super::turn::Run;
@@ -47,11 +54,18 @@ fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
     })
 }
 
+/// One planner answer.
+struct Answer {
+    text: String,
+    /// The repetition guard cut it.
+    looped: bool,
+}
+
 async fn ask(
     run: &mut Run<'_>,
     instruction: String,
     max_tokens: u32,
-) -> Result<Option<String>, AgentError> {
+) -> Result<Option<Answer>, AgentError> {
     let mut req = run.request(run.messages(&[instruction]), true);
     run.check_room(&req)?;
     req.temperature = Some(PLANNING_TEMPERATURE);
@@ -66,12 +80,14 @@ async fn ask(
             Err(e) => return Err(run.explain_rejection(e, &req)),
         };
     let mut text = String::new();
+    let mut looped = false;
     while let Some(chunk) = stream.next().await {
         match chunk {
             Ok(crate::llm::ChatChunk::Text(t)) => {
                 text.push_str(&t);
                 if repetition.push(&t).is_some() {
                     tracing::info!("planner answer became a loop; cut");
+                    looped = true;
                     break;
                 }
             }
@@ -81,7 +97,46 @@ async fn ask(
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(Some(text))
+    Ok(Some(Answer { text, looped }))
+}
+
+/// The one visible note when planning gives up.
+async fn give_up(run: &Run<'_>, reason: &str) {
+    run.emit(AgentEvent::Warning {
+        message: format!("planner: {reason}; continuing without a plan"),
+    })
+    .await;
+}
+
+/// Asks, and turns a looping answer into the note: `None` ends planning.
+async fn ask_bounded(
+    run: &mut Run<'_>,
+    what: &str,
+    instruction: String,
+    max_tokens: u32,
+) -> Result<Option<String>, AgentError> {
+    match ask(run, instruction, max_tokens).await? {
+        None => Ok(None),
+        Some(a) if a.looped => {
+            give_up(run, &format!("the {what} repeated itself and was cut")).await;
+            Ok(None)
+        }
+        Some(a) => Ok(Some(a.text)),
+    }
+}
+
+/// An analysis has at least one of its section labels (`Task:`, `REFLECT:` …);
+/// anything else (an answer, a list of numbers) is not worth a plan call.
+fn is_analysis(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l
+            .trim()
+            .trim_start_matches(|c: char| matches!(c, '#' | '*' | '_' | '-') || c.is_whitespace())
+            .to_ascii_lowercase();
+        ["task", "subtasks", "unknowns", "risks", "reflect"]
+            .iter()
+            .any(|k| l.starts_with(k) && l[k.len()..].trim_start_matches('*').starts_with(':'))
+    })
 }
 
 /// Adds the plan to the context copy of the turn's user message, as navi's
@@ -110,10 +165,28 @@ fn plan_into_context(run: &mut Run<'_>, plan: &str) -> Result<(), AgentError> {
 /// Runs the pipeline. Returns without a plan when the planner says DIRECT,
 /// answers garbage, or the run is stopped.
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
-    let request = super::context::last_user_goal(&run.conv.context).unwrap_or_default();
-    let skip_words = run.agent.config.planning.skip_question_words;
-    if !run.profile.planning_mandatory && skip::skip_planner(&request, skip_words) {
-        tracing::debug!("planner skipped: a short plain question");
+    // --no-plan: the main run's profile has planning cleared; its helpers
+    // (run with their own profiles) are covered here.
+    if run.agent.turn_tweaks().no_plan {
+        return Ok(());
+    }
+    // The message this turn answers (with or without an image).
+    let request = run
+        .conv
+        .context
+        .iter()
+        .rev()
+        .find(|m| m.msg.role == crate::llm::Role::User && m.kind == MessageKind::Message)
+        .map(|m| m.msg.content.clone())
+        .unwrap_or_default();
+    if let Some(why) = gate::skip_reason(
+        &run.profile,
+        &run.agent.config.planning,
+        &request,
+        run.tracker.window,
+        &run.model,
+    ) {
+        tracing::debug!("planner skipped: {why}");
         return Ok(());
     }
     // The UI shows "planning" as its own phase, from here until the end.
@@ -176,11 +249,15 @@ async fn pipeline(run: &mut Run<'_>) -> Result<(), AgentError> {
                 ("profiles", &profiles_line),
             ],
         );
-        let Some(a) = ask(run, system, MAX_ANALYSIS_TOKENS).await? else {
+        let Some(a) = ask_bounded(run, "analysis", system, MAX_ANALYSIS_TOKENS).await? else {
             return Ok(());
         };
         if !p.planning_mandatory && a.trim_start().starts_with("DIRECT") {
             tracing::debug!("planner: DIRECT, no plan");
+            return Ok(());
+        }
+        if !is_analysis(&a) {
+            give_up(run, "the analysis was not one (no Task: or REFLECT: line)").await;
             return Ok(());
         }
         analysis = a;
@@ -192,7 +269,7 @@ async fn pipeline(run: &mut Run<'_>) -> Result<(), AgentError> {
     });
     if p.planning_phase2_enabled && reflect {
         let input = format!("{}\n\nAnalysis:\n{analysis}", prompts::REVIEW);
-        let Some(r) = ask(run, input, MAX_ANALYSIS_TOKENS).await? else {
+        let Some(r) = ask_bounded(run, "review", input, MAX_ANALYSIS_TOKENS).await? else {
             return Ok(());
         };
         review = r;
@@ -213,23 +290,33 @@ async fn pipeline(run: &mut Run<'_>) -> Result<(), AgentError> {
                 ("review", if review.is_empty() { none } else { &review }),
             ],
         );
-        let Some(t) = ask(run, format!("{system}\n\n{input}"), MAX_PLAN_TOKENS).await? else {
+        let instruction = format!("{system}\n\n{input}");
+        let Some(t) = ask_bounded(run, "plan", instruction, MAX_PLAN_TOKENS).await? else {
             return Ok(());
         };
         t
     } else {
         analysis
     };
-    let parsed = parse_plan(&plan_text, &known_tools, &known_profiles);
+    let parsed = match parse_plan(&plan_text, &known_tools, &known_profiles) {
+        PlanCheck::Valid(plan) => plan,
+        PlanCheck::Direct => return Ok(()),
+        // Without phase 3 the analysis is only a plan when it happens to be one.
+        PlanCheck::Rejected(why) if !p.planning_phase3_enabled => {
+            tracing::debug!("analysis is no plan: {why}");
+            return Ok(());
+        }
+        PlanCheck::Rejected(why) => {
+            tracing::info!("planner answer rejected: {why}");
+            give_up(run, &why).await;
+            return Ok(());
+        }
+    };
     for w in &parsed.warnings {
         run.emit(AgentEvent::Warning {
             message: format!("planner: {w}"),
         })
         .await;
-    }
-    if parsed.steps.is_empty() {
-        tracing::info!("planner produced no numbered steps; continuing without a plan");
-        return Ok(());
     }
     let plan = parsed.text;
     // The plan card is for the user; the model gets the plan with the

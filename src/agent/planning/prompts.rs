@@ -32,8 +32,8 @@ Be specific to this task; no generic advice.";
 pub(crate) const EXECUTION: &str = "Planning stage, plan: do not do the work and do not call any tool; only plan it. Turn the user's latest request into an execution plan.
 
 Write:
-Milestones: 1 to 4 lines naming the intermediate results.
-Steps: a numbered list (\"1. ...\"), one action per step, each ending with its executor:
+Milestones: 1 to 4 lines naming the intermediate results, as \"- \" lines (not numbered).
+Steps: a numbered list (\"1. ...\"), one action per step, each step once, each ending with its executor:
   TOOL: <tool name>   — one call of that tool does the step
   AGENT: <profile id> — a bounded subtask of three or more tool calls, delegated to a helper with that profile
   SELF                — thinking, writing or combining results, without tools

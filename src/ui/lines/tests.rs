@@ -265,3 +265,45 @@ fn code_style_follows_the_colour_theme() {
     let err = code_style_for("no-such-theme", dir).unwrap_err();
     assert!(err.contains("unknown theme"), "{err}");
 }
+
+#[test]
+fn plan_steps_keep_their_own_number_and_notes_get_none() {
+    let mut r = LineRenderer::new(opts(false, ThinkingView::Full));
+    let out = text(
+        &mut r,
+        &[AgentEvent::PlanReady {
+            plan: "Milestones:\n- listed\n1. List the files — TOOL: filesystem\n2. Answer — SELF"
+                .into(),
+        }],
+    );
+    assert_eq!(
+        out,
+        "plan:\n  Milestones:\n  - listed\n  1. List the files — TOOL: filesystem\n  2. Answer — SELF\n"
+    );
+    assert!(!out.contains("3. 1.") && !out.contains("4. 2."));
+}
+
+#[test]
+fn planning_shows_a_progress_line_that_closes_with_the_time() {
+    let mut r = LineRenderer::new(opts(false, ThinkingView::Summary));
+    let on = AgentEvent::Planning { active: true };
+    let off = AgentEvent::Planning { active: false };
+    let out = text(&mut r, &[on.clone(), off.clone(), delta("Berlin")]);
+    assert!(out.starts_with("planning… done ("), "{out:?}");
+    assert!(out.contains(" s)\nBerlin"), "{out:?}");
+    // Something printed in between closes the line; the end gets its own.
+    let out = text(
+        &mut r,
+        &[
+            on,
+            AgentEvent::Warning {
+                message: "planner: junk; continuing without a plan".into(),
+            },
+            off,
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "planning… ", "{out:?}");
+    assert!(lines[1].contains("continuing without a plan"), "{out:?}");
+    assert!(lines[2].starts_with("planning done ("), "{out:?}");
+}
