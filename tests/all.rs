@@ -54,6 +54,10 @@ mod plain_pty;
 mod protocol;
 #[path = "run_cli.rs"]
 mod run_cli;
+#[path = "sandbox.rs"]
+mod sandbox;
+#[path = "sandbox_cli.rs"]
+mod sandbox_cli;
 #[path = "security_cli.rs"]
 mod security_cli;
 #[path = "session_lock.rs"]

@@ -236,7 +236,10 @@ async fn a_hung_call_times_out_and_is_cancelled_on_the_server() {
     let out = env
         .cmd(Some(&fake))
         .env("MCP_TEST_LOG", &log)
+        // The server writes its log outside any writable list.
         .args([
+            "--sandbox",
+            "full-access",
             "run",
             "--json",
             "--profile",
@@ -282,7 +285,10 @@ async fn ctrl_c_during_a_call_sends_notifications_cancelled() {
     let child = env
         .cmd(Some(&fake))
         .env("MCP_TEST_LOG", &log)
+        // The server writes its log outside any writable list.
         .args([
+            "--sandbox",
+            "full-access",
             "run",
             "--json",
             "--profile",
@@ -369,7 +375,7 @@ async fn mcp_commands_list_tools_and_check() {
         out.contains("mute: failed: no answer to initialize"),
         "{out}"
     );
-    assert!(out.contains("t: ready, 7 tools"), "{out}");
+    assert!(out.contains("t: ready, 9 tools"), "{out}");
     assert!(out.contains("off: disabled"), "{out}");
     assert!(err.contains("1 MCP server(s) failed"), "{err}");
     let (code, _, err) = env.navi(None, &["mcp", "tools", "nope"]).await;
@@ -435,7 +441,7 @@ async fn slash_mcp_in_plain_mode_shows_state_tools_and_stderr() {
     let log = env.path("server.log");
     let mut c = env.cmd(Some(&fake));
     c.env("MCP_TEST_LOG", &log)
-        .args(["--plain", "--profile", "tester"])
+        .args(["--sandbox", "full-access", "--plain", "--profile", "tester"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -460,7 +466,7 @@ async fn slash_mcp_in_plain_mode_shows_state_tools_and_stderr() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(all.contains("t: ready, 7 tools"), "{all}");
+    assert!(all.contains("t: ready, 9 tools"), "{all}");
     assert!(all.contains("t__echo"), "{all}");
     assert!(all.contains("dead: failed"), "{all}");
     assert!(

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "allowlist_support/cases.rs"]
-mod allowlist_cases;
+pub(crate) mod allowlist_cases;
 #[path = "allowlist_support/fuzz.rs"]
 mod allowlist_fuzz;
 use crate::tools_support;
@@ -27,7 +27,7 @@ fn allow() -> AllowList {
 }
 
 /// (command, a fragment the refusal must contain)
-const REFUSED: &[(&str, &str)] = &[
+pub(crate) const REFUSED: &[(&str, &str)] = &[
     // separators and operators
     ("rm x", "`rm` is not on the allow-list"),
     ("  rm x", "`rm`"),

@@ -295,5 +295,6 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
         return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }
     super::mcp::validate(&c.mcp_servers, origin)?;
+    crate::sandbox::validate(&c.sandbox, origin)?;
     Ok(())
 }

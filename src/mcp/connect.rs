@@ -56,12 +56,13 @@ pub(crate) async fn connect(
     name: &str,
     cfg: &McpServerConfig,
     stderr: &StderrTail,
+    sandbox: &(crate::sandbox::SandboxConfig, crate::config::Paths),
 ) -> Result<(Client, Vec<rmcp::model::Tool>), String> {
     let limit = Duration::from_secs_f64(cfg.startup_timeout_secs);
     let work = async {
         let client = match cfg.transport_kind() {
             McpTransport::Stdio => {
-                let transport = spawn(cfg, stderr)?;
+                let transport = spawn(name, cfg, stderr, sandbox)?;
                 ().serve(transport).await.map_err(|e| {
                     let tail = stderr.last(3).join(" | ");
                     let tail = if tail.is_empty() {
@@ -101,12 +102,30 @@ pub(crate) async fn connect(
     }
 }
 
-fn spawn(cfg: &McpServerConfig, stderr: &StderrTail) -> Result<TokioChildProcess, String> {
+/// Starts a stdio server: with the parent-death signal,
+/// an environment without navi's secrets (names in its `env` or
+/// `env_passthrough` excepted), and the sandbox of its `writable`/`network`
+/// policy.
+fn spawn(
+    name: &str,
+    cfg: &McpServerConfig,
+    stderr: &StderrTail,
+    sandbox: &(crate::sandbox::SandboxConfig, crate::config::Paths),
+) -> Result<TokioChildProcess, String> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args).envs(&cfg.env).kill_on_drop(true);
     if !cfg.cwd.trim().is_empty() {
         cmd.current_dir(&cfg.cwd);
     }
+    crate::tools::child_env::scrub(&mut cmd, &cfg.env_passthrough);
+    let policy =
+        crate::sandbox::Policy::for_mcp(&sandbox.0, &sandbox.1, name, &cfg.writable, cfg.network)
+            .map_err(|e| format!("mcp_servers.{name}: {e}"))?;
+    if let Some(policy) = &policy {
+        crate::sandbox::enforce::attach(&mut cmd, policy)
+            .map_err(|e| format!("mcp_servers.{name}: {e}"))?;
+    }
+    crate::tools::process::die_with_parent(&mut cmd);
     let (proc, err) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()

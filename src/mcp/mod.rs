@@ -83,6 +83,8 @@ struct Slot {
     /// Held while (re)connecting, so one start happens at a time.
     client: tokio::sync::Mutex<Option<Arc<Client>>>,
     stderr: StderrTail,
+    /// The sandbox settings and navi's dirs its child is started with.
+    sandbox: Arc<(crate::sandbox::SandboxConfig, crate::config::Paths)>,
     /// True once the first start attempt has finished (either way).
     settled: watch::Sender<bool>,
 }
@@ -126,7 +128,8 @@ pub(crate) fn backoff(strikes: u32) -> Duration {
 
 impl McpHub {
     /// Builds the hub from config. No I/O.
-    pub(crate) fn new(config: &Config) -> Arc<McpHub> {
+    pub(crate) fn new(config: &Config, paths: &crate::config::Paths) -> Arc<McpHub> {
+        let sandbox = Arc::new((config.sandbox.clone(), paths.clone()));
         let slots = config
             .mcp_servers
             .iter()
@@ -149,6 +152,7 @@ impl McpHub {
                     }),
                     client: tokio::sync::Mutex::new(None),
                     stderr: StderrTail::default(),
+                    sandbox: sandbox.clone(),
                     settled: watch::channel(!cfg.enabled).0,
                 };
                 (name.clone(), Arc::new(slot))
@@ -277,7 +281,7 @@ impl McpHub {
         }
         let restart = guard.take().is_some() || lock(&slot.st).strikes > 0;
         lock(&slot.st).state = ServerState::Starting;
-        match connect::connect(&slot.name, &slot.cfg, &slot.stderr).await {
+        match connect::connect(&slot.name, &slot.cfg, &slot.stderr, &slot.sandbox).await {
             Ok((client, listed)) => {
                 let (tools, skipped) = self.accept_tools(slot, &listed);
                 let client = Arc::new(client);

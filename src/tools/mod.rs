@@ -152,7 +152,7 @@ pub struct ToolEnv {
 impl ToolEnv {
     pub fn new(config: Arc<Config>, paths: Paths, work_dir: PathBuf) -> Self {
         ToolEnv {
-            mcp: crate::mcp::McpHub::new(&config),
+            mcp: crate::mcp::McpHub::new(&config, &paths),
             config,
             paths,
             work_dir,
