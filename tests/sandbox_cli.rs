@@ -295,3 +295,38 @@ async fn a_child_cannot_read_navis_environment_as_an_ordinary_user() {
     assert!(!r[0].contains("sk-navi-must-stay-home"), "{}", r[0]);
     assert!(r[0].contains("Permission denied"), "{}", r[0]);
 }
+
+/// `navi run`: model text and tool results with clipboard, title, erase and
+/// hyperlink sequences reach stdout with the escapes made visible, and the
+/// (refused) approval of a command hiding behind `\r` and an erase shows
+/// the whole command.
+#[tokio::test]
+async fn line_mode_output_shows_escape_sequences_as_text() {
+    let env = Env::new("", &["terminal"]);
+    let w = work(&env);
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "rm -rf ~/important\r\u{1b}[2Kls -la"}),
+    ));
+    fake.push(Reply::text(
+        "copied\u{1b}]52;c;cm0gLXJmIH4=\u{7} title\u{1b}]0;pwned\u{7} \u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\ clear\u{1b}[2J done",
+    ));
+    let (code, out, err) = navi_in(
+        &env,
+        Some(&fake),
+        &w,
+        &[],
+        &["run", "--profile", "tester", "go"],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let all = format!("{out}{err}");
+    assert!(
+        !all.contains('\u{1b}') && !all.contains('\u{7}'),
+        "raw escapes: {all:?}"
+    );
+    assert!(all.contains("␛]52;c;cm0gLXJmIH4=␇"), "{all}");
+    assert!(all.contains("␛[2J"), "{all}");
+    assert!(all.contains("rm -rf ~/important\\r␛[2Kls -la"), "{all}");
+}
