@@ -330,3 +330,55 @@ async fn line_mode_output_shows_escape_sequences_as_text() {
     assert!(all.contains("␛[2J"), "{all}");
     assert!(all.contains("rm -rf ~/important\\r␛[2Kls -la"), "{all}");
 }
+
+/// A password written into `OPENAI_BASE_URL` is sent as Basic auth, but
+/// never printed, and never stored in the session database.
+#[tokio::test]
+async fn credentials_in_the_base_url_are_never_shown_or_stored() {
+    let env = Env::new("", &["terminal"]);
+    let w = work(&env);
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("hello"));
+    let url = fake
+        .openai_url()
+        .replacen("http://", "http://navi-user:pw-never-shown@", 1);
+    let vars = [("OPENAI_BASE_URL", url.as_str())];
+    let args = ["--backend", "openai", "run", "--profile", "tester", "go"];
+    let (code, out, err) = navi_in(&env, None, &w, &vars, &args).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("pw-never-shown") && !err.contains("pw-never-shown"));
+    let chat = fake.requests().into_iter().find(|r| r.is_chat()).unwrap();
+    // base64("navi-user:pw-never-shown")
+    assert_eq!(
+        chat.header("authorization"),
+        Some("Basic bmF2aS11c2VyOnB3LW5ldmVyLXNob3du")
+    );
+    // Unreachable: the error names the host, not the password.
+    let bad = [(
+        "OPENAI_BASE_URL",
+        "http://navi-user:pw-never-shown@127.0.0.1:9/v1",
+    )];
+    let (code, out, err) = navi_in(&env, None, &w, &bad, &args).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("127.0.0.1:9"), "{err}");
+    assert!(
+        !out.contains("pw-never-shown") && !err.contains("pw-never-shown"),
+        "{err}"
+    );
+    let (_, out, err) = navi_in(&env, None, &w, &bad, &["--backend", "openai", "models"]).await;
+    assert!(
+        !out.contains("pw-never-shown") && !err.contains("pw-never-shown"),
+        "{err}"
+    );
+    for entry in std::fs::read_dir(env.path("data")).unwrap().flatten() {
+        if entry.path().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                !text.contains("pw-never-shown"),
+                "{} holds it",
+                entry.path().display()
+            );
+        }
+    }
+}

@@ -189,7 +189,7 @@ fn check_url(origin: &str, key: &str, v: &str) -> Result<(), ConfigError> {
         Err(invalid(
             origin,
             key,
-            v,
+            crate::llm::url_auth::redact_userinfo(v),
             "must be an http:// or https:// URL",
         ))
     }

@@ -18,6 +18,7 @@ pub mod openai;
 pub mod scripted;
 pub(crate) mod select;
 pub mod sse;
+pub(crate) mod url_auth;
 
 pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
