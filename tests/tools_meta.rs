@@ -80,7 +80,7 @@ async fn list_tools_shows_the_live_list() {
     let out = ok_text(&r);
     assert!(out.starts_with("12 tools available:"), "{out}");
     assert!(
-        out.contains("\n- terminal(command, cwd, sandbox, timeout_secs): Run a shell command"),
+        out.contains("\n- terminal(command, cwd, timeout_secs): Run a shell command"),
         "{out}"
     );
     assert_eq!(r.metadata["tools"].as_array().unwrap().len(), 12);

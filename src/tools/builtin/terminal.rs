@@ -23,7 +23,10 @@ pub(crate) struct TerminalArgs {
     cwd: Option<String>,
     timeout_secs: Option<u64>,
     /// Only after a sandbox denial: "network" (sandboxed, with network) or
-    /// "off" (outside the sandbox). The user is asked either way.
+    /// "off" (outside the sandbox). The user is asked either way. Left out
+    /// of the schema (it goes out with every request); the `[sandbox]` note
+    /// of a denied call and the manual tell the model about it.
+    #[schemars(skip)]
     sandbox: Option<String>,
 }
 
