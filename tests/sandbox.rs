@@ -109,13 +109,22 @@ async fn git_config_and_hooks_stay_read_only_inside_the_workspace() {
     );
     assert!(!h.work.join(".git/hooks/pre-commit").exists());
     assert!(!h.work.join(".git/newdir").exists());
-    // The rest of the workspace stays writable.
+    // A tool started inside .git cannot write through its working dir.
+    let r = call(
+        &TerminalTool,
+        json!({"command": "echo evil > config", "cwd": ".git"}),
+        &h.ctx(),
+    )
+    .await;
+    assert!(!r.success, "{}", r.output);
+    // The rest of the workspace stays writable, its top included.
     let r = sh(
         &h,
-        "echo new > src/lib.rs && mkdir -p src/deep/er && touch src/deep/er/f",
+        "echo new > src/lib.rs && mkdir -p src/deep/er && touch src/deep/er/f && touch top.txt && mkdir newdir",
     )
     .await;
     ok_text(&r);
+    assert!(h.work.join("top.txt").exists() && h.work.join("newdir").is_dir());
     assert_eq!(
         std::fs::read_to_string(h.work.join("src/lib.rs")).unwrap(),
         "new\n"

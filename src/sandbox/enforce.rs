@@ -119,7 +119,9 @@ fn grant(
     Ok(rs)
 }
 
-fn ruleset(policy: &Policy) -> Result<RulesetCreated, String> {
+/// `carve_by_mounts`: the carve-outs are read-only bind mounts (see
+/// [`super::mounts`]), so the writable roots are granted whole.
+fn ruleset(policy: &Policy, carve_by_mounts: bool) -> Result<RulesetCreated, String> {
     let err = |e: landlock::RulesetError| format!("cannot build the Landlock ruleset: {e}");
     let mut rs = Ruleset::default()
         .handle_access(AccessFs::from_all(TARGET_ABI))
@@ -130,8 +132,13 @@ fn ruleset(policy: &Policy) -> Result<RulesetCreated, String> {
     for dev in DEVICES {
         rs = add(rs, Path::new(dev), AccessFs::from_file(TARGET_ABI))?;
     }
+    let carve: &[PathBuf] = if carve_by_mounts {
+        &[]
+    } else {
+        &policy.read_only
+    };
     for root in &policy.writable {
-        rs = grant(rs, root, &policy.read_only, 0)?;
+        rs = grant(rs, root, carve, 0)?;
     }
     Ok(rs)
 }
@@ -167,6 +174,42 @@ fn network_filter() -> Result<BpfProgram, String> {
         .map_err(|e: seccompiler::BackendError| err(e))
 }
 
+/// Whether read-only bind mounts in a private mount namespace work here
+/// (probed once with a child that makes its own temporary dir read-only).
+fn mounts_work() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("navi-mount-probe-{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_err() {
+            return false;
+        }
+        let probe = Policy {
+            writable: vec![dir.clone()],
+            read_only: vec![dir.clone()],
+            ..Default::default()
+        };
+        let Some(plan) = super::mounts::MountPlan::new(&probe, None) else {
+            let _ = std::fs::remove_dir(&dir);
+            return false;
+        };
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.args(["-c", "exit 0"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: as in `attach`: the closure only makes system calls on
+        // data built before the fork.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                super::mounts::apply(&plan)
+            });
+        }
+        let ok = cmd.status().is_ok_and(|s| s.success());
+        let _ = std::fs::remove_dir(&dir);
+        ok
+    })
+}
+
 /// Why tools refuse to run under a required sandbox the kernel lacks.
 fn refusal() -> io::Error {
     io::Error::new(
@@ -193,7 +236,22 @@ pub(crate) fn attach(cmd: &mut Command, policy: &Policy) -> io::Result<()> {
             Ok(())
         };
     }
-    let mut rules = Some(ruleset(policy).map_err(io::Error::other)?);
+    let cwd = cmd
+        .as_std()
+        .get_current_dir()
+        .map(|d| {
+            crate::tools::paths::absolute(
+                &d.to_string_lossy(),
+                &std::env::current_dir().unwrap_or_default(),
+            )
+        })
+        .or_else(|| std::env::current_dir().ok());
+    let plan = if mounts_work() {
+        super::mounts::MountPlan::new(policy, cwd.as_deref())
+    } else {
+        None
+    };
+    let mut rules = Some(ruleset(policy, plan.is_some()).map_err(io::Error::other)?);
     let filter = if policy.network {
         None
     } else {
@@ -201,6 +259,9 @@ pub(crate) fn attach(cmd: &mut Command, policy: &Policy) -> io::Result<()> {
     };
     let required = policy.required;
     let install = move || -> io::Result<()> {
+        if let Some(plan) = &plan {
+            super::mounts::apply(plan)?;
+        }
         if let Some(rs) = rules.take() {
             let status = rs
                 .restrict_self()
@@ -253,7 +314,8 @@ mod tests {
             ..Default::default()
         };
         if super::super::support().available() {
-            ruleset(&policy).unwrap();
+            ruleset(&policy, false).unwrap();
+            ruleset(&policy, true).unwrap();
         }
     }
 }

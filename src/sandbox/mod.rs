@@ -21,6 +21,7 @@
 
 pub(crate) mod denial;
 pub(crate) mod enforce;
+pub(crate) mod mounts;
 pub(crate) mod policy;
 
 use crate::config::ConfigError;

@@ -21,6 +21,7 @@ pub mod process;
 pub(crate) mod registry;
 pub(crate) mod shell_builtins;
 pub mod shell_check;
+pub(crate) mod shell_options;
 pub(crate) mod shell_param;
 pub(crate) mod shell_parse;
 pub(crate) mod shell_wrappers;
