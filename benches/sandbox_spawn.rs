@@ -60,7 +60,9 @@ async fn measure(label: &str, ctx: &ToolContext, runs: usize) {
     }
     times.sort();
     println!(
-        "{label:<44} median {:6.2} ms   p90 {:6.2} ms   ({runs} runs)",
+        "{label:<48} min {:5.2}  p10 {:5.2}  median {:5.2}  p90 {:5.2} ms  ({runs} runs)",
+        percentile(&times, 0.0),
+        percentile(&times, 0.1),
         percentile(&times, 0.5),
         percentile(&times, 0.9)
     );

@@ -359,3 +359,37 @@ fn listing_names(dir: &Path) -> Vec<String> {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+/// `/approvals` names the approval mode and never claims that risky calls
+/// ask when they do not (`NAVI_APPROVAL=auto`, `--approve-all`).
+#[test]
+fn approvals_say_when_risky_calls_run_without_asking() {
+    use navi::config::{ApprovalMode, SecurityConfig};
+    use navi::tools::ApprovalGate;
+    use navi::ui::commands::approvals;
+    let sec = SecurityConfig {
+        approval: ApprovalMode::Auto,
+        ..Default::default()
+    };
+    let g = ApprovalGate::new(&sec, true);
+    let out = approvals::run(&g, "s", &[]).unwrap().join("\n");
+    assert!(
+        out.contains("approval: auto") && out.contains("WITHOUT asking"),
+        "{out}"
+    );
+    assert!(!out.contains("ask each time"), "{out}");
+    assert_eq!(g.mode_label(), "auto");
+    let g = ApprovalGate::new(&SecurityConfig::default(), true).with_preapproved([], true);
+    let out = approvals::run(&g, "s", &[]).unwrap().join("\n");
+    assert!(
+        out.contains("approve-all") && !out.contains("ask each time"),
+        "{out}"
+    );
+    let g = ApprovalGate::new(&SecurityConfig::default(), true);
+    let out = approvals::run(&g, "s", &[]).unwrap().join("\n");
+    assert!(
+        out.contains("approval: ask") && out.contains("ask each time"),
+        "{out}"
+    );
+    assert_eq!(g.mode_label(), "ask");
+}
