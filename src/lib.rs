@@ -21,6 +21,7 @@ pub mod memory;
 pub(crate) mod private_fs;
 pub mod profile;
 pub mod protocol;
+pub mod sandbox;
 pub mod session;
 pub mod tools;
 pub mod ui;

@@ -70,6 +70,10 @@ mod planning_cost;
 mod protocol;
 #[path = "run_cli.rs"]
 mod run_cli;
+#[path = "sandbox.rs"]
+mod sandbox;
+#[path = "sandbox_cli.rs"]
+mod sandbox_cli;
 #[path = "security_cli.rs"]
 mod security_cli;
 #[path = "session_lock.rs"]

@@ -305,7 +305,9 @@ async fn typed_ahead_yes_never_answers_the_approval() {
 async fn sigterm_in_plain_mode_stops_the_tool_and_exits_143() {
     let fake = FakeLlm::start().await;
     let home = Home::new(&fake.ollama_url());
-    let pg = home.data().join("pgid");
+    // Inside the workspace (navi runs in the home dir): the sandbox lets the
+    // tool write there, not into navi's data dir.
+    let pg = home.data().parent().unwrap().join("pgid");
     fake.push(Reply::tool_call(
         "terminal",
         json!({"command": format!("echo $$ > {}; sleep 30", pg.display())}),

@@ -136,7 +136,7 @@ async fn memory_and_file_size_are_limited() {
 async fn timeout_kills_python() {
     python_available();
     let h = harness();
-    let pid_file = h.root().join("py.pid");
+    let pid_file = h.work.join("py.pid");
     let code = format!(
         "import os, time\nopen({:?},'w').write(str(os.getpid()))\nprint('sleeping', flush=True)\ntime.sleep(60)",
         pid_file.display().to_string()
@@ -162,8 +162,8 @@ async fn cancel_kills_python_and_its_children() {
     let h = harness();
     let cancel = CancellationToken::new();
     let ctx = h.ctx_with("s", cancel.clone());
-    let pid_file = h.root().join("py.pid");
-    let child_file = h.root().join("child.pid");
+    let pid_file = h.work.join("py.pid");
+    let child_file = h.work.join("child.pid");
     let code = format!(
         "import os, subprocess, time\nopen({:?},'w').write(str(os.getpid()))\np = subprocess.Popen(['sleep','60'])\nopen({:?},'w').write(str(p.pid))\ntime.sleep(60)",
         pid_file.display().to_string(),

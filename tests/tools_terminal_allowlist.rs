@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "allowlist_support/cases.rs"]
-mod allowlist_cases;
+pub(crate) mod allowlist_cases;
 #[path = "allowlist_support/fuzz.rs"]
 mod allowlist_fuzz;
 use crate::tools_support;
@@ -27,7 +27,7 @@ fn allow() -> AllowList {
 }
 
 /// (command, a fragment the refusal must contain)
-const REFUSED: &[(&str, &str)] = &[
+pub(crate) const REFUSED: &[(&str, &str)] = &[
     // separators and operators
     ("rm x", "`rm` is not on the allow-list"),
     ("  rm x", "`rm`"),
@@ -504,4 +504,35 @@ async fn the_tool_applies_the_redirection_policy_end_to_end() {
         std::fs::read_to_string(open.work.join("made.txt")).unwrap(),
         "hi\n"
     );
+}
+
+/// Issue 25's classes: brace expansion in builtin arguments, variables set
+/// by other syntax than `NAME=value`, shells' own options and programs whose
+/// options start programs or write files — refused; ordinary uses pass.
+#[test]
+fn issue_25_classes_are_refused_and_ordinary_uses_pass() {
+    let list = AllowList::new(&V3_LIST.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let mut failures = Vec::new();
+    for (cmd, want) in REFUSED_V3 {
+        match check(cmd, &list) {
+            Ok(found) => failures.push(format!("ALLOWED {cmd:?} (found {found:?})")),
+            Err(e) if !e.contains(want) => {
+                failures.push(format!("{cmd:?}: reason {e:?} lacks {want:?}"))
+            }
+            Err(_) => {}
+        }
+    }
+    for (cmd, names) in ALLOWED_V3 {
+        match check(cmd, &list) {
+            Ok(found) => {
+                for n in *names {
+                    if !found.iter().any(|f| f == n) {
+                        failures.push(format!("{cmd:?}: {n} not found in {found:?}"));
+                    }
+                }
+            }
+            Err(e) => failures.push(format!("REFUSED {cmd:?}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -25,6 +25,11 @@ pub(crate) struct GlobalArgs {
     /// as `[planning] enabled = false`).
     #[arg(long)]
     pub(crate) no_plan: bool,
+    /// Kernel sandbox for tool processes: read-only, workspace-write
+    /// (default), full-access, or required (workspace-write, and tools refuse
+    /// to run where the kernel cannot enforce it).
+    #[arg(long, global = true, value_name = "MODE")]
+    pub(crate) sandbox: Option<String>,
 }
 
 /// An error with its exit code.
@@ -85,7 +90,12 @@ pub(crate) fn load_config(
         log_level: g.log_level.clone(),
     };
     let getenv = |k: &str| std::env::var(k).ok();
-    config::load(&opts, &getenv).map_err(Failure::usage)
+    let (mut config, paths, overrides) = config::load(&opts, &getenv).map_err(Failure::usage)?;
+    if let Some(mode) = &g.sandbox {
+        config.sandbox.mode = mode.clone();
+        crate::sandbox::validate(&config.sandbox, "the --sandbox flag").map_err(Failure::usage)?;
+    }
+    Ok((config, paths, overrides))
 }
 
 pub(crate) fn build_app(
@@ -93,6 +103,8 @@ pub(crate) fn build_app(
     opts: AppOptions,
 ) -> Result<(App, crate::logging::LogGuard), Failure> {
     let (config, paths, overrides) = load_config(g)?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    crate::sandbox::check_workspace(&config.sandbox, &cwd).map_err(Failure::usage)?;
     let log = crate::logging::init(&paths.log_dir, &config.logging.level);
     let opts = AppOptions {
         backend_forced: g.backend.is_some(),
@@ -112,6 +124,9 @@ pub(crate) fn build_app(
         eprintln!("warning: skipped user tool {e}");
     }
     for w in &app.profile_warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(w) = crate::sandbox::startup_warning(&app.config.sandbox) {
         eprintln!("warning: {w}");
     }
     Ok((app, log))

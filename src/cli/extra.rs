@@ -140,6 +140,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("user tools", check_tools),
     ("profiles", check_profiles),
     ("mcp servers", check_mcp),
+    ("sandbox", check_sandbox),
 ];
 
 fn check(g: &GlobalArgs) -> Result<u8, Failure> {
@@ -213,6 +214,18 @@ fn check_config(i: &CheckInput) -> Vec<Finding> {
         }
     }
     v
+}
+
+fn check_sandbox(i: &CheckInput) -> Vec<Finding> {
+    let c = &i.config.sandbox;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    if let Err(e) = crate::sandbox::check_workspace(c, &cwd) {
+        return vec![Finding::error(e.to_string())];
+    }
+    match crate::sandbox::startup_warning(c) {
+        Some(w) => vec![Finding::warning(w)],
+        None => vec![Finding::ok(crate::sandbox::describe(c))],
+    }
 }
 
 fn check_tools(i: &CheckInput) -> Vec<Finding> {

@@ -6,7 +6,7 @@ use crate::mcp::{McpHub, ServerState, report};
 use serde_json::json;
 
 pub(crate) async fn run(g: &GlobalArgs, command: McpCommand) -> Result<u8, Failure> {
-    let (mut config, _paths, _) = load_config(g)?;
+    let (mut config, paths, _) = load_config(g)?;
     let only = match &command {
         McpCommand::List { .. } => None,
         McpCommand::Tools { server, .. } | McpCommand::Check { server } => server.clone(),
@@ -25,7 +25,7 @@ pub(crate) async fn run(g: &GlobalArgs, command: McpCommand) -> Result<u8, Failu
         }
         config.mcp_servers.retain(|k, _| k == name);
     }
-    let hub = McpHub::new(&config);
+    let hub = McpHub::new(&config, &paths);
     match command {
         McpCommand::List { json } => {
             let status = hub.status();

@@ -230,6 +230,7 @@ pub(crate) enum ProfilesCommand {
 
 pub fn main() -> ExitCode {
     out::quiet_on_broken_pipe();
+    crate::sandbox::enforce::keep_environ_private();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

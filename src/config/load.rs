@@ -189,7 +189,7 @@ fn check_url(origin: &str, key: &str, v: &str) -> Result<(), ConfigError> {
         Err(invalid(
             origin,
             key,
-            v,
+            crate::llm::url_auth::redact_userinfo(v),
             "must be an http:// or https:// URL",
         ))
     }
@@ -295,5 +295,6 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
         return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }
     super::mcp::validate(&c.mcp_servers, origin)?;
+    crate::sandbox::validate(&c.sandbox, origin)?;
     Ok(())
 }

@@ -42,6 +42,13 @@ pub struct McpServerConfig {
     /// Believe the server's `readOnlyHint` annotation: such tools then run
     /// without approval. Off by default: every MCP tool asks first.
     pub(crate) trust_read_only: bool,
+    /// Directories a stdio server may write to under the sandbox (besides
+    /// its private temporary directory).
+    pub(crate) writable: Vec<String>,
+    /// Whether a sandboxed stdio server may use the network.
+    pub(crate) network: bool,
+    /// Secret-looking variables of navi's environment the server still gets.
+    pub(crate) env_passthrough: Vec<String>,
 }
 
 impl Default for McpServerConfig {
@@ -60,6 +67,9 @@ impl Default for McpServerConfig {
             enabled_tools: Vec::new(),
             disabled_tools: Vec::new(),
             trust_read_only: false,
+            writable: Vec::new(),
+            network: true,
+            env_passthrough: Vec::new(),
         }
     }
 }
@@ -130,6 +140,7 @@ pub(crate) fn validate(
                 "unknown transport; use \"stdio\" (with command) or \"http\" (with url)",
             ));
         }
+        crate::sandbox::check_dirs(origin, &key("writable"), &s.writable)?;
         let has_cmd = !s.command.trim().is_empty();
         let has_url = !s.url.trim().is_empty();
         match s.transport_kind() {

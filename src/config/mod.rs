@@ -399,6 +399,8 @@ pub struct Config {
     pub(crate) tui: TuiConfig,
     /// External MCP servers, by name (`[mcp_servers.<name>]`).
     pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `[sandbox]`: the kernel sandbox around tool processes.
+    pub sandbox: crate::sandbox::SandboxConfig,
 }
 
 /// When the planner is worth a call.

@@ -71,11 +71,15 @@ impl Target {
 
 /// Checks and normalises a base URL: adds `http://` when no scheme is given,
 /// strips trailing slashes, and insists on http(s) with a host.
+/// The base URL to use: a scheme added when missing, the trailing `/`
+/// dropped, and credentials written into it removed (they travel as an
+/// `Authorization` header, see [`super::url_auth::url_credentials`], and so never appear in
+/// a message, a log line or a session row).
 pub(crate) fn normalise_base(raw: &str) -> Result<String, LlmError> {
     let trimmed = raw.trim().trim_end_matches('/');
     let bad = |reason: &str| LlmError::BadUrl {
-        url: raw.to_string(),
-        reason: reason.to_string(),
+        url: super::url_auth::redact_userinfo(raw),
+        reason: super::url_auth::redact_userinfo(reason),
     };
     if trimmed.is_empty() {
         return Err(bad("the URL is empty"));
@@ -92,23 +96,36 @@ pub(crate) fn normalise_base(raw: &str) -> Result<String, LlmError> {
     if url.host_str().is_none_or(str::is_empty) {
         return Err(bad("the URL has no host"));
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Ok(super::url_auth::without_credentials(&with_scheme));
+    }
     Ok(with_scheme)
 }
 
 /// One client per backend: connection pooling, a connect timeout, and no
 /// proxy for loopback hosts (like Go's `ProxyFromEnvironment`, which Ollama's
 /// own CLI uses), so `HTTP_PROXY` does not hijack a local server.
-pub(crate) fn build_client(base: &str) -> Result<reqwest::Client, LlmError> {
-    client_builder(base, true)
+pub(crate) fn build_client(
+    base: &str,
+    auth: Option<&reqwest::header::HeaderValue>,
+) -> Result<reqwest::Client, LlmError> {
+    client_builder(base, true, auth)
 }
 
 /// A client that never reuses a connection: every request opens its own.
 /// Used for the one retry after a failure on a pooled connection.
-pub(crate) fn build_fresh_client(base: &str) -> Result<reqwest::Client, LlmError> {
-    client_builder(base, false)
+pub(crate) fn build_fresh_client(
+    base: &str,
+    auth: Option<&reqwest::header::HeaderValue>,
+) -> Result<reqwest::Client, LlmError> {
+    client_builder(base, false, auth)
 }
 
-fn client_builder(base: &str, pooled: bool) -> Result<reqwest::Client, LlmError> {
+fn client_builder(
+    base: &str,
+    pooled: bool,
+    auth: Option<&reqwest::header::HeaderValue>,
+) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
@@ -118,6 +135,11 @@ fn client_builder(base: &str, pooled: bool) -> Result<reqwest::Client, LlmError>
     }
     if is_loopback(base) {
         builder = builder.no_proxy();
+    }
+    if let Some(auth) = auth {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::AUTHORIZATION, auth.clone());
+        builder = builder.default_headers(headers);
     }
     builder.build().map_err(|e| LlmError::BadUrl {
         url: base.to_string(),

@@ -21,6 +21,7 @@ pub mod scripted;
 pub(crate) mod select;
 pub mod sse;
 pub(crate) mod tokenize;
+pub(crate) mod url_auth;
 
 pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;

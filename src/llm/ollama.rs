@@ -78,10 +78,11 @@ impl Unsupported {
 
 impl OllamaBackend {
     pub fn new(base: &str) -> Result<Self, LlmError> {
+        let auth = super::url_auth::url_credentials(base);
         let base = http::normalise_base(base)?;
         Ok(OllamaBackend {
-            client: http::build_client(&base)?,
-            fresh: http::build_fresh_client(&base)?,
+            client: http::build_client(&base, auth.as_ref())?,
+            fresh: http::build_fresh_client(&base, auth.as_ref())?,
             target: Target {
                 backend: &DESCRIPTOR,
                 base,

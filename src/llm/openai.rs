@@ -85,10 +85,11 @@ pub struct OpenAiBackend {
 
 impl OpenAiBackend {
     pub fn new(base: &str, api_key: &str) -> Result<Self, LlmError> {
+        let auth = super::url_auth::url_credentials(base);
         let base = http::normalise_base(base)?;
         Ok(OpenAiBackend {
-            client: http::build_client(&base)?,
-            fresh: http::build_fresh_client(&base)?,
+            client: http::build_client(&base, auth.as_ref())?,
+            fresh: http::build_fresh_client(&base, auth.as_ref())?,
             target: Target {
                 backend: &DESCRIPTOR,
                 base,

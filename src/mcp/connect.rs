@@ -72,6 +72,7 @@ pub(crate) async fn connect(
     name: &str,
     cfg: &McpServerConfig,
     stderr: &StderrTail,
+    sandbox: &(crate::sandbox::SandboxConfig, crate::config::Paths),
 ) -> Result<Connected, String> {
     let limit = Duration::from_secs_f64(cfg.startup_timeout_secs);
     let mut process: Option<ServerProcess> = None;
@@ -79,7 +80,7 @@ pub(crate) async fn connect(
     let work = async {
         let client = match cfg.transport_kind() {
             McpTransport::Stdio => {
-                let (transport, p) = spawn(cfg, stderr, &task_only)?;
+                let (transport, p) = spawn(name, cfg, stderr, &task_only, sandbox)?;
                 process = Some(p);
                 super::progress::NaviClient::default()
                     .serve(transport)
@@ -208,10 +209,15 @@ pub(crate) struct ServerProcess {
 type StdioTransport =
     AsyncRwTransport<RoleClient, Inspect<tokio::process::ChildStdout>, tokio::process::ChildStdin>;
 
+/// Starts a stdio server in its own process group, with an environment
+/// without navi's secrets (names in its `env` or `env_passthrough`
+/// excepted) and the sandbox of its `writable`/`network` policy.
 fn spawn(
+    name: &str,
     cfg: &McpServerConfig,
     stderr: &StderrTail,
     task_only: &TaskOnly,
+    sandbox: &(crate::sandbox::SandboxConfig, crate::config::Paths),
 ) -> Result<(StdioTransport, ServerProcess), String> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     // Its own process group (killed as a whole, see `ServerProcess`; a
@@ -228,6 +234,14 @@ fn spawn(
         .process_group(0);
     if !cfg.cwd.trim().is_empty() {
         cmd.current_dir(&cfg.cwd);
+    }
+    crate::tools::child_env::scrub(&mut cmd, &cfg.env_passthrough);
+    let policy =
+        crate::sandbox::Policy::for_mcp(&sandbox.0, &sandbox.1, name, &cfg.writable, cfg.network)
+            .map_err(|e| format!("mcp_servers.{name}: {e}"))?;
+    if let Some(policy) = &policy {
+        crate::sandbox::enforce::attach(&mut cmd, policy)
+            .map_err(|e| format!("mcp_servers.{name}: {e}"))?;
     }
     let mut child = cmd.spawn().map_err(|e| {
         let hint = if e.kind() == std::io::ErrorKind::NotFound {

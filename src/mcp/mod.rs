@@ -86,6 +86,8 @@ struct Slot {
     /// Held while (re)connecting, so one start happens at a time.
     client: tokio::sync::Mutex<Option<Arc<Client>>>,
     stderr: StderrTail,
+    /// The sandbox settings and navi's dirs its child is started with.
+    sandbox: Arc<(crate::sandbox::SandboxConfig, crate::config::Paths)>,
     /// True once the first start attempt has finished (either way).
     settled: watch::Sender<bool>,
     /// The running stdio server's process and process group (killed when
@@ -132,7 +134,8 @@ pub(crate) fn backoff(strikes: u32) -> Duration {
 
 impl McpHub {
     /// Builds the hub from config. No I/O.
-    pub(crate) fn new(config: &Config) -> Arc<McpHub> {
+    pub(crate) fn new(config: &Config, paths: &crate::config::Paths) -> Arc<McpHub> {
+        let sandbox = Arc::new((config.sandbox.clone(), paths.clone()));
         let slots = config
             .mcp_servers
             .iter()
@@ -155,6 +158,7 @@ impl McpHub {
                     }),
                     client: tokio::sync::Mutex::new(None),
                     stderr: StderrTail::default(),
+                    sandbox: sandbox.clone(),
                     settled: watch::channel(!cfg.enabled).0,
                     process: Mutex::new(None),
                 };
@@ -284,7 +288,7 @@ impl McpHub {
         }
         let restart = guard.take().is_some() || lock(&slot.st).strikes > 0;
         lock(&slot.st).state = ServerState::Starting;
-        match connect::connect(&slot.name, &slot.cfg, &slot.stderr).await {
+        match connect::connect(&slot.name, &slot.cfg, &slot.stderr, &slot.sandbox).await {
             Ok(connected) => {
                 let (tools, skipped) =
                     self.accept_tools(slot, &connected.tools, &connected.task_only);

@@ -48,6 +48,60 @@ impl ApprovalGate {
         self
     }
 
+    /// The approval mode in a word for the status line: `ask`, `auto`,
+    /// `deny`, or `approve-all` (`--approve-all`); `+` marks per-tool
+    /// overrides or `--approve` tools.
+    pub fn mode_label(&self) -> String {
+        if self.approve_all {
+            return "approve-all".into();
+        }
+        let base = match self.mode {
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Deny => "deny",
+        };
+        if self.per_tool.is_empty() && self.preapproved.is_empty() {
+            base.into()
+        } else {
+            format!("{base}+")
+        }
+    }
+
+    /// What the approval mode means, in a sentence, for `/approvals`.
+    pub fn mode_sentence(&self) -> String {
+        let mut s = if self.approve_all {
+            "approval: approve-all (--approve-all): risky tool calls run WITHOUT asking".to_string()
+        } else {
+            match self.mode {
+                ApprovalMode::Ask => {
+                    "approval: ask: risky tool calls ask first unless allowed below".to_string()
+                }
+                ApprovalMode::Auto => {
+                    "approval: auto ([security].approval or NAVI_APPROVAL): risky tool calls run WITHOUT asking".to_string()
+                }
+                ApprovalMode::Deny => {
+                    "approval: deny: risky tool calls are refused".to_string()
+                }
+            }
+        };
+        let overrides: Vec<String> = self
+            .per_tool
+            .iter()
+            .map(|(t, m)| format!("{t}={}", format!("{m:?}").to_lowercase()))
+            .chain(self.preapproved.iter().map(|t| format!("{t}=approved")))
+            .collect();
+        if !overrides.is_empty() {
+            s.push_str(&format!("; per tool: {}", overrides.join(", ")));
+        }
+        s.push_str("; leaving the sandbox always asks");
+        s
+    }
+
+    /// Whether risky calls of tools without an override are asked about.
+    pub fn asks(&self) -> bool {
+        !self.approve_all && self.mode == ApprovalMode::Ask
+    }
+
     fn mode_for(&self, tool: &str) -> ApprovalMode {
         self.per_tool.get(tool).copied().unwrap_or(self.mode)
     }
@@ -68,12 +122,6 @@ impl ApprovalGate {
         summary: &str,
         args: &Value,
     ) -> Result<(), String> {
-        let (session, call_id, sink, cancel) = (
-            ctx.state_session(),
-            ctx.call_id.as_str(),
-            &ctx.events,
-            &ctx.cancel,
-        );
         // A "deny" in the config wins over `--approve` / `--approve-all`:
         // the command line can skip questions, never lift a ban.
         match self.mode_for(tool) {
@@ -86,7 +134,45 @@ impl ApprovalGate {
             ApprovalMode::Auto => return Ok(()),
             ApprovalMode::Ask => {}
         }
-        if self.allowed_for_session(session, tool) {
+        self.ask(ctx, tool, tool, summary, args).await
+    }
+
+    /// Like [`ApprovalGate::check`] for a call that asks to leave the sandbox
+    /// or to use the network (`key` is e.g. `terminal sandbox=off`): a
+    /// "deny" for the tool still wins, but `auto`, `--approve TOOL` and
+    /// `--approve-all` do not cover it — the user is asked, and may allow
+    /// it for the session under `key` only.
+    pub(crate) async fn check_escalation(
+        &self,
+        ctx: &ToolContext,
+        tool: &str,
+        key: &str,
+        summary: &str,
+        args: &Value,
+    ) -> Result<(), String> {
+        if self.mode_for(tool) == ApprovalMode::Deny {
+            return Err(format!(
+                "denied by policy: [security] approval for '{tool}' is \"deny\"; do not retry"
+            ));
+        }
+        self.ask(ctx, tool, key, summary, args).await
+    }
+
+    async fn ask(
+        &self,
+        ctx: &ToolContext,
+        tool: &str,
+        key: &str,
+        summary: &str,
+        args: &Value,
+    ) -> Result<(), String> {
+        let (session, call_id, sink, cancel) = (
+            ctx.state_session(),
+            ctx.call_id.as_str(),
+            &ctx.events,
+            &ctx.cancel,
+        );
+        if self.allowed_for_session(session, key) {
             return Ok(());
         }
         if !self.interactive {
@@ -118,7 +204,7 @@ impl ApprovalGate {
                 if let Ok(mut m) = self.session_allowed.lock() {
                     m.entry(session.to_string())
                         .or_default()
-                        .insert(tool.to_string());
+                        .insert(key.to_string());
                 }
                 Ok(())
             }

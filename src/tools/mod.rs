@@ -21,6 +21,7 @@ pub mod process;
 pub(crate) mod registry;
 pub(crate) mod shell_builtins;
 pub mod shell_check;
+pub(crate) mod shell_options;
 pub(crate) mod shell_param;
 pub(crate) mod shell_parse;
 pub(crate) mod shell_wrappers;
@@ -152,7 +153,7 @@ pub struct ToolEnv {
 impl ToolEnv {
     pub fn new(config: Arc<Config>, paths: Paths, work_dir: PathBuf) -> Self {
         ToolEnv {
-            mcp: crate::mcp::McpHub::new(&config),
+            mcp: crate::mcp::McpHub::new(&config, &paths),
             config,
             paths,
             work_dir,

@@ -16,8 +16,12 @@
 //! - every child has `PR_SET_PDEATHSIG` = SIGKILL: if navi dies without
 //!   killing the group (SIGKILL, crash), the kernel kills the child.
 //!
-//! This is the only module allowed to use `unsafe` (rlimits and the parent
-//! death signal in `pre_exec`, `killpg`).
+//! - a child with a `RunSpec::sandbox` policy starts under Landlock and the
+//!   seccomp network filter ([`crate::sandbox`]), installed before the rest.
+//!
+//! This module and `sandbox::enforce` are the only ones allowed to use
+//! `unsafe` (rlimits, the parent death signal and the sandbox in
+//! `pre_exec`, `killpg`).
 #![allow(unsafe_code)]
 
 use std::io;
@@ -55,6 +59,8 @@ pub(crate) struct RunSpec {
     /// Secret-looking variables still passed to the child
     /// (`[security].env_passthrough`); every other one is scrubbed.
     pub(crate) env_passthrough: Vec<String>,
+    /// The kernel sandbox the child starts in (`None`: unsandboxed).
+    pub(crate) sandbox: Option<crate::sandbox::Policy>,
 }
 
 /// Why the child stopped.
@@ -211,7 +217,7 @@ fn apply_limits(cmd: &mut Command, limits: Limits) {
 /// thread that started it dies (navi killed with SIGKILL, or crashed), even
 /// though navi had no chance to kill its group. If navi is already gone by
 /// the time the child runs this, the child ends itself.
-fn die_with_parent(cmd: &mut Command) {
+pub(crate) fn die_with_parent(cmd: &mut Command) {
     let parent = std::process::id();
     let set = move || -> io::Result<()> {
         // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on the calling
@@ -316,6 +322,9 @@ pub(crate) async fn run_with_input(
     .process_group(0)
     .kill_on_drop(true);
     super::child_env::scrub(&mut cmd, &spec.env_passthrough);
+    if let Some(policy) = &spec.sandbox {
+        crate::sandbox::enforce::attach(&mut cmd, policy)?;
+    }
     die_with_parent(&mut cmd);
     if let Some(limits) = spec.limits {
         apply_limits(&mut cmd, limits);

@@ -150,10 +150,17 @@ impl ToolRegistry {
         if ctx.cancel.is_cancelled() {
             return ToolResult::err("operation cancelled by user");
         }
-        if let Some(summary) = tool.approval_request(&args, ctx).await
-            && let Err(msg) = gate.check(ctx, &call.name, &summary, &args).await
-        {
-            return ToolResult::err(msg);
+        if let Some(summary) = tool.approval_request(&args, ctx).await {
+            let checked = match crate::sandbox::escalation_key(&call.name, &args) {
+                Some(key) => {
+                    gate.check_escalation(ctx, &call.name, &key, &summary, &args)
+                        .await
+                }
+                None => gate.check(ctx, &call.name, &summary, &args).await,
+            };
+            if let Err(msg) = checked {
+                return ToolResult::err(msg);
+            }
         }
         let run = tool.execute(&args, ctx);
         let grace = async {

@@ -13,6 +13,14 @@ use super::shell_parse::Word;
 /// Checks one variable-name argument of `builtin`.
 fn name_ok(builtin: &str, w: &Word, may_be_protected: bool) -> Result<(), String> {
     let name = w.text.split('=').next().unwrap_or("");
+    if w.glob {
+        // bash brace-expands builtin arguments: `export {PATH,x}=.` is
+        // `export PATH=. x=.`; a wildcard could match any name.
+        return Err(format!(
+            "`{builtin} {}`: a brace expansion, wildcard or `~` in a variable name can become other names in bash; write each name literally",
+            w.text
+        ));
+    }
     if w.expanded && w.assignment_name().is_none() {
         return Err(format!(
             "`{builtin} {}` sets a variable whose name is computed; write it literally",
@@ -83,8 +91,17 @@ pub(crate) fn check_builtin_args(builtin: &str, args: &[Word]) -> Result<(), Str
             operands.iter().try_for_each(|w| name_ok(builtin, w, false))
         }
         "unset" => {
+            // Unsetting PATH, IFS, … changes lookup and splitting too.
             let (_, operands) = options(args, "", "");
-            operands.iter().try_for_each(|w| name_ok(builtin, w, true))
+            operands.iter().try_for_each(|w| name_ok(builtin, w, false))
+        }
+        "getopts" => match args.get(1) {
+            Some(w) => name_ok(builtin, w, false),
+            None => Ok(()),
+        },
+        "mapfile" | "readarray" => {
+            let (_, operands) = options(args, "dnOsuCc", "");
+            operands.iter().try_for_each(|w| name_ok(builtin, w, false))
         }
         "printf" | "wait" => {
             let letter = if builtin == "printf" { "v" } else { "p" };

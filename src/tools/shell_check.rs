@@ -86,7 +86,7 @@ const KEYWORDS: [&str; 12] = [
     "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "!", "{", "}",
 ];
 
-const MAX_WRAP_DEPTH: usize = 16;
+pub(crate) const MAX_WRAP_DEPTH: usize = 16;
 
 /// A parsed allow-list.
 #[derive(Clone, Debug)]
@@ -94,7 +94,7 @@ pub struct AllowList {
     any: bool,
     names: BTreeSet<String>,
     /// `[security].terminal_allow_file_redirects`.
-    file_redirects: bool,
+    pub(crate) file_redirects: bool,
 }
 
 impl AllowList {
@@ -125,6 +125,11 @@ impl AllowList {
         self.any || self.names.contains(name)
     }
 
+    /// Whether `name` is on the list (or the list is `*`).
+    pub(crate) fn allows_name(&self, name: &str) -> bool {
+        self.allows(name)
+    }
+
     fn describe(&self) -> String {
         if self.names.is_empty() {
             "the list is empty".into()
@@ -146,7 +151,7 @@ pub fn check(command: &str, list: &AllowList) -> Result<Vec<String>, String> {
 }
 
 /// Parses and checks one command string (the top level or an `sh -c` one).
-fn check_text(
+pub(crate) fn check_text(
     text: &str,
     list: &AllowList,
     found: &mut Vec<String>,
@@ -258,6 +263,15 @@ fn check_simple(
             k if KEYWORDS.contains(&k) => i += 1,
             "for" => {
                 // `for NAME [in WORDS]` up to the separator or an unquoted `do`.
+                // The loop assigns NAME like `NAME=value` does.
+                if let Some(name) = words.get(i + 1)
+                    && (is_protected_var(&name.text) || name.glob || name.expanded)
+                {
+                    return Err(format!(
+                        "`for {}` assigns a variable that can change which program runs (or a computed name); not allowed with a command allow-list",
+                        name.text
+                    ));
+                }
                 i += 1;
                 while words
                     .get(i)
@@ -379,14 +393,22 @@ fn check_command(
             if keyword {
                 return Err("`set -k` (keyword) is not allowed with a command allow-list".into());
             }
+            if let Some(a) = args.iter().find(|a| a.glob) {
+                return Err(format!(
+                    "`set {}`: bash expands braces and wildcards into options; write options literally",
+                    a.text
+                ));
+            }
             Ok(())
         }
-        "export" | "read" | "unset" | "printf" | "wait" | "test" | "[" => {
-            check_builtin_args(name, args)
-        }
+        "export" | "read" | "unset" | "printf" | "wait" | "test" | "[" | "getopts" | "mapfile"
+        | "readarray" => check_builtin_args(name, args),
         "find" => check_find(args, list, found, depth),
+        "rg" | "sort" => {
+            super::shell_options::check_program_options(base, args, list, found, depth)
+        }
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" => {
-            check_shell_c(name, args, list, found, depth)
+            super::shell_options::check_shell_c(name, args, list, found, depth)
         }
         _ => match wrapper_target(base, args)? {
             Some(start) => {
@@ -404,6 +426,17 @@ fn check_command(
             None => Ok(()),
         },
     }
+}
+
+/// [`check_command`] for the other checker modules: `words[0]` as a
+/// command name (and its wrapper targets).
+pub(crate) fn check_command_words(
+    words: &[Word],
+    list: &AllowList,
+    found: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), String> {
+    check_command(words, list, found, depth)
 }
 
 /// `time` is a bash keyword but a program under dash: only `time [-p]` is
@@ -450,6 +483,16 @@ fn check_find(
                 a.text
             ));
         }
+        if matches!(
+            a.text.as_str(),
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+        ) && !list.file_redirects
+        {
+            return Err(format!(
+                "`find {}` writes to a file; set [security].terminal_allow_file_redirects = true to allow files",
+                a.text
+            ));
+        }
         if matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
             let end = args[i + 1..]
                 .iter()
@@ -462,67 +505,6 @@ fn check_find(
         i += 1;
     }
     Ok(())
-}
-
-/// `sh -c 'STRING'`: the string is checked like a command line of its own.
-/// A shell without `-c STRING` would run a script file or its stdin, which
-/// the list cannot see into, so that is refused.
-fn check_shell_c(
-    name: &str,
-    args: &[Word],
-    list: &AllowList,
-    found: &mut Vec<String>,
-    depth: usize,
-) -> Result<(), String> {
-    let mut has_c = false;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if !a.is_literal() {
-            return Err(format!(
-                "`{name}` with a computed argument (`{}`) cannot be checked",
-                a.text
-            ));
-        }
-        let t = a.text.as_str();
-        if t == "--" || t == "-" {
-            i += 1;
-            continue;
-        }
-        if t.starts_with("--") {
-            if matches!(t, "--rcfile" | "--init-file") || t.starts_with("--rcfile=") {
-                return Err(format!(
-                    "`{name} {t}` runs a startup file the allow-list cannot see"
-                ));
-            }
-            i += 1;
-            continue;
-        }
-        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
-            if t.contains('s') {
-                return Err(format!(
-                    "`{name} -s` runs commands from stdin, which cannot be checked"
-                ));
-            }
-            has_c |= t.contains('c');
-            // -o OPTION / -O SHOPT take the next word.
-            i += if t.contains('o') || t.contains('O') {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        if !has_c {
-            break;
-        }
-        if depth > MAX_WRAP_DEPTH {
-            return Err("shells are nested too deeply".into());
-        }
-        return check_text(t, list, found, depth + 1);
-    }
-    Err(format!(
-        "`{name}` without -c 'COMMANDS' runs a script or its stdin, which the allow-list cannot see; pass the commands with -c or allow \"*\""
-    ))
 }
 
 #[cfg(test)]

@@ -113,6 +113,14 @@ impl Tool for UserTool {
             kill_group_on_exit: true,
             limits: None,
             env_passthrough: ctx.env.config.security.env_passthrough.clone(),
+            sandbox: match crate::sandbox::Policy::for_tool(
+                &ctx.env,
+                ctx.state_session(),
+                crate::sandbox::policy::Escalation::None,
+            ) {
+                Ok(p) => p,
+                Err(e) => return ToolResult::err(e),
+            },
         };
         let input = serde_json::to_vec(args).unwrap_or_default();
         let outcome = match process::run_with_input(cmd, &spec, Some(input), &ctx.cancel).await {

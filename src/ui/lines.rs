@@ -240,6 +240,10 @@ impl LineRenderer {
 
     /// The lines for one event.
     pub(crate) fn event(&mut self, ev: &AgentEvent) -> Vec<Piece> {
+        // Model text, tool output and arguments reach the terminal with
+        // their control characters shown, never interpreted.
+        let clean = super::neutral::event(ev);
+        let ev = clean.as_ref();
         let mut out = Vec::new();
         let p = self.pal;
         match ev {

@@ -5,6 +5,7 @@ pub mod color_depth;
 pub mod commands;
 pub(crate) mod format;
 pub(crate) mod lines;
+pub(crate) mod neutral;
 pub(crate) mod plain;
 pub(crate) mod render;
 pub(crate) mod run;

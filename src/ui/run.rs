@@ -80,7 +80,11 @@ async fn read_input(arg: Option<&str>) -> Result<Input, Failure> {
 /// Input typed before the question is dropped first, so only an answer typed
 /// after it was shown counts.
 fn ask_tty(tool: &str, summary: &str) -> Decision {
-    let prompt = format!("allow {tool}: {summary}? [y]es/[s]ession/[N]o ");
+    let prompt = format!(
+        "allow {}: {}? [y]es/[s]ession/[N]o ",
+        super::neutral::visible(tool),
+        super::neutral::visible(summary)
+    );
     let Ok(mut tty) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

@@ -147,3 +147,98 @@ pub const FILE_REDIRECTS: &[&str] = &[
     "echo $(< file)",
     "exec 3> log; echo hi >&3",
 ];
+
+/// Cases added with issue 25, one block per class: (a) brace expansion in
+/// builtin arguments under bash, (b) variables set by other syntax than
+/// `NAME=value`, (c) a shell's own options and programs whose options start
+/// programs or write files. Checked with [`V3_LIST`].
+pub const REFUSED_V3: &[(&str, &str)] = &[
+    // (a)
+    ("export {PATH,x}=.; rm x", "brace expansion"),
+    ("export {LD_PRELOAD,x}=./e.so", "brace expansion"),
+    ("read {PATH,x} < /dev/null", "brace expansion"),
+    ("unset {IFS,x}", "brace expansion"),
+    ("printf -v {PATH,x} %s .", "brace expansion"),
+    ("test -v {a,b}", "brace expansion"),
+    ("set {-k,-x}; ls v=1", "set"),
+    ("export x{,PATH}=.", "brace expansion"),
+    ("read PATH* < /dev/null", "brace expansion"),
+    // (b)
+    ("for PATH in .; do ls; done", "`for PATH`"),
+    ("for IFS in /; do ls; done", "`for IFS`"),
+    ("for LD_PRELOAD in ./e.so; do ls; done", "`for LD_PRELOAD`"),
+    ("for BASH_ENV in ./e; do bash -c ls; done", "`for BASH_ENV`"),
+    ("for $v in .; do ls; done", "`for $v`"),
+    ("unset PATH; ls", "PATH"),
+    ("unset IFS", "IFS"),
+    ("export -n PATH=.", "PATH"),
+    ("getopts a PATH", "PATH"),
+    ("mapfile PATH < /dev/null", "never allowed"),
+    ("readarray -t IFS < /dev/null", "never allowed"),
+    ("read -a LD_PRELOAD < /dev/null", "LD_PRELOAD"),
+    // (c)
+    ("sh -l -c ls", "-l"),
+    ("bash -lc ls", "-l"),
+    ("bash -i -c ls", "-i"),
+    ("bash --login -c ls", "startup file"),
+    ("bash --rcfile=./rc -c ls", "startup file"),
+    ("bash --init-file ./rc -c ls", "startup file"),
+    ("sh -k -c 'ls v=1'", "-k"),
+    ("bash -o keyword -c ls", "keyword"),
+    ("bash -o $v -c ls", "not allowed"),
+    ("rg --pre rm x", "`rm`"),
+    ("rg --pre=./evil x", "`./evil`"),
+    ("rg --hostname-bin rm x", "`rm`"),
+    ("rg -z x", "decompressors"),
+    ("rg -iz x", "decompressors"),
+    ("rg --search-zip x", "decompressors"),
+    ("rg $v x", "computed"),
+    ("rg x *", "computed or wildcard"),
+    ("find . -fprint out", "writes to a file"),
+    ("find . -fprint0 out", "writes to a file"),
+    ("find . -fprintf out %p", "writes to a file"),
+    ("find . -fls out", "writes to a file"),
+    ("sort -o out f", "writes to a file"),
+    ("sort -uo out f", "writes to a file"),
+    ("sort --output=out f", "writes to a file"),
+    ("sort --output out f", "writes to a file"),
+    ("sort --compress-program=rm f", "`rm`"),
+    ("sort --compress-program rm f", "`rm`"),
+];
+
+/// The allow-list [`REFUSED_V3`] and [`ALLOWED_V3`] are checked with.
+pub const V3_LIST: &[&str] = &[
+    "ls",
+    "rg",
+    "sort",
+    "find",
+    "bash",
+    "sh",
+    "getopts",
+    "mapfile",
+    "readarray",
+    "gzip",
+];
+
+/// Ordinary uses of the same programs and builtins that still pass.
+pub const ALLOWED_V3: &[(&str, &[&str])] = &[
+    ("for i in a b; do echo $i; done", &["echo"]),
+    ("for f in *.rs; do ls $f; done", &["ls"]),
+    ("export EDITOR_X=1 FOO=bar", &["export"]),
+    ("unset FOO", &["unset"]),
+    ("read -r line < /dev/null", &["read"]),
+    ("getopts ab opt", &["getopts"]),
+    ("bash -c 'ls -l'", &["bash", "ls"]),
+    (
+        "bash -e -o pipefail -c 'ls | sort'",
+        &["bash", "ls", "sort"],
+    ),
+    ("sh -c ls", &["sh", "ls"]),
+    ("rg -n --hidden foo src", &["rg"]),
+    ("rg -e foo -g '*.rs' -- $v", &["rg"]),
+    ("rg --pre ls x", &["rg", "ls"]),
+    ("sort -k2 -t, f", &["sort"]),
+    ("sort -u -r f | ls", &["sort", "ls"]),
+    ("sort -S 10M -T /tmp f", &["sort"]),
+    ("find . -name '*.rs' -print", &["find"]),
+];

@@ -201,6 +201,76 @@ const PREFIXES: &[&str] = &[
     "RANDOM=v ",
     "x=1 ",
 ];
+/// Issue 25's classes, as generator pieces: brace expansion in builtin
+/// arguments (`{PATH,v}`), variables set by loops and builtins, shells'
+/// own options. `BRACE_NAMES` × `BRACE_BUILTINS`, `VAR_SETTERS` and
+/// `SHELL_OPTIONS` are combined at random by [`class_v3`].
+const BRACE_BUILTINS: &[&str] = &[
+    "export",
+    "read",
+    "unset",
+    "printf -v",
+    "set",
+    "test -v",
+    "wait -p",
+];
+const BRACE_NAMES: &[&str] = &[
+    "{PATH,v}=.",
+    "{v,PATH}",
+    "{-k,-x}",
+    "{IFS,v}=x",
+    "{LD_PRELOAD,v}=./e",
+    "v{,PATH}=.",
+    "{BASH_ENV,ENV}=./e",
+    "P{A,}TH=.",
+];
+const VAR_SETTERS: &[&str] = &[
+    "for PATH in .; do",
+    "for IFS in x; do",
+    "for ENV in ./e; do",
+    "for BASH_ENV in ./e; do",
+    "for v in .; do",
+    "unset PATH;",
+    "unset IFS;",
+    "export -n PATH=.;",
+    "read PATH < /dev/null;",
+    "getopts a PATH;",
+    "mapfile PATH < /dev/null;",
+];
+const SHELL_OPTIONS: &[&str] = &[
+    "-l",
+    "-i",
+    "-k",
+    "-lc",
+    "-ic",
+    "--login",
+    "--rcfile ./e",
+    "-o keyword",
+    "-e",
+    "-x",
+    "-o pipefail",
+];
+
+fn class_v3(r: &mut Rng, depth: usize) -> String {
+    let tail = simple(r, depth + 1);
+    match r.below(3) {
+        0 => format!("{} {}; {tail}", r.pick(BRACE_BUILTINS), r.pick(BRACE_NAMES)),
+        1 => {
+            let set = r.pick(VAR_SETTERS);
+            if set.ends_with("do") {
+                format!("{set} {tail}; done")
+            } else {
+                format!("{set} {tail}")
+            }
+        }
+        _ => format!(
+            "sh {} -c '{}' v=1",
+            r.pick(SHELL_OPTIONS),
+            tail.replace('\'', "")
+        ),
+    }
+}
+
 const NOISE: &[&str] = &[
     "$", "(", ")", "`", "\"", "'", "\\", "\\\n", ";", "&", "|", "<", ">", "{", "}", "#", "!",
 ];
@@ -253,6 +323,7 @@ fn command(r: &mut Rng, depth: usize) -> String {
         4 => format!("while false; do {}; done", list(r, depth + 1)),
         5 => format!("! {}", simple(r, depth)),
         6 => format!("sh -c '{}'", simple(r, depth + 1).replace('\'', "")),
+        7 => class_v3(r, depth),
         _ => simple(r, depth),
     }
 }

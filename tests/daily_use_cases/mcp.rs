@@ -2,7 +2,7 @@
 //! (item 2), a restart after a cancel (item 8), tools navi cannot call and a
 //! server that is down (item 9).
 use super::terminal::gone_within;
-use crate::mcp_support::env::{Env, offered_tools, test_server_entry, tool_results};
+use crate::mcp_support::env::{Env, test_server_entry, tool_results};
 use crate::mcp_support::test_server;
 use crate::plain_support::{Home, Pty};
 use crate::support::{FakeLlm, Reply};
@@ -41,8 +41,9 @@ async fn children_of_mcp_servers_end_with_navi() {
     let bg = dir.path().join("bg.pid");
     // `sh` that never answers, with a `sleep` in its process group.
     let config = format!(
-        "[mcp_servers.stuck]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 60 & echo $! >> {}; echo starting >&2; wait\"]\nstartup_timeout_secs = 1\n",
-        bg.display()
+        "[mcp_servers.stuck]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 60 & echo $! >> {}; echo starting >&2; wait\"]\nstartup_timeout_secs = 1\nwritable = [{:?}]\n",
+        bg.display(),
+        dir.path().display().to_string()
     );
     let env = Env::new(&config, &[]);
     let (code, out, err) = env.navi(None, &["mcp", "check"]).await;
@@ -55,9 +56,10 @@ async fn children_of_mcp_servers_end_with_navi() {
     // both when it is done.
     let _ = std::fs::remove_file(&bg);
     let config = format!(
-        "[mcp_servers.t]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 60 & echo $! >> {}; exec python3 {} normal\"]\n",
+        "[mcp_servers.t]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 60 & echo $! >> {}; exec python3 {} normal\"]\nwritable = [{:?}]\n",
         bg.display(),
-        test_server().display()
+        test_server().display(),
+        dir.path().display().to_string()
     );
     let env = Env::new(&config, &["t__*"]);
     let fake = FakeLlm::start().await;
@@ -87,9 +89,11 @@ async fn a_server_that_dies_after_a_cancelled_call_is_restarted_on_the_next_call
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     prof["enabled_tools"] = json!(["t__*"]);
     std::fs::write(&p, prof.to_string()).unwrap();
+    // The server writes its pid and log in the test's directory.
+    let writable = format!("writable = [{:?}]", home.dir.path().display().to_string());
     std::fs::write(
         cfg.join("config.toml"),
-        test_server_entry("t", "normal", ""),
+        test_server_entry("t", "normal", &writable),
     )
     .unwrap();
     let pidfile = home.dir.path().join("server.pids");
@@ -180,13 +184,13 @@ async fn tools_that_need_mcp_tasks_are_skipped_with_a_warning() {
     fake.push(Reply::text("ok"));
     let (code, events, err) = env.run(&fake, &[]).await;
     assert_eq!(code, 0, "{err}");
-    let offered = offered_tools(&fake.chat_requests()[0]);
-    assert!(offered.contains(&"t__echo".to_string()), "{offered:?}");
+    // Offered in full or named in `load_tools` (tools on demand): echo is
+    // there, the task-only and broken tools nowhere.
+    let tools = fake.chat_requests()[0]["tools"].to_string();
+    assert!(tools.contains("echo"), "{tools}");
     assert!(
-        !offered
-            .iter()
-            .any(|t| t == "t__needs_task" || t == "t__broken"),
-        "{offered:?}"
+        !tools.contains("needs_task") && !tools.contains("broken"),
+        "{tools}"
     );
     assert!(
         warnings(&events)

@@ -9,7 +9,8 @@ If MCP_TEST_LOG is set, every message received is appended to that file.
 
 Tools (normal mode): echo, peek (readOnlyHint), big (10 MB of text),
 picture (an image block), slow (never answers by itself), crash (the process
-exits mid-call), badutf8 (the answer line is not UTF-8), broken (its
+exits mid-call), write (writes a file, reports the error), environ (names of
+its environment variables), badutf8 (the answer line is not UTF-8), broken (its
 inputSchema is not a valid JSON Schema), needs_task (must run as an MCP task:
 `execution.taskSupport = "required"`; a plain call is refused), progress
 (sends three `notifications/progress` for the call's progress token, 0.4 s
@@ -36,6 +37,11 @@ TOOLS = [
     {"name": "slow", "description": "Never finishes", "inputSchema": {"type": "object"}},
     {"name": "crash", "description": "Kills the server", "inputSchema": {"type": "object"}},
     {"name": "badutf8", "description": "Answers with bytes that are not UTF-8",
+     "inputSchema": {"type": "object"}},
+    {"name": "write", "description": "Writes text to a file; answers ok or the error",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"},
+                                                      "text": {"type": "string"}}}},
+    {"name": "environ", "description": "The names of the server's environment variables",
      "inputSchema": {"type": "object"}},
     {"name": "broken", "description": "Invalid schema",
      "inputSchema": {"type": "object", "properties": "oops"}},
@@ -96,6 +102,15 @@ def call(mid, name, args, meta):
         sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":' + json.dumps(mid).encode()
                                 + b',"result":{"content":[{"type":"text","text":"\xff\xfe bad"}]}}\n')
         sys.stdout.buffer.flush()
+    elif name == "write":
+        try:
+            with open(args.get("path", ""), "w") as f:
+                f.write(args.get("text", ""))
+            result(mid, text("written"))
+        except OSError as e:
+            result(mid, text("write failed: %s" % e))
+    elif name == "environ":
+        result(mid, text(" ".join(sorted(os.environ))))
     else:
         send({"jsonrpc": "2.0", "id": mid,
               "error": {"code": -32602, "message": "unknown tool " + name}})

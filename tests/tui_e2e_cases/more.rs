@@ -30,7 +30,9 @@ async fn tui_holds_the_session_lock_and_sigterm_stops_the_tool_and_exits_143() {
         json!({"command": format!("echo $$ > {}; sleep 30", pg.display())}),
     ));
     let command = format!(
-        "env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
+        // Run in the temp dir: the tool writes its pid file there (the
+        // workspace the sandbox lets it write to).
+        "cd {home} && env HOME={home} NAVI_DATA_DIR={home}/data NAVI_CONFIG_DIR={cfg} OLLAMA_HOST={url} \
          LLM_STREAM_FIRST_CHUNK_TIMEOUT=20 {bin} --profile tester; echo NAVI-EXIT:$?; sleep 60",
         home = dir.path().display(),
         cfg = cfg.display(),

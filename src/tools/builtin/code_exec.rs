@@ -23,6 +23,12 @@ const MB: u64 = 1024 * 1024;
 pub(crate) struct CodeExecArgs {
     code: String,
     timeout_secs: Option<u64>,
+    /// Only after a sandbox denial: "network" (sandboxed, with network) or
+    /// "off" (outside the sandbox). The user is asked either way. Left out
+    /// of the schema (it goes out with every request); the `[sandbox]` note
+    /// of a denied call and the manual tell the model about it.
+    #[schemars(skip)]
+    sandbox: Option<String>,
 }
 
 #[async_trait::async_trait]
@@ -38,7 +44,10 @@ impl TypedTool for CodeExecTool {
     }
 
     fn approval(&self, a: &CodeExecArgs) -> Option<String> {
-        Some(format!("run Python code:\n{}", a.code))
+        Some(crate::sandbox::escalation_question(
+            &format!("run Python code:\n{}", a.code),
+            a.sandbox.as_deref(),
+        ))
     }
 
     async fn run(&self, a: CodeExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -49,6 +58,8 @@ impl TypedTool for CodeExecTool {
         let cfg = &ctx.env.config.tools;
         let max = cfg.code_exec_timeout_secs.max(1);
         let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
+        let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
+        let policy = crate::sandbox::Policy::for_tool(&ctx.env, ctx.state_session(), escalation)?;
         let dir = ctx
             .env
             .session_dir(ctx.state_session(), "code")
@@ -79,16 +90,17 @@ impl TypedTool for CodeExecTool {
                     .then(|| cfg.code_exec_file_size_mb * MB),
             }),
             env_passthrough: ctx.env.config.security.env_passthrough.clone(),
+            sandbox: policy,
         };
         let result = process::run(cmd, &spec, &ctx.cancel).await;
         let _ = tokio::fs::remove_file(&script).await;
         match result {
-            Ok(outcome) => from_result(report_capped(
-                &outcome,
-                "the Python process",
-                timeout,
-                cfg.max_line_bytes,
-            )),
+            Ok(outcome) => {
+                let mut result =
+                    report_capped(&outcome, "the Python process", timeout, cfg.max_line_bytes);
+                crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+                from_result(result)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
                 "Python interpreter '{python}' not found: install Python 3 (e.g. `apt-get install python3`) or set [tools].python to its path"
             )

@@ -123,6 +123,7 @@ pub async fn close_session(env: &ToolEnv, session_id: &str) -> usize {
             output_limit: 4096,
             kill_group_on_exit: false,
             limits: None,
+            sandbox: None,
             env_passthrough: Vec::new(),
         };
         if let Ok(out) = process::run(cmd, &spec, &CancellationToken::new()).await
@@ -219,6 +220,7 @@ impl TypedTool for SshExecTool {
             // The ControlPersist master detaches itself; nothing else to reap.
             kill_group_on_exit: false,
             limits: None,
+            sandbox: None,
             env_passthrough: ctx.env.config.security.env_passthrough.clone(),
         };
         let outcome = match process::run(cmd, &spec, &ctx.cancel).await {

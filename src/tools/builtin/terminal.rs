@@ -22,6 +22,12 @@ pub(crate) struct TerminalArgs {
     command: String,
     cwd: Option<String>,
     timeout_secs: Option<u64>,
+    /// Only after a sandbox denial: "network" (sandboxed, with network) or
+    /// "off" (outside the sandbox). The user is asked either way. Left out
+    /// of the schema (it goes out with every request); the `[sandbox]` note
+    /// of a denied call and the manual tell the model about it.
+    #[schemars(skip)]
+    sandbox: Option<String>,
 }
 
 #[async_trait::async_trait]
@@ -38,10 +44,14 @@ impl TypedTool for TerminalTool {
 
     fn approval(&self, a: &TerminalArgs) -> Option<String> {
         let cmd = &a.command;
-        match &a.cwd {
-            Some(cwd) => Some(format!("run `{cmd}` in {cwd}")),
-            None => Some(format!("run `{cmd}`")),
-        }
+        let what = match &a.cwd {
+            Some(cwd) => format!("run `{cmd}` in {cwd}"),
+            None => format!("run `{cmd}`"),
+        };
+        Some(crate::sandbox::escalation_question(
+            &what,
+            a.sandbox.as_deref(),
+        ))
     }
 
     async fn run(&self, a: TerminalArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -65,6 +75,8 @@ impl TypedTool for TerminalTool {
         let list = AllowList::new(&cfg.security.terminal_allowed_commands)
             .with_file_redirects(cfg.security.terminal_allow_file_redirects);
         shell_check::check(command, &list)?;
+        let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
+        let policy = crate::sandbox::Policy::for_tool(&ctx.env, ctx.state_session(), escalation)?;
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(&cwd);
         if !list.allows_everything() {
@@ -81,15 +93,13 @@ impl TypedTool for TerminalTool {
             kill_group_on_exit: true,
             limits: None,
             env_passthrough: cfg.security.env_passthrough.clone(),
+            sandbox: policy,
         };
         let outcome = process::run(cmd, &spec, &ctx.cancel)
             .await
             .map_err(|e| format!("cannot start sh: {e}"))?;
-        from_result(report_capped(
-            &outcome,
-            "the command",
-            timeout,
-            cfg.tools.max_line_bytes,
-        ))
+        let mut result = report_capped(&outcome, "the command", timeout, cfg.tools.max_line_bytes);
+        crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+        from_result(result)
     }
 }

@@ -10,7 +10,14 @@ pub(crate) const USAGE: &str = "usage: /approvals [list | revoke <tool> | revoke
 
 /// Runs `/approvals <args>` on `session`; returns the lines to show.
 pub(crate) fn execute(app: &App, session: &str, args: &[String]) -> Result<Vec<String>, String> {
-    run(&app.agent.gate, session, args)
+    let mut lines = run(&app.agent.gate, session, args)?;
+    if matches!(args.first().map(String::as_str), None | Some("list")) {
+        lines.insert(
+            1,
+            format!("sandbox: {}", crate::sandbox::describe(&app.config.sandbox)),
+        );
+    }
+    Ok(lines)
 }
 
 /// The command against a gate (separate from [`App`] for tests).
@@ -22,18 +29,25 @@ pub fn run(gate: &ApprovalGate, session: &str, args: &[String]) -> Result<Vec<St
         .collect::<Vec<_>>()
         .as_slice()
     {
-        [] | ["list"] => Ok(if allowed.is_empty() {
-            vec![
-                "no tool is allowed for this whole session; risky calls ask each time".into(),
-                "(answer s on an approval request to allow a tool until you leave or revoke it)"
-                    .into(),
-            ]
-        } else {
-            let mut v = vec!["allowed for this session without asking:".to_string()];
-            v.extend(allowed.iter().map(|t| format!("  {t}")));
-            v.push("/approvals revoke <tool> (or all) makes it ask again".into());
-            v
-        }),
+        [] | ["list"] => {
+            let mut v = vec![gate.mode_sentence()];
+            if allowed.is_empty() {
+                v.push(if gate.asks() {
+                    "no tool is allowed for this whole session; risky calls ask each time".into()
+                } else {
+                    "no tool is allowed for this whole session (none needs it in this mode)".into()
+                });
+                v.push(
+                    "(answer s on an approval request to allow a tool until you leave or revoke it)"
+                        .into(),
+                );
+            } else {
+                v.push("allowed for this session without asking:".to_string());
+                v.extend(allowed.iter().map(|t| format!("  {t}")));
+                v.push("/approvals revoke <tool> (or all) makes it ask again".into());
+            }
+            Ok(v)
+        }
         ["revoke", "all"] | ["revoke", "*"] => {
             for t in &allowed {
                 gate.revoke(session, t);

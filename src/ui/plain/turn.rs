@@ -138,7 +138,11 @@ impl Plain {
             AgentEvent::ApprovalRequest {
                 id, tool, summary, ..
             } => {
-                let q = format!("allow {tool}: {summary}? [y]es/[s]ession/[N]o ");
+                let q = format!(
+                    "allow {}: {}? [y]es/[s]ession/[N]o ",
+                    crate::ui::neutral::visible(&tool),
+                    crate::ui::neutral::visible(&summary)
+                );
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
                 let held = self.typed.discard();

@@ -90,6 +90,11 @@ pub fn initial_state(
     st.profile_ids = app.profiles.ids();
     st.show_thinking = app.config.ui.show_thinking;
     st.cwd = status::short_cwd();
+    st.guard = format!(
+        "{} · {}",
+        app.agent.gate.mode_label(),
+        crate::sandbox::short_label(&app.config.sandbox)
+    );
     st.history_file = Some(app.paths.data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
     // The window stored with the session, until the backend check says.

@@ -131,6 +131,9 @@ pub struct TuiState {
     pub(crate) viewport_total: u16,
     /// The working directory as shown on the status line (empty: hidden).
     pub cwd: String,
+    /// Approval and sandbox mode as shown on the status line
+    /// (`ask · workspace-write`; empty: hidden).
+    pub guard: String,
     /// The run state shown and since when (the status line counts seconds).
     pub(crate) phase: Option<(String, Instant)>,
     /// Plain mode's history file, shared by the composer (`None`: not kept).
@@ -207,6 +210,7 @@ impl TuiState {
             side_shown: None,
             viewport_total: 0,
             cwd: String::new(),
+            guard: String::new(),
             model_picker: None,
             show_thinking: true,
             thinking_expanded: false,

@@ -39,7 +39,19 @@ pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
     } else {
         format!(" {} queued ·", st.queue.len())
     };
+    // Risky calls that run without asking are flagged in the key colour.
+    let guard_style = if st.guard.starts_with("auto") || st.guard.starts_with("approve-all") {
+        th.status_key
+    } else {
+        th.status_bar
+    };
+    let guard = if st.guard.is_empty() {
+        String::new()
+    } else {
+        format!(" {} ·", st.guard)
+    };
     let right = vec![
+        Span::styled(guard, guard_style),
         Span::styled(queued, th.status_bar),
         Span::styled(ctx, th.status_bar),
         Span::styled(

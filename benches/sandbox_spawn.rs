@@ -1,0 +1,114 @@
+//! What the sandbox adds to starting a `terminal` command: the same `true`
+//! run through the real tool, unsandboxed (`full-access`) and sandboxed
+//! (`workspace-write`, with and without a `.git` at the top of a workspace
+//! of 50 entries, which makes the rules be granted entry by entry).
+//!
+//! `cargo bench --bench sandbox_spawn` (env `NAVI_BENCH_RUNS`, default 200).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use navi::config::{Config, Paths};
+use navi::protocol::EventSink;
+use navi::tools::builtin::terminal::TerminalTool;
+use navi::tools::{Tool, ToolContext, ToolEnv};
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+fn ctx(root: &Path, mode: &str) -> ToolContext {
+    let work = root.join("work");
+    let mut config = Config::default();
+    config.sandbox.mode = mode.into();
+    let paths = Paths {
+        config_file: None,
+        config_dir: root.join("config"),
+        data_dir: root.join("data"),
+        db_path: root.join("data/navi.db"),
+        log_dir: root.join("data/logs"),
+    };
+    let (events, _rx) = EventSink::channel(16);
+    ToolContext {
+        session_id: "bench".into(),
+        parent_session_id: None,
+        call_id: "c".into(),
+        env: Arc::new(ToolEnv::new(Arc::new(config), paths, work)),
+        cancel: CancellationToken::new(),
+        events,
+        origin: None,
+        tool_list: Arc::new(Vec::new()),
+        step_validation: false,
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+async fn measure(label: &str, ctx: &ToolContext, runs: usize) {
+    let args = json!({"command": "true"});
+    for _ in 0..10 {
+        assert!(TerminalTool.execute(&args, ctx).await.success);
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let r = TerminalTool.execute(&args, ctx).await;
+        times.push(t.elapsed());
+        assert!(r.success, "{:?}", r.error);
+    }
+    times.sort();
+    println!(
+        "{label:<48} min {:5.2}  p10 {:5.2}  median {:5.2}  p90 {:5.2} ms  ({runs} runs)",
+        percentile(&times, 0.0),
+        percentile(&times, 0.1),
+        percentile(&times, 0.5),
+        percentile(&times, 0.9)
+    );
+}
+
+fn main() {
+    let runs: usize = std::env::var("NAVI_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    for d in ["work", "config", "data", "gitwork/.git/hooks"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for i in 0..50 {
+        std::fs::create_dir_all(root.join(format!("gitwork/dir{i}"))).unwrap();
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        measure(
+            "terminal `true`, full-access (no sandbox)",
+            &ctx(&root, "full-access"),
+            runs,
+        )
+        .await;
+        measure(
+            "terminal `true`, workspace-write",
+            &ctx(&root, "workspace-write"),
+            runs,
+        )
+        .await;
+        let git_root = root.join("gitwork-root");
+        std::fs::create_dir_all(&git_root).unwrap();
+        std::fs::rename(root.join("gitwork"), git_root.join("work")).unwrap();
+        for d in ["config", "data"] {
+            std::fs::create_dir_all(git_root.join(d)).unwrap();
+        }
+        measure(
+            "terminal `true`, workspace-write, .git + 50 dirs",
+            &ctx(&git_root, "workspace-write"),
+            runs,
+        )
+        .await;
+    });
+}
