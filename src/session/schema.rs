@@ -86,6 +86,9 @@ const MIGRATIONS: &[&str] = &[
         content TEXT NOT NULL DEFAULT '',
         thinking TEXT NOT NULL DEFAULT ''
     );",
+    // 5: `/rewind`: messages after the point rewound to stay in the history,
+    // marked; the context buffer leaves them out (see session/rewind.rs).
+    "ALTER TABLE messages ADD COLUMN rewound INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The schema version this build writes.

@@ -232,6 +232,14 @@ impl TuiState {
                 self.status.model = model.clone();
                 self.status.model_note.clear();
             }
+            FilesChanged { turn, files } => {
+                self.close_open();
+                self.push(CellKind::Notice(format!(
+                    "{}\n{} (/diff {turn}: this turn)",
+                    crate::checkpoint::summary::line(*turn, files),
+                    crate::checkpoint::summary::HINT
+                )));
+            }
             Warning { message } => {
                 self.push(CellKind::Warning(message.clone()));
             }
