@@ -92,14 +92,61 @@ impl Shadow {
         if !s.git_dir.join("HEAD").is_file() {
             crate::private_fs::create_dir_all(&s.git_dir)
                 .map_err(|e| format!("cannot create {}: {e}", s.git_dir.display()))?;
-            s.run(&["init", "--quiet", "--bare"], None)?;
+            s.init()?;
             // Which workspace this is, for someone looking at the data dir.
             let _ = std::fs::write(
                 s.git_dir.join("navi-workspace"),
                 workspace.to_string_lossy().as_bytes(),
             );
         }
+        s.exclude_inside(data_dir);
         Ok(s)
+    }
+
+    /// navi's own data dir (its database, this repository) when it lies
+    /// inside the workspace: never part of a checkpoint.
+    fn exclude_inside(&self, data_dir: &Path) {
+        let (Ok(ws), Ok(data)) = (self.work.canonicalize(), data_dir.canonicalize()) else {
+            return;
+        };
+        let Ok(rel) = data.strip_prefix(&ws) else {
+            return;
+        };
+        let line = format!("/{}/\n", rel.to_string_lossy());
+        let info = self.git_dir.join("info");
+        let file = info.join("exclude");
+        if std::fs::read_to_string(&file).is_ok_and(|t| t.contains(&line)) {
+            return;
+        }
+        let _ = std::fs::create_dir_all(&info);
+        let old = std::fs::read_to_string(&file).unwrap_or_default();
+        let _ = std::fs::write(&file, format!("{old}{line}"));
+    }
+
+    /// `git init --bare` of the shadow repository (no work tree yet).
+    fn init(&self) -> Result<(), String> {
+        let mut c = Command::new("git");
+        for v in GIT_VARS {
+            c.env_remove(v);
+        }
+        let out = c
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["init", "--quiet", "--bare"])
+            .arg(&self.git_dir)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    "git is not installed (checkpoints need the git program on PATH)".to_string()
+                } else {
+                    format!("cannot run git: {e}")
+                }
+            })?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!("git init failed: {}", err.trim()));
+        }
+        Ok(())
     }
 
     fn command(&self, args: &[&str]) -> Command {

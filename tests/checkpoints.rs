@@ -1,0 +1,196 @@
+//! Checkpoints through the real binary (`navi --plain` on a pty, `navi run`
+//! and `navi sessions diff`): a turn edits two files with `filesystem` and
+//! deletes one with `terminal`; the summary, `/diff`, `/undo` (byte for
+//! byte), `/rewind` (the next request lacks the rewound messages); inside
+//! and outside a git repository, whose status, refs and stash stay as they
+//! were.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::plain_support::{Home, Pty, contents};
+use crate::support::{FakeLlm, Reply};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+
+const A: &[u8] = b"alpha\nline two\n";
+const B: &[u8] = b"bravo\n\xff binary-ish tail\n";
+const C: &[u8] = b"charlie\nto be deleted\n";
+
+fn home_with_tools(fake: &FakeLlm) -> Home {
+    let home = Home::new(&fake.ollama_url());
+    let p = home.dir.path().join("cfg/profiles/tester/config.json");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    cfg["enabled_tools"] = json!(["todo", "terminal", "filesystem"]);
+    cfg["planning_enabled"] = json!(false);
+    std::fs::write(&p, cfg.to_string()).unwrap();
+    std::fs::write(
+        home.dir.path().join("cfg/config.toml"),
+        "[security]\napproval = \"auto\"\n",
+    )
+    .unwrap();
+    home
+}
+
+fn git(ws: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(ws)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {o:?}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// status, refs, stash and index of the user's repository.
+fn repo_state(ws: &Path) -> String {
+    format!(
+        "{}\n--\n{}\n--\n{}\n--\n{}",
+        git(ws, &["status", "--porcelain=v1", "--untracked-files=all"]),
+        git(ws, &["for-each-ref"]),
+        git(ws, &["stash", "list"]),
+        git(ws, &["ls-files", "--stage"]),
+    )
+}
+
+fn script(fake: &FakeLlm) {
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "a.txt", "content": "alpha\nline 2 changed\nmore\n"}),
+    ));
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "sub/b.txt", "content": "new bravo\n"}),
+    ));
+    fake.push(Reply::tool_call("terminal", json!({"command": "rm c.txt"})));
+    fake.push(Reply::text("edited a and b, removed c"));
+}
+
+async fn scenario(in_git: bool) {
+    let fake = FakeLlm::start().await;
+    let home = home_with_tools(&fake);
+    let ws = home.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("a.txt"), A).unwrap();
+    std::fs::write(ws.join("sub/b.txt"), B).unwrap();
+    std::fs::write(ws.join("c.txt"), C).unwrap();
+    std::fs::write(ws.join("ignored.log"), "noise").unwrap();
+    let before_repo = in_git.then(|| {
+        git(&ws, &["init", "-q"]);
+        std::fs::write(ws.join(".gitignore"), "*.log\n").unwrap();
+        git(&ws, &["add", "."]);
+        git(&ws, &["commit", "-qm", "base"]);
+        std::fs::write(ws.join("a.txt"), "stashed edit\n").unwrap();
+        git(&ws, &["stash", "-q"]);
+        std::fs::write(ws.join("untracked.md"), "mine\n").unwrap();
+        repo_state(&ws)
+    });
+    script(&fake);
+    let mut cmd = home.command("xterm-256color", &[("NO_COLOR", "1")]);
+    cmd.current_dir(&ws);
+    let mut pty = Pty::spawn(cmd);
+    pty.wait_prompt();
+    pty.send("please edit the files\r");
+    pty.wait_for("── context ");
+    pty.wait_prompt();
+    let shown = pty.text();
+    assert!(shown.contains("edited a and b, removed c"), "{shown}");
+    assert!(shown.contains("turn 1 changed 3 files"), "{shown}");
+    for f in [
+        "changed a.txt (+2 -1)",
+        "deleted c.txt (+0 -2)",
+        "sub/b.txt",
+    ] {
+        assert!(shown.contains(f), "summary lacks {f}: {shown}");
+    }
+    assert_eq!(std::fs::read(ws.join("sub/b.txt")).unwrap(), b"new bravo\n");
+    assert!(!ws.join("c.txt").exists());
+
+    pty.send("/diff\r");
+    pty.wait_for("── changed a.txt");
+    pty.wait_for("+line 2 changed");
+    pty.wait_for("── deleted c.txt");
+    pty.wait_for("-to be deleted");
+    pty.wait_for("── changed sub/b.txt");
+    pty.wait_prompt();
+
+    pty.send("/undo\r");
+    pty.wait_for("undid the file changes of turn 1");
+    pty.wait_prompt();
+    assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), A);
+    assert_eq!(std::fs::read(ws.join("sub/b.txt")).unwrap(), B);
+    assert_eq!(std::fs::read(ws.join("c.txt")).unwrap(), C);
+    pty.send("/undo\r");
+    pty.wait_for("nothing to undo");
+    pty.wait_prompt();
+
+    pty.send("/rewind 7\r");
+    pty.wait_for("no message 7");
+    pty.wait_prompt();
+    pty.send("/rewind 1\r");
+    pty.wait_for("rewound to before message 1");
+    pty.wait_prompt();
+    fake.push(Reply::text("fresh start"));
+    pty.send("second attempt\r");
+    pty.wait_for("fresh start");
+    pty.wait_prompt();
+    pty.send("\x04");
+    assert_eq!(pty.exit_code(), 0);
+
+    let reqs = fake.chat_requests();
+    let last = contents(reqs.last().unwrap());
+    assert!(
+        last.iter().any(|c| c == "second attempt"),
+        "new message sent: {last:?}"
+    );
+    assert!(
+        !last
+            .iter()
+            .any(|c| c.contains("please edit the files") || c.contains("edited a and b")),
+        "rewound messages left out of the request: {last:?}"
+    );
+    // Kept in the stored history, marked.
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .args(["sessions", "show", "1"])
+        .env("NAVI_DATA_DIR", home.data())
+        .env("NAVI_CONFIG_DIR", home.dir.path().join("cfg"))
+        .env("HOME", home.dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("please edit the files"), "{text}");
+    // `navi sessions diff` from the shell.
+    let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+        .args(["sessions", "diff", "1"])
+        .env("NAVI_DATA_DIR", home.data())
+        .env("NAVI_CONFIG_DIR", home.dir.path().join("cfg"))
+        .env("HOME", home.dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text.contains("turn 1 (undone)") && text.contains("-to be deleted"),
+        "{text}"
+    );
+    if let Some(before) = before_repo {
+        assert_eq!(
+            repo_state(&ws),
+            before,
+            "the user's repository is untouched"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_is_summarised_diffed_undone_and_rewound_outside_git() {
+    scenario(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_is_summarised_diffed_undone_and_rewound_inside_a_git_repository() {
+    scenario(true).await;
+}
