@@ -194,3 +194,109 @@ async fn a_turn_is_summarised_diffed_undone_and_rewound_outside_git() {
 async fn a_turn_is_summarised_diffed_undone_and_rewound_inside_a_git_repository() {
     scenario(true).await;
 }
+
+/// `navi run`: the summary on stderr, `files_changed` with `--json`; the
+/// workspace holds navi's own data dir, which is left out. Then plain mode
+/// (piped) refuses to overwrite a file edited by hand (naming it) until
+/// `--force`, and answers bad input with a message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_reports_changes_and_undo_respects_hand_edits() {
+    let fake = FakeLlm::start().await;
+    let home = home_with_tools(&fake);
+    let ws = home.dir.path();
+    let run = |args: &[&str]| {
+        let mut c = home.run_command(args);
+        c.arg("--approve-all");
+        c.stdin(std::process::Stdio::null()).output().unwrap()
+    };
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "notes.md", "content": "one\ntwo\n"}),
+    ));
+    fake.push(Reply::text("wrote notes"));
+    let out = run(&["--json", "write notes"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ev: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "files_changed")
+        .unwrap_or_else(|| panic!("no files_changed event: {stdout}"));
+    assert_eq!(
+        ev,
+        json!({"type": "files_changed", "turn": 1, "files": [
+            {"path": "notes.md", "status": "added", "added": 2, "removed": 0}
+        ]})
+    );
+
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "notes.md", "content": "one\nTWO\n"}),
+    ));
+    fake.push(Reply::text("changed notes"));
+    let out = run(&["-c", "change notes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("turn 2 changed 1 file (+1 -1): changed notes.md (+1 -1)"),
+        "{stderr}"
+    );
+    std::fs::write(ws.join("notes.md"), "edited by hand\n").unwrap();
+
+    let plain = |input: &str| {
+        let mut c = home.command("dumb", &[]);
+        c.arg("-c");
+        crate::plain_support::piped(c, input)
+    };
+    let (_, out, err) = plain("/undo\n/diff 9\n/rewind 9\n/rewind x\n");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("not restored") && all.contains("notes.md") && all.contains("--force"),
+        "{all}"
+    );
+    assert!(all.contains("turn 9 changed no files"), "{all}");
+    assert!(all.contains("no message 9"), "{all}");
+    assert!(all.contains("'x' is not a message number"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.md")).unwrap(),
+        "edited by hand\n"
+    );
+    let (_, out, err) = plain("/undo --force\n/undo\n/undo\n");
+    let all = format!("{out}{err}");
+    assert!(all.contains("undid the file changes of turn 2"), "{all}");
+    assert!(all.contains("undid the file changes of turn 1"), "{all}");
+    assert!(all.contains("nothing to undo"), "{all}");
+    assert!(!ws.join("notes.md").exists(), "turn 1 added it: undone");
+    assert!(ws.join("data").is_dir(), "navi's data dir is not touched");
+}
+
+/// A workspace deleted after the turn: `/undo` says so, nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_in_a_deleted_workspace_says_so() {
+    let fake = FakeLlm::start().await;
+    let home = home_with_tools(&fake);
+    let ws = home.dir.path().join("gone");
+    std::fs::create_dir_all(&ws).unwrap();
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "echo x > f.txt"}),
+    ));
+    fake.push(Reply::text("done"));
+    let mut c = home.run_command(&["--approve-all", "make f"]);
+    c.current_dir(&ws);
+    let out = c.stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("turn 1 changed 1 file"),
+        "{out:?}"
+    );
+    std::fs::remove_dir_all(&ws).unwrap();
+    let mut c = home.command("dumb", &[]);
+    c.arg("-c");
+    let (code, out, err) = crate::plain_support::piped(c, "/undo\n/diff\n");
+    let all = format!("{out}{err}");
+    assert_eq!(code, 0, "{all}");
+    assert!(
+        all.contains("nothing was restored") && all.contains("no longer exists"),
+        "{all}"
+    );
+    assert!(all.contains("cannot show this turn"), "{all}");
+}
