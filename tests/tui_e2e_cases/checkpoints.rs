@@ -74,6 +74,52 @@ async fn tui_summary_diff_undo_and_rewind() {
         !text.contains("edit the files") && !text.contains("Edited the files"),
         "rewound messages left out: {text}"
     );
+    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+
+    // Edit and resend: Esc Esc picks the last message into the composer.
+    t.keys(&["Escape"]);
+    t.keys(&["Escape"]);
+    t.wait_text("editing message 1").await;
+    t.keys(&["C-u"]);
+    fake.push(Reply::text("Answer to the edit."));
+    t.type_line("an edited message");
+    t.wait_text("Answer to the edit.").await;
+    let text = fake.chat_requests().last().unwrap()["messages"].to_string();
+    assert!(text.contains("an edited message"), "{text}");
+    assert!(
+        !text.contains("try again"),
+        "the edited message replaced it: {text}"
+    );
+    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+
+    // A large paste shows as a placeholder; the text sent is unchanged.
+    let big: String = (0..40)
+        .map(|i| format!("pasted line {i:02} {}\n", "x".repeat(40)))
+        .collect();
+    let buf = dir.path().join("paste.txt");
+    std::fs::write(&buf, &big).unwrap();
+    assert!(
+        t.cmd(&["load-buffer", buf.to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(
+        t.cmd(&["paste-buffer", "-p", "-t", "navi"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    t.wait_text(&format!("[pasted {} chars, 40 lines]", "2,240"))
+        .await;
+    fake.push(Reply::text("Got the paste."));
+    t.keys(&["Enter"]);
+    t.wait_text("Got the paste.").await;
+    let text = fake.chat_requests().last().unwrap()["messages"].to_string();
+    assert!(
+        text.contains(&big.replace('\n', "\\n")),
+        "the whole paste was sent: {text}"
+    );
     t.keys(&["C-c"]);
     t.keys(&["C-c"]);
     t.wait_text("NAVI-EXIT:0").await;

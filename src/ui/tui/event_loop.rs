@@ -160,6 +160,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             }
             Action::Command(line) => self.command(&line),
             Action::Confirmed(cmd) => self.run_command(cmd),
+            Action::Resend(n, text) => self.resend(n, text),
             Action::Editor => self.edit_draft(),
             Action::SwitchModel(m) => self.switch_model(m),
             Action::Stop => {
@@ -311,15 +312,39 @@ impl<'h, H: Host> EventLoop<'h, H> {
         }
     }
 
+    /// Edit and resend: `/rewind N`, then the edited text as a new message;
+    /// when the rewind is refused the text goes back into the composer.
+    fn resend(&mut self, n: usize, text: String) {
+        let Some(mut ui) = self.state.ui_state() else {
+            return self.state.hint("no session is open");
+        };
+        let cmd = commands::SlashCommand::Rewind(vec![n.to_string()]);
+        match self.host.execute(cmd, &mut ui) {
+            Ok(out) => {
+                self.state.absorb_ui_state(&ui);
+                for a in self.state.apply_outcome(out) {
+                    self.perform(a);
+                }
+                self.state.begin_turn(&text);
+                self.perform(Action::Send(text));
+            }
+            Err(e) => {
+                self.state.composer.set_text(&text);
+                self.state.hint(e);
+            }
+        }
+    }
+
     /// Ctrl-G: the draft in the external editor; a failure keeps it.
     fn edit_draft(&mut self) {
         let Some(edit) = self.editor.as_mut() else {
             self.state.hint("no external editor here");
             return;
         };
-        let draft = self.state.composer.text.clone();
+        let draft = self.state.composer.expanded();
         match edit(&draft) {
             Ok(text) => {
+                self.state.composer.clear();
                 self.state.composer.set_text(&text);
                 self.state.refresh_popup();
             }
