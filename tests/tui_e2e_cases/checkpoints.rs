@@ -45,6 +45,13 @@ async fn tui_summary_diff_undo_and_rewind() {
     let s = t.wait_text("turn 1 changed 3 files").await;
     assert!(s.contains("deleted c.txt"), "{s}");
     t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+    // The card expands into the diff (Ctrl+O: the last collapsible cell).
+    t.keys(&["C-o"]);
+    t.wait_text("+line 2 changed").await;
+    t.wait_text("-to be deleted").await;
+    t.keys(&["C-o"]);
+    t.wait("the card collapsed", |s| !s.contains("-to be deleted"))
+        .await;
     t.type_line("/diff");
     t.wait_text("+line 2 changed").await;
     t.wait_text("-to be deleted").await;

@@ -234,11 +234,12 @@ impl TuiState {
             }
             FilesChanged { turn, files } => {
                 self.close_open();
-                self.push(CellKind::Notice(format!(
-                    "{}\n{} (/diff {turn}: this turn)",
-                    crate::checkpoint::summary::line(*turn, files),
-                    crate::checkpoint::summary::HINT
-                )));
+                self.push(CellKind::Changes {
+                    turn: *turn,
+                    summary: crate::checkpoint::summary::line(*turn, files),
+                    diff: Vec::new(),
+                });
+                self.diff_wanted = Some(*turn);
             }
             Warning { message } => {
                 self.push(CellKind::Warning(message.clone()));

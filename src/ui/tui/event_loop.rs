@@ -312,6 +312,29 @@ impl<'h, H: Host> EventLoop<'h, H> {
         }
     }
 
+    /// The diff of the `files_changed` card just shown (via `/diff N`).
+    fn fill_diff(&mut self) {
+        let Some(turn) = self.state.diff_wanted.take() else {
+            return;
+        };
+        let Some(mut ui) = self.state.ui_state() else {
+            return;
+        };
+        let cmd = commands::SlashCommand::Diff(Some(turn.to_string()));
+        let Ok(commands::Outcome::Show(lines)) = self.host.execute(cmd, &mut ui) else {
+            return;
+        };
+        for c in self.state.transcript.cells.iter_mut().rev() {
+            if let super::cells::CellKind::Changes { turn: t, diff, .. } = &mut c.kind
+                && *t == turn
+            {
+                *diff = lines;
+                c.touch();
+                break;
+            }
+        }
+    }
+
     /// Edit and resend: `/rewind N`, then the edited text as a new message;
     /// when the rewind is refused the text goes back into the composer.
     fn resend(&mut self, n: usize, text: String) {
@@ -520,6 +543,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
                                 }
                                 n += 1;
                             }
+                            self.fill_diff();
                         }
                         None => self.finished(),
                     }

@@ -88,6 +88,7 @@ fn cell_text(kind: &CellKind) -> Option<String> {
         CellKind::Notice(t) => prefixed("· ", t),
         CellKind::Warning(t) => prefixed("⚠ ", t),
         CellKind::Error(t) => prefixed("✗ ", t),
+        CellKind::Changes { summary, .. } => prefixed("± ", summary),
         _ => return None,
     })
 }

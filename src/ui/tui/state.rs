@@ -142,6 +142,8 @@ pub struct TuiState {
     pub(crate) esc_at: Option<std::time::Instant>,
     /// Edit and resend: the number of the user message being edited.
     pub(crate) editing: Option<usize>,
+    /// A `files_changed` card waits for its diff (the turn number).
+    pub(crate) diff_wanted: Option<usize>,
     /// The screen was used by another program: repaint it all.
     pub(crate) repaint: bool,
     /// The transcript search bar (Ctrl-F), while open.
@@ -204,6 +206,7 @@ impl TuiState {
             ctrl_x: false,
             esc_at: None,
             editing: None,
+            diff_wanted: None,
             rsearch: None,
             history_file: None,
             repaint: false,
