@@ -300,3 +300,62 @@ async fn undo_in_a_deleted_workspace_says_so() {
     );
     assert!(all.contains("cannot show this turn"), "{all}");
 }
+
+/// Without git on PATH: a visible warning before the tool runs, and the
+/// tool still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_git_a_warning_comes_before_the_tool() {
+    let fake = FakeLlm::start().await;
+    let home = home_with_tools(&fake);
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "x.txt", "content": "x\n"}),
+    ));
+    fake.push(Reply::text("wrote x"));
+    let mut c = home.run_command(&["--approve-all", "write x"]);
+    c.env("PATH", home.dir.path().join("no-bin"));
+    let out = c.stdin(std::process::Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warn = err
+        .find("checkpoint unavailable: git is not installed")
+        .unwrap_or_else(|| panic!("{err}"));
+    let tool = err.find("✓ filesystem").unwrap_or_else(|| panic!("{err}"));
+    assert!(warn < tool, "the warning comes before the tool: {err}");
+    assert_eq!(
+        std::fs::read_to_string(home.dir.path().join("x.txt")).unwrap(),
+        "x\n"
+    );
+}
+
+/// Two sessions in one workspace: each `/undo` restores only its own turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_in_one_workspace_keep_their_checkpoints_apart() {
+    let fake = FakeLlm::start().await;
+    let home = home_with_tools(&fake);
+    let ws = home.dir.path();
+    for (file, msg) in [("one.txt", "first session"), ("two.txt", "second session")] {
+        fake.push(Reply::tool_call(
+            "filesystem",
+            json!({"action": "write", "path": file, "content": "made\n"}),
+        ));
+        fake.push(Reply::text("made it"));
+        let mut c = home.run_command(&["--approve-all", msg]);
+        let out = c.stdin(std::process::Stdio::null()).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    // `navi sessions list` puts the latest first: 2 is the first session.
+    let mut c = home.command("dumb", &[]);
+    c.args(["-s", "2"]);
+    let (_, out, err) = crate::plain_support::piped(c, "/undo\n/undo\n");
+    let all = format!("{out}{err}");
+    assert!(all.contains("undid the file changes of turn 1"), "{all}");
+    assert!(all.contains("nothing to undo"), "{all}");
+    assert!(
+        !ws.join("one.txt").exists(),
+        "the first session's file is undone"
+    );
+    assert!(
+        ws.join("two.txt").exists(),
+        "the second session's file stays"
+    );
+}
