@@ -41,11 +41,25 @@ impl SessionStore {
         let Some((_, target)) = list.iter().find(|(k, _)| *k == n) else {
             return Err(RewindError::NoMessage(list.len()));
         };
+        // The same message in the context: by its key, counted from the end
+        // (two messages may share a key — same millisecond, role and length
+        // — and compaction only ever removes older rows).
         let key = pins::key(target);
+        let same =
+            |m: &&StoredMessage| m.msg.role == Role::User && !m.rewound && pins::key(m) == key;
+        let from_end = session
+            .display
+            .iter()
+            .filter(same)
+            .rev()
+            .position(|m| m.id == target.id)
+            .unwrap_or(0);
         let ctx = session
             .context
             .iter()
-            .find(|m| m.msg.role == Role::User && pins::key(m) == key)
+            .filter(same)
+            .rev()
+            .nth(from_end)
             .map(|m| m.id)
             .ok_or(RewindError::Compacted)?;
         let (sid, display_from) = (id.to_string(), target.id);
