@@ -73,6 +73,24 @@ fn safe(id: &str) -> String {
         .collect()
 }
 
+/// The shadow repository holds copies of the user's files: git runs with
+/// umask 077, so what it creates is the owner's only (dirs 0700, files 0600,
+/// objects 0400), whatever navi's own umask.
+fn private(c: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: runs in the forked child before exec and only calls
+        // umask(2), which is async-signal-safe as `pre_exec` requires.
+        unsafe {
+            c.pre_exec(|| {
+                libc::umask(0o077);
+                Ok(())
+            });
+        }
+    }
+}
+
 impl Shadow {
     /// Opens (creating on first use) the shadow repository of `workspace`
     /// for `session`.
@@ -94,10 +112,9 @@ impl Shadow {
                 .map_err(|e| format!("cannot create {}: {e}", s.git_dir.display()))?;
             s.init()?;
             // Which workspace this is, for someone looking at the data dir.
-            let _ = std::fs::write(
-                s.git_dir.join("navi-workspace"),
-                workspace.to_string_lossy().as_bytes(),
-            );
+            let named = s.git_dir.join("navi-workspace");
+            let _ = std::fs::write(&named, workspace.to_string_lossy().as_bytes());
+            crate::private_fs::tighten_if_exists(&named);
         }
         s.exclude_inside(data_dir);
         Ok(s)
@@ -118,9 +135,10 @@ impl Shadow {
         if std::fs::read_to_string(&file).is_ok_and(|t| t.contains(&line)) {
             return;
         }
-        let _ = std::fs::create_dir_all(&info);
+        let _ = crate::private_fs::create_dir_all(&info);
         let old = std::fs::read_to_string(&file).unwrap_or_default();
         let _ = std::fs::write(&file, format!("{old}{line}"));
+        crate::private_fs::tighten_if_exists(&file);
     }
 
     /// `git init --bare` of the shadow repository (no work tree yet).
@@ -129,9 +147,10 @@ impl Shadow {
         for v in GIT_VARS {
             c.env_remove(v);
         }
+        private(&mut c);
         let out = c
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .args(["init", "--quiet", "--bare"])
+            .args(["init", "--quiet", "--bare", "--template="])
             .arg(&self.git_dir)
             .stdin(Stdio::null())
             .output()
@@ -185,6 +204,7 @@ impl Shadow {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        private(&mut c);
         c
     }
 

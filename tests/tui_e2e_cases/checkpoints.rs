@@ -84,7 +84,9 @@ async fn tui_summary_diff_undo_and_rewind() {
     t.wait("idle", |s| status_line(s).ends_with("idle")).await;
 
     // Edit and resend: Esc Esc picks the last message into the composer.
+    // Two reads (Esc Esc in one read is one Esc to the terminal parser).
     t.keys(&["Escape"]);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     t.keys(&["Escape"]);
     t.wait_text("editing message 1").await;
     t.keys(&["C-u"]);

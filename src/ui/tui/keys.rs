@@ -332,6 +332,10 @@ impl TuiState {
                     return self.request_stop().into_iter().collect();
                 }
                 if !closed {
+                    // Two Escs in one read arrive as Alt+Esc: both count.
+                    if alt {
+                        self.esc_at = Some(now);
+                    }
                     self.esc_idle(now);
                 }
                 return Vec::new();
