@@ -76,6 +76,7 @@ fn safe(id: &str) -> String {
 /// The shadow repository holds copies of the user's files: git runs with
 /// umask 077, so what it creates is the owner's only (dirs 0700, files 0600,
 /// objects 0400), whatever navi's own umask.
+#[allow(unsafe_code)]
 fn private(c: &mut Command) {
     #[cfg(unix)]
     {
