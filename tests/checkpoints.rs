@@ -161,7 +161,12 @@ async fn scenario(in_git: bool) {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("please edit the files"), "{text}");
+    assert!(
+        text.contains("[rewound] you: please edit the files")
+            && text.contains("[rewound] navi: edited a and b, removed c")
+            && text.contains("second attempt"),
+        "{text}"
+    );
     // `navi sessions diff` from the shell.
     let out = Command::new(env!("CARGO_BIN_EXE_navi"))
         .args(["sessions", "diff", "1"])
