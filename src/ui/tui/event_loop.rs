@@ -28,6 +28,9 @@ use ratatui::backend::Backend;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// Checkpoint helpers: the diff of a files-changed card, edit and resend.
+mod rewind_ui;
+
 /// Longest wait for a stopped turn to finish writing when quitting.
 #[path = "attach_send.rs"]
 mod attach_send;
@@ -309,52 +312,6 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 }
             }
             Err(e) => self.state.hint(e),
-        }
-    }
-
-    /// The diff of the `files_changed` card just shown (via `/diff N`).
-    fn fill_diff(&mut self) {
-        let Some(turn) = self.state.diff_wanted.take() else {
-            return;
-        };
-        let Some(mut ui) = self.state.ui_state() else {
-            return;
-        };
-        let cmd = commands::SlashCommand::Diff(Some(turn.to_string()));
-        let Ok(commands::Outcome::Show(lines)) = self.host.execute(cmd, &mut ui) else {
-            return;
-        };
-        for c in self.state.transcript.cells.iter_mut().rev() {
-            if let super::cells::CellKind::Changes { turn: t, diff, .. } = &mut c.kind
-                && *t == turn
-            {
-                *diff = lines;
-                c.touch();
-                break;
-            }
-        }
-    }
-
-    /// Edit and resend: `/rewind N`, then the edited text as a new message;
-    /// when the rewind is refused the text goes back into the composer.
-    fn resend(&mut self, n: usize, text: String) {
-        let Some(mut ui) = self.state.ui_state() else {
-            return self.state.hint("no session is open");
-        };
-        let cmd = commands::SlashCommand::Rewind(vec![n.to_string()]);
-        match self.host.execute(cmd, &mut ui) {
-            Ok(out) => {
-                self.state.absorb_ui_state(&ui);
-                for a in self.state.apply_outcome(out) {
-                    self.perform(a);
-                }
-                self.state.begin_turn(&text);
-                self.perform(Action::Send(text));
-            }
-            Err(e) => {
-                self.state.composer.set_text(&text);
-                self.state.hint(e);
-            }
         }
     }
 
