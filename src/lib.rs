@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod app;
 pub(crate) mod attach;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod embedded;

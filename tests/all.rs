@@ -23,6 +23,8 @@ mod agent_delegate;
 mod agent_loop;
 #[path = "agent_planning.rs"]
 mod agent_planning;
+#[path = "checkpoints.rs"]
+mod checkpoints;
 #[path = "cli_commands.rs"]
 mod cli_commands;
 #[path = "cli_scripts.rs"]

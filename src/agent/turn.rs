@@ -84,8 +84,11 @@ pub(super) async fn run_persistent(
         session_id: session_id.to_string(),
     })
     .await;
+    // Checkpoints (src/checkpoint): this turn's number and user message.
+    let earlier_turns = agent.store.turn_count(session_id)?;
     let mut conv = Conversation::persistent(agent.store.clone(), session_id, session.context);
     conv.push(user_message, MessageKind::Message, None)?;
+    crate::checkpoint::begin_turn(&agent.env, session_id, earlier_turns, conv.context.last());
     let result = async {
         let profile = agent
             .turn_tweaks()
@@ -114,6 +117,8 @@ pub(super) async fn run_persistent(
         emit_error(sink, e).await;
         let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
         let _ = notice.push_display_only(ChatMessage::system(e.to_string()), MessageKind::Error);
+        // Checkpoints: what the failed turn changed before it failed.
+        crate::checkpoint::end_turn(&agent.env, &agent.store, session_id, sink).await;
     }
     result
 }
@@ -359,6 +364,17 @@ impl<'a> Run<'a> {
             .unwrap_or_default();
         let tool_list = Arc::new(self.callable_schemas(&reg));
         let sub = self.is_subagent();
+        // Checkpoints (src/checkpoint): the workspace before the turn's first change.
+        let data_dir = &self.agent.env.paths.data_dir;
+        let state = self.state_session();
+        let ckpt = self
+            .agent
+            .env
+            .checkpoints
+            .before_tools(data_dir, &state, calls);
+        if let Some(message) = ckpt.await {
+            self.emit(AgentEvent::Warning { message }).await;
+        }
         for call in calls {
             if self.cancel.is_cancelled() {
                 self.conv.push(
@@ -493,6 +509,7 @@ impl<'a> Run<'a> {
             .await;
         }
         if !self.is_subagent() {
+            self.checkpoint_end().await;
             self.emit(AgentEvent::StreamEnd {
                 content: content.clone(),
                 context_tokens: used,
@@ -512,6 +529,7 @@ impl<'a> Run<'a> {
         self.conv
             .push_display_only(ChatMessage::system("stopped by user"), MessageKind::Notice)?;
         if !self.is_subagent() {
+            self.checkpoint_end().await;
             self.emit(AgentEvent::StreamStopped).await;
         }
         Ok(TurnOutcome {
@@ -519,6 +537,12 @@ impl<'a> Run<'a> {
             stopped: true,
             completed: false,
         })
+    }
+
+    /// Checkpoints (src/checkpoint): what the turn changed, before its end event.
+    async fn checkpoint_end(&self) {
+        let (env, store) = (&self.agent.env, &self.agent.store);
+        crate::checkpoint::end_turn(env, store, &self.conv.session_id, self.sink).await;
     }
 
     /// The iteration cap: one last call without tools asks for a summary of

@@ -157,6 +157,24 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
             Ok(0)
         }
         SessionsCommand::Export { id, format } => super::extra::export(&store, &id, format),
+        SessionsCommand::Diff { id, turn } => {
+            let (_, paths, _) = load_config(g)?;
+            let meta = store.resolve(&id).map_err(store_err)?;
+            use crate::ui::commands::checkpoint::{diff_lines, line_text};
+            match diff_lines(&store, &paths.data_dir, &meta.id, turn) {
+                Ok(lines) => {
+                    for l in &lines {
+                        crate::outln!("{}", line_text(l))?;
+                    }
+                    Ok(0)
+                }
+                Err(e) if turn.is_none() => {
+                    eprintln!("{e}");
+                    Ok(0)
+                }
+                Err(e) => Err(Failure::usage(e)),
+            }
+        }
         SessionsCommand::Rename { id, title } => {
             let meta = store.resolve(&id).map_err(store_err)?;
             store.rename(&meta.id, &title).map_err(store_err)?;

@@ -216,6 +216,13 @@ pub(crate) enum SessionsCommand {
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
+    /// What navi changed in the files during a session (every turn, or one).
+    Diff {
+        /// Session id, id prefix, or list number.
+        id: String,
+        /// Only this turn (the number of your message).
+        turn: Option<usize>,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -195,6 +195,27 @@ pub enum AgentEvent {
     SubagentStarted {
         agent: AgentOrigin,
     },
+    /// A turn changed files in the workspace (sent before `stream_end`);
+    /// `/diff` shows the changes, `/undo` restores them.
+    FilesChanged {
+        /// The turn: the number of its user message among the session's.
+        turn: usize,
+        files: Vec<FileChange>,
+    },
+}
+
+/// One file in `files_changed`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Relative to the workspace.
+    pub path: String,
+    /// `added`, `changed` or `deleted`.
+    pub status: String,
+    /// Lines added and removed (0 for binary files).
+    pub added: u64,
+    pub removed: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 impl AgentEvent {
@@ -229,6 +250,7 @@ impl AgentEvent {
             AgentEvent::InputReturned => "input_returned",
             AgentEvent::ToolProgress { .. } => "tool_progress",
             AgentEvent::SubagentStarted { .. } => "subagent_started",
+            AgentEvent::FilesChanged { .. } => "files_changed",
         }
     }
 

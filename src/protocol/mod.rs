@@ -14,7 +14,7 @@ mod events;
 mod history;
 pub mod plan;
 
-pub use events::{AgentEvent, AgentOrigin, EventSink};
+pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
 pub use history::{CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, last_answer, replay};
 
 use serde::{Deserialize, Serialize};

@@ -12,6 +12,7 @@ pub(crate) mod lock;
 pub mod pins;
 mod reader;
 pub mod replay;
+pub(crate) mod rewind;
 mod schema;
 pub(crate) mod store;
 mod writer;
@@ -89,6 +90,9 @@ pub struct StoredMessage {
     pub success: Option<bool>,
     /// Unix milliseconds.
     pub(crate) created_at: i64,
+    /// Left behind by `/rewind`: kept in the history, not in the context.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) rewound: bool,
 }
 
 impl StoredMessage {
@@ -99,6 +103,7 @@ impl StoredMessage {
             kind,
             success: None,
             created_at: now_ms(),
+            rewound: false,
         }
     }
 }

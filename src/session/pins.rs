@@ -29,6 +29,7 @@ pub(crate) fn pinnable(m: &StoredMessage) -> bool {
     m.kind == MessageKind::Message
         && matches!(m.msg.role, Role::User | Role::Assistant)
         && (!m.msg.content.trim().is_empty() || !m.msg.images.is_empty())
+        && !m.rewound
 }
 
 /// The pinnable messages of a display buffer, numbered from 1 as `/pin`

@@ -15,6 +15,9 @@ pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Histor
         .iter()
         .filter_map(|m| {
             let text = m.msg.content.clone();
+            if m.rewound {
+                return rewound(m);
+            }
             Some(match (m.kind, m.msg.role) {
                 (MessageKind::Error, _) => HistoryItem::Error(text),
                 (MessageKind::Notice, _) => match text.strip_prefix("error: ") {
@@ -55,6 +58,29 @@ pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Histor
             })
         })
         .collect()
+}
+
+/// A row left behind by `/rewind`: its text, marked (tool rows are left out).
+fn rewound(m: &StoredMessage) -> Option<HistoryItem> {
+    let who = match m.msg.role {
+        Role::User => "you",
+        Role::Assistant => "navi",
+        _ => return None,
+    };
+    let text = m
+        .msg
+        .content
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if m.kind != MessageKind::Message || text.is_empty() {
+        return None;
+    }
+    let short: String = text.chars().take(120).collect();
+    let more = if short.len() < text.len() { "…" } else { "" };
+    Some(HistoryItem::Notice(format!(
+        "[rewound] {who}: {short}{more}"
+    )))
 }
 
 /// The display rows replayed as events.

@@ -99,6 +99,9 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL,
         PRIMARY KEY (category, key, value)
     );",
+    // 6: `/rewind`: messages after the point rewound to stay in the history,
+    // marked; the context buffer leaves them out (see session/rewind.rs).
+    "ALTER TABLE messages ADD COLUMN rewound INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The schema version this build writes.

@@ -122,6 +122,7 @@ fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
         kind: MessageKind::parse(&r.get::<_, String>(8)?),
         success: r.get::<_, Option<i64>>(9)?.map(|v| v != 0),
         created_at: r.get(10)?,
+        rewound: r.get::<_, i64>(11)? != 0,
     })
 }
 
@@ -342,8 +343,8 @@ impl SessionStore {
         buffer: Buffer,
     ) -> Result<Vec<StoredMessage>, StoreError> {
         let mut st = c.prepare_cached(
-            "SELECT id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at
-             FROM messages WHERE session_id = ?1 AND buffer = ?2 ORDER BY id",
+            "SELECT id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, rewound
+             FROM messages WHERE session_id = ?1 AND buffer = ?2 AND (?2 = 0 OR rewound = 0) ORDER BY id",
         )?;
         let rows = st
             .query_map(params![id, buffer.code()], message_from_row)?
@@ -490,7 +491,7 @@ impl SessionStore {
         self.with(move |c| {
             let tx = c.transaction()?;
             tx.execute(
-                "DELETE FROM messages WHERE session_id = ?1 AND buffer = 1",
+                "DELETE FROM messages WHERE session_id = ?1 AND buffer = 1 AND rewound = 0",
                 [&id],
             )?;
             for m in &messages {

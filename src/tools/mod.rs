@@ -148,6 +148,8 @@ pub struct ToolEnv {
     pub(crate) scratch: builtin::scratchpad::ScratchBoard,
     /// MCP servers (an empty hub when none is configured; starts nothing by itself).
     pub(crate) mcp: Arc<crate::mcp::McpHub>,
+    /// Per-turn checkpoints of the workspace (see `checkpoint`).
+    pub(crate) checkpoints: crate::checkpoint::Checkpoints,
 }
 
 impl ToolEnv {
@@ -162,6 +164,7 @@ impl ToolEnv {
             net_approvals: Default::default(),
             todos: Default::default(),
             scratch: Default::default(),
+            checkpoints: Default::default(),
         }
     }
 

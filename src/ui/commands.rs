@@ -37,6 +37,12 @@ pub enum SlashCommand {
     Approvals(Vec<String>),
     /// `/attach PATH…`: handled by each front end (it owns the queue).
     Attach(Vec<String>),
+    /// `/diff [N]`: what the session (or turn N) changed in the files.
+    Diff(Option<String>),
+    /// `/undo [--force]`: restore the files of the last turn.
+    Undo(Vec<String>),
+    /// `/rewind [N] [--files] [--force]`.
+    Rewind(Vec<String>),
     Help,
     Quit,
 }
@@ -94,6 +100,18 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     (
         "/approvals [revoke <tool>|all]",
         "tools allowed for this session; revoke asks again",
+    ),
+    (
+        "/diff [n]",
+        "what navi changed in the files (this session, or turn n)",
+    ),
+    (
+        "/undo",
+        "restore the files the last turn changed (repeat: turn by turn)",
+    ),
+    (
+        "/rewind [n] [--files]",
+        "go back to before your message n (--files: the files too)",
     ),
     ("/help", "this list"),
     ("/quit", "leave navi"),
@@ -159,6 +177,9 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "/memory" => Memory(rest.iter().map(|s| s.to_string()).collect()),
         "/approvals" => Approvals(rest.iter().map(|s| s.to_string()).collect()),
         "/attach" => Attach(rest.iter().map(|s| s.to_string()).collect()),
+        "/diff" => Diff(arg),
+        "/undo" => Undo(rest.iter().map(|s| s.to_string()).collect()),
+        "/rewind" => Rewind(rest.iter().map(|s| s.to_string()).collect()),
         "/help" | "/?" => Help,
         "/quit" | "/exit" | "/q" => Quit,
         other => {
@@ -511,6 +532,25 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
         Memory(args) => memory::execute(app, &args).map(Outcome::Show),
         Approvals(args) => approvals::execute(app, &current, &args).map(Outcome::Show),
         Attach(_) => Err("/attach is handled by the front end".into()),
+        Diff(arg) => checkpoint::diff_command(store, &app.paths.data_dir, &current, arg.as_deref())
+            .map(Outcome::Show),
+        Undo(_) | Rewind(_) if st.running => Err("a turn is running; /stop it first".into()),
+        Undo(args) => {
+            checkpoint::undo_command(store, &app.paths.data_dir, &current, &args).map(Outcome::Show)
+        }
+        Rewind(args) => match checkpoint::parse_rewind(&args)? {
+            checkpoint::Rewind::List => checkpoint::rewind_list(store, &current).map(Outcome::Show),
+            checkpoint::Rewind::To { n, files, force } => {
+                let (text, lines) =
+                    checkpoint::rewind_to(store, &app.paths.data_dir, &current, n, files, force)?;
+                let meta = store
+                    .meta(&current)
+                    .map_err(err)?
+                    .unwrap_or(st.session.clone());
+                let _ = text;
+                switch_to(meta, lines.join("\n"))
+            }
+        },
         Help => Ok(Outcome::Show(
             COMMANDS
                 .iter()
@@ -534,6 +574,7 @@ pub(crate) fn osc52(text: &str) -> String {
 }
 
 pub mod approvals;
+pub(crate) mod checkpoint;
 mod export;
 mod info;
 mod memory;

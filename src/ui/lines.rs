@@ -546,6 +546,12 @@ impl LineRenderer {
                 let t = format!("steer (after the tool batch): {message}");
                 self.line(&mut out, Stream::Info, p.dim(&t));
             }
+            AgentEvent::FilesChanged { turn, files } => {
+                let t = crate::checkpoint::summary::line(*turn, files);
+                self.line(&mut out, Stream::Info, p.cyan(&t));
+                let hint = crate::checkpoint::summary::HINT;
+                self.line(&mut out, Stream::Info, p.dim(hint));
+            }
             AgentEvent::Warning { message } => {
                 self.line(
                     &mut out,

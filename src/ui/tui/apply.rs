@@ -253,6 +253,15 @@ impl TuiState {
                 self.status.model = model.clone();
                 self.status.model_note.clear();
             }
+            FilesChanged { turn, files } => {
+                self.close_open();
+                self.push(CellKind::Changes {
+                    turn: *turn,
+                    summary: crate::checkpoint::summary::line(*turn, files),
+                    diff: Vec::new(),
+                });
+                self.diff_wanted = Some(*turn);
+            }
             Warning { message } => {
                 self.push(CellKind::Warning(message.clone()));
             }

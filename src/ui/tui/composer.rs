@@ -32,6 +32,8 @@ pub struct Composer {
     draft: String,
     /// Sent entries not yet written to the history file.
     pub(crate) fresh: Vec<String>,
+    /// Large pastes shown as placeholders (see `paste`).
+    pastes: super::paste::Pastes,
 }
 
 impl Composer {
@@ -48,11 +50,29 @@ impl Composer {
         self.text.clear();
         self.cursor = 0;
         self.hist_pos = None;
+        self.pastes.clear();
+    }
+
+    /// The text as it will be sent: large pastes in place of their placeholders.
+    pub(crate) fn expanded(&self) -> String {
+        self.pastes.expand(&self.text)
+    }
+
+    /// Alt-V: the pasted text itself replaces its placeholders.
+    pub(crate) fn expand_pastes(&mut self) -> bool {
+        if self.pastes.is_empty() {
+            return false;
+        }
+        let t = self.expanded();
+        self.pastes.clear();
+        self.set_text(&t);
+        true
     }
 
     /// Takes the text out for sending and remembers it in the history.
     pub(crate) fn take(&mut self) -> String {
-        let t = std::mem::take(&mut self.text);
+        let t = self.pastes.expand(&std::mem::take(&mut self.text));
+        self.pastes.clear();
         self.cursor = 0;
         self.hist_pos = None;
         if !t.trim().is_empty() && self.history.last() != Some(&t) {
@@ -83,6 +103,7 @@ impl Composer {
 
     pub(crate) fn paste(&mut self, s: &str) {
         let s = s.replace("\r\n", "\n").replace('\r', "\n");
+        let s = self.pastes.insertion(s);
         self.insert(&s);
     }
 
@@ -189,6 +210,13 @@ impl Composer {
             KeyCode::Char('j') if ctrl => {
                 self.insert("\n");
                 Changed
+            }
+            KeyCode::Char('v') if alt => {
+                if self.expand_pastes() {
+                    Changed
+                } else {
+                    Ignored
+                }
             }
             KeyCode::Char('a') if ctrl => {
                 self.cursor = self.line_start();

@@ -28,6 +28,9 @@ use ratatui::backend::Backend;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// Checkpoint helpers: the diff of a files-changed card, edit and resend.
+mod rewind_ui;
+
 /// Longest wait for a stopped turn to finish writing when quitting.
 #[path = "attach_send.rs"]
 mod attach_send;
@@ -160,6 +163,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
             }
             Action::Command(line) => self.command(&line),
             Action::Confirmed(cmd) => self.run_command(cmd),
+            Action::Resend(n, text) => self.resend(n, text),
             Action::Editor => self.edit_draft(),
             Action::SwitchModel(m) => self.switch_model(m),
             Action::Stop => {
@@ -320,9 +324,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
             self.state.hint("no external editor here");
             return;
         };
-        let draft = self.state.composer.text.clone();
+        let draft = self.state.composer.expanded();
         match edit(&draft) {
             Ok(text) => {
+                self.state.composer.clear();
                 self.state.composer.set_text(&text);
                 self.state.refresh_popup();
             }
@@ -498,6 +503,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
                                 }
                                 n += 1;
                             }
+                            self.fill_diff();
                         }
                         None => self.finished(),
                     }

@@ -92,6 +92,7 @@ fn cell_text(kind: &CellKind) -> Option<String> {
         CellKind::Notice(t) => prefixed("· ", t),
         CellKind::Warning(t) => prefixed("⚠ ", t),
         CellKind::Error(t) => prefixed("✗ ", t),
+        CellKind::Changes { summary, .. } => prefixed("± ", summary),
         // Thinking, plans and command output stay on the screen only.
         CellKind::Thinking { .. } | CellKind::Plan(_) | CellKind::Info(_) => return None,
     })

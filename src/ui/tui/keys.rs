@@ -36,6 +36,8 @@ pub(crate) const KEY_HELP: &[&str] = &[
     "  Ctrl-F                search the transcript: Enter/Ctrl-N next, Shift-Enter/Ctrl-P previous, Esc closes",
     "  Ctrl-Up / Ctrl-Down   jump to your previous / next message",
     "  Esc                   close a popup, clear the selection, or stop the turn",
+    "  Esc Esc               (idle) edit your last message and resend it (again: an earlier one)",
+    "  Alt-V                 show the text of a large paste in place of its [pasted …] placeholder",
     "  Ctrl-C                close popup → clear composer → stop the turn → twice to quit",
     "  //text or ' /text'    send text starting with / as a message",
 ];
@@ -196,6 +198,7 @@ impl TuiState {
     /// Enter in the composer. `//text` or a leading space sends text that
     /// starts with `/` as a message instead of running it as a command.
     pub(super) fn submit(&mut self) -> Vec<Action> {
+        let editing = self.editing.take();
         let mut text = self.composer.take();
         self.popup = None;
         let trimmed = text.trim();
@@ -212,6 +215,9 @@ impl TuiState {
         if self.running || self.loading {
             self.queue.push_back(text);
             return Vec::new();
+        }
+        if let Some(n) = editing {
+            return vec![Action::Resend(n, text)];
         }
         self.begin_turn(&text);
         vec![Action::Send(text)]
@@ -324,6 +330,13 @@ impl TuiState {
                     self.popup.take().is_some() || self.transcript.selected.take().is_some();
                 if !closed && self.running {
                     return self.request_stop().into_iter().collect();
+                }
+                if !closed {
+                    // Two Escs in one read arrive as Alt+Esc: both count.
+                    if alt {
+                        self.esc_at = Some(now);
+                    }
+                    self.esc_idle(now);
                 }
                 return Vec::new();
             }
@@ -448,6 +461,39 @@ impl TuiState {
             self.composer.paste(text);
             self.refresh_popup();
         }
+    }
+
+    /// Esc while idle; the second within a second picks your last message
+    /// (then each earlier one) into the composer for edit and resend.
+    fn esc_idle(&mut self, now: Instant) {
+        let twice = self
+            .esc_at
+            .take()
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1));
+        if !twice {
+            self.esc_at = Some(now);
+            return;
+        }
+        let users: Vec<String> = self
+            .transcript
+            .cells
+            .iter()
+            .filter_map(|c| match &c.kind {
+                super::cells::CellKind::User(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        let n = self.editing.map_or(users.len(), |n| n.saturating_sub(1));
+        let Some(text) = n.checked_sub(1).and_then(|i| users.get(i)) else {
+            self.hint("no earlier message of yours to edit");
+            return;
+        };
+        self.composer.clear();
+        self.composer.set_text(text);
+        self.editing = Some(n);
+        self.flash = Some(format!(
+            "editing message {n}: Enter sends it in its place (/rewind {n}: later messages stay in the history, marked); Esc Esc: an earlier one"
+        ));
     }
 
     pub fn handle_mouse(&mut self, m: MouseEvent) {

@@ -37,6 +37,7 @@ pub(crate) mod markdown;
 pub(crate) mod mention;
 pub mod model_picker;
 pub(crate) mod outcome;
+mod paste;
 pub(crate) mod picker;
 pub(crate) mod popup;
 pub mod render;

@@ -77,6 +77,8 @@ pub enum Action {
     Editor,
     /// A command the user confirmed (`y` after `/session delete`).
     Confirmed(crate::ui::commands::SlashCommand),
+    /// Edit and resend: rewind to before user message N, then send this.
+    Resend(usize, String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -142,6 +144,12 @@ pub struct TuiState {
     pub rsearch: Option<super::rsearch::RevSearch>,
     /// Ctrl-X was pressed: Ctrl-E next opens the editor.
     pub(crate) ctrl_x: bool,
+    /// The last lone Esc while idle (a second within 1 s: edit and resend).
+    pub(crate) esc_at: Option<std::time::Instant>,
+    /// Edit and resend: the number of the user message being edited.
+    pub(crate) editing: Option<usize>,
+    /// A `files_changed` card waits for its diff (the turn number).
+    pub(crate) diff_wanted: Option<usize>,
     /// The screen was used by another program: repaint it all.
     pub(crate) repaint: bool,
     /// The transcript search bar (Ctrl-F), while open.
@@ -203,6 +211,9 @@ impl TuiState {
             confirm: None,
             search: None,
             ctrl_x: false,
+            esc_at: None,
+            editing: None,
+            diff_wanted: None,
             rsearch: None,
             history_file: None,
             repaint: false,

@@ -7,6 +7,7 @@
 //! - Only the open cell (the one receiving deltas) and animated cells (a
 //!   pending tool, live thinking) are re-rendered while a turn streams.
 //! - Subagent activity lives in the `children` of its `spawn_agent` card.
+mod changes;
 mod plan;
 mod tool;
 mod tool_summary;
@@ -38,6 +39,12 @@ pub enum CellKind {
     Error(String),
     /// Command output and hints (not sent to the model).
     Info(Vec<String>),
+    /// A turn changed files: the summary, and the diff once loaded.
+    Changes {
+        turn: usize,
+        summary: String,
+        diff: Vec<String>,
+    },
 }
 
 /// Everything a cell needs to draw itself.
@@ -86,7 +93,10 @@ impl Cell {
     pub(crate) fn collapsible(&self) -> bool {
         matches!(
             self.kind,
-            CellKind::Thinking { .. } | CellKind::Plan(_) | CellKind::Tool(_)
+            CellKind::Thinking { .. }
+                | CellKind::Plan(_)
+                | CellKind::Tool(_)
+                | CellKind::Changes { .. }
         )
     }
 
@@ -153,6 +163,9 @@ impl Cell {
             CellKind::Notice(t) => marked("· ", t, th.notice, w),
             CellKind::Warning(t) => marked("⚠ ", t, th.warning, w),
             CellKind::Error(t) => marked("✗ ", t, th.error, w),
+            CellKind::Changes { summary, diff, .. } => {
+                changes::render(summary, diff, expanded, ctx)
+            }
             CellKind::Info(lines) => lines
                 .iter()
                 .flat_map(|l| {
