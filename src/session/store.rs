@@ -75,6 +75,7 @@ pub struct SessionStore {
 
 mod images;
 mod pending;
+mod state;
 
 const META_COLS: &str =
     "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count,
@@ -574,28 +575,5 @@ impl SessionStore {
             self.unlock(id);
         }
         deleted
-    }
-
-    pub(crate) fn put_state(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
-        let (id, key, value) = (id.to_string(), key.to_string(), value.to_string());
-        self.with(move |c| {
-            c.prepare_cached(
-                "INSERT INTO session_state (session_id, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(session_id, key) DO UPDATE SET value = excluded.value",
-            )?
-            .execute(params![id, key, value])?;
-            Ok(())
-        })
-    }
-
-    pub(crate) fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
-        self.read(|c| {
-            Ok(c.query_row(
-                "SELECT value FROM session_state WHERE session_id = ?1 AND key = ?2",
-                params![id, key],
-                |r| r.get(0),
-            )
-            .optional()?)
-        })
     }
 }
