@@ -248,7 +248,10 @@ async fn plain_mode_on_a_terminal_puts_a_refused_message_back_in_the_prompt() {
     pty.send("\r");
     pty.wait_for("accepts only text");
     pty.wait_for("your message is kept");
+    // Ctrl-C clears the kept text; Ctrl-D on the empty line then quits (a
+    // person's keys, not two bytes in one read).
     pty.send("\x03");
+    std::thread::sleep(std::time::Duration::from_millis(500));
     pty.send("\x04");
     assert_eq!(pty.exit_code(), 0);
     assert!(fake.chat_requests().is_empty());

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use wire::{Proto, error_body, render, sse};
@@ -32,8 +32,11 @@ use wire::{Proto, error_body, render, sse};
 // `support::fake_llm` and via `#[path]` from `examples/fake_llm.rs`.
 #[path = "fake_llm/count.rs"]
 pub mod count;
+#[path = "fake_llm/read.rs"]
+mod read;
 #[path = "fake_llm/wire.rs"]
 mod wire;
+use read::read_request;
 
 /// One piece of a scripted answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -320,59 +323,6 @@ async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>, shutdown: 
             });
         }
     }
-}
-
-struct Request {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-async fn read_request(rd: &mut OwnedReadHalf) -> Option<Request> {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 8192];
-    let head_end = loop {
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p;
-        }
-        if buf.len() > (1 << 20) {
-            return None;
-        }
-        match rd.read(&mut tmp).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buf.extend_from_slice(&tmp[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split_whitespace();
-    let method = first.next()?.to_string();
-    let target = first.next()?;
-    let path = target.split('?').next().unwrap_or(target).to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = buf.split_off(head_end + 4);
-    while body.len() < len {
-        match rd.read(&mut tmp).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => body.extend_from_slice(&tmp[..n]),
-        }
-    }
-    body.truncate(len);
-    Some(Request {
-        method,
-        path,
-        headers,
-        body,
-    })
 }
 
 async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
