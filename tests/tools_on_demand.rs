@@ -1,6 +1,7 @@
 //! Tools on demand and requests every chat template accepts, through the
 //! real binary and the shipped default profile against the fake server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::mcp_support::env::offered_tools as tool_names;
 use crate::support;
 
 use serde_json::{Value, json};
@@ -40,17 +41,6 @@ impl Env {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     }
-}
-
-fn tool_names(req: &Value) -> Vec<String> {
-    req["tools"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn tool_result(req: &Value) -> String {
