@@ -256,3 +256,44 @@ async fn a_chat_template_error_names_the_roles_sent_and_the_session_goes_on() {
     let last = fake.chat_requests().pop().unwrap();
     assert_alternates(&last);
 }
+
+#[tokio::test]
+async fn a_model_that_keeps_loading_the_same_tool_is_told_and_the_user_warned() {
+    let env = Env::new("");
+    let fake = FakeLlm::start().await;
+    for _ in 0..4 {
+        fake.push(Reply::tool_call(
+            "load_tools",
+            json!({"names": ["web_search"]}),
+        ));
+    }
+    fake.push(Reply::text("Gave up loading."));
+    let (code, out, err) = env
+        .run(&fake, &["run", "--no-plan", "search something"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Gave up loading."), "{out}");
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 5);
+    assert!(!tool_result(&reqs[1]).contains("Already in your tool list"));
+    for r in &reqs[2..] {
+        let t = tool_result(r);
+        assert!(
+            t.contains("[navi] Already in your tool list: web_search."),
+            "{t}"
+        );
+    }
+    assert_eq!(
+        err.matches("keeps loading tools it already has").count(),
+        1,
+        "{err}"
+    );
+    // The notes stay in the history: each request extends the previous one.
+    for w in reqs.windows(2) {
+        let (a, b) = (
+            w[0]["messages"].as_array().unwrap(),
+            w[1]["messages"].as_array().unwrap(),
+        );
+        assert_eq!(&b[..a.len()], &a[..]);
+    }
+}

@@ -32,6 +32,9 @@ const STATE_KEY: &str = "loaded_tools";
 /// tokens on the first request: below it, the extra call to load a tool
 /// costs more than it saves.
 pub(crate) const MIN_SAVING: u64 = 400;
+/// After this many `load_tools` calls that loaded nothing new in one turn,
+/// the user is told the model is looping (the iteration cap still ends it).
+pub(crate) const REPEATED_LOADS: u32 = 3;
 /// A deferred tool's line is cut to about this many characters.
 const LINE_CHARS: usize = 48;
 
@@ -176,9 +179,29 @@ impl Run<'_> {
         all
     }
 
+    /// [`note_call`](Self::note_call), and the warning when the model keeps
+    /// loading what it has.
+    pub(super) async fn after_call(
+        &mut self,
+        name: &str,
+        metadata: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), AgentError> {
+        let before = self.repeated_loads;
+        self.note_call(name, metadata)?;
+        if before < REPEATED_LOADS && self.repeated_loads == REPEATED_LOADS {
+            self.emit(crate::protocol::AgentEvent::Warning {
+                message: format!(
+                    "the model keeps loading tools it already has ({REPEATED_LOADS} times this turn); the iteration limit ends the turn if it goes on"
+                ),
+            })
+            .await;
+        }
+        Ok(())
+    }
+
     /// After a call: a `load_tools` result, or a call to a tool that was
     /// not loaded yet, adds tools to every later request of the session.
-    pub(super) fn note_call(
+    fn note_call(
         &mut self,
         name: &str,
         metadata: &serde_json::Map<String, serde_json::Value>,
@@ -193,8 +216,22 @@ impl Run<'_> {
         };
         let offered: Vec<String> = self.offered_schemas().into_iter().map(|s| s.name).collect();
         let all = self.tool_names();
+        let asked = new.clone();
         new.retain(|n| all.contains(n) && !offered.contains(n) && !self.loaded.contains(n));
         if new.is_empty() {
+            if name == LOAD_TOOLS && !asked.is_empty() {
+                // Loading what is already there: say so, and count it (a
+                // small model can loop on this; see `REPEATED_LOADS`).
+                self.repeated_loads += 1;
+                if let Some(idx) = self.conv.last_result_index() {
+                    let note = format!(
+                        "{} Already in your tool list: {}. Call it directly with its own arguments.",
+                        super::context::NOTE_PREFIX,
+                        asked.join(", ")
+                    );
+                    self.conv.amend_context(idx, &note)?;
+                }
+            }
             return Ok(());
         }
         self.loaded.extend(new);

@@ -39,6 +39,8 @@ pub(super) struct Run<'a> {
     pub(super) mcp_tools: Vec<String>,
     /// Tools loaded on demand in this session, in load order (`on_demand.rs`).
     pub(super) loaded: Vec<String>,
+    /// `load_tools` calls in this run that loaded nothing new.
+    pub(super) repeated_loads: u32,
 }
 
 /// What one streamed model call produced.
@@ -221,6 +223,7 @@ impl<'a> Run<'a> {
             memory: agent.memory_summary(),
             mcp_tools,
             loaded: Vec::new(),
+            repeated_loads: 0,
         };
         run.loaded = run.read_loaded();
         if run.origin.is_none() {
@@ -416,7 +419,7 @@ impl<'a> Run<'a> {
             let result = reg.execute(call, &ctx, &self.agent.gate).await;
             let content = result.to_model_content();
             self.push_tool_result(call, &content, result.success)?;
-            self.note_call(&call.name, &result.metadata)?;
+            self.after_call(&call.name, &result.metadata).await?;
             if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
                 && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
             {
