@@ -1,45 +1,29 @@
 //! Tools on demand and requests every chat template accepts, through the
 //! real binary and the shipped default profile against the fake server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::cli_support;
 use crate::mcp_support::env::offered_tools as tool_names;
 use crate::support;
 
 use serde_json::{Value, json};
-use std::process::Stdio;
 use support::{FakeLlm, Reply};
 
-struct Env {
-    dir: tempfile::TempDir,
-}
+/// The command-line test home (`cli_support`), with `config` as its
+/// config.toml; runs use the shipped default profile.
+struct Env(cli_support::Env);
 
 impl Env {
     fn new(config: &str) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("cfg")).unwrap();
-        std::fs::write(dir.path().join("cfg/config.toml"), config).unwrap();
-        Env { dir }
+        let env = cli_support::Env::new();
+        std::fs::write(env.path("cfg/config.toml"), config).unwrap();
+        Env(env)
     }
 
     async fn run(&self, fake: &FakeLlm, args: &[&str]) -> (i32, String, String) {
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_navi"))
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("NAVI_DATA_DIR", self.dir.path().join("data"))
-            .env("NAVI_CONFIG_DIR", self.dir.path().join("cfg"))
-            .env("OPENAI_BASE_URL", fake.openai_url())
-            .args(["--backend", "openai", "--model", "test-model"])
-            .args(args)
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output()
-            .await
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let mut all = vec!["--model", "test-model"];
+        all.extend_from_slice(args);
+        let o = self.0.run(fake, "openai", &all).await;
+        (o.code, o.stdout, o.stderr)
     }
 }
 
