@@ -106,6 +106,14 @@ impl Tmux {
     async fn wait_text(&self, text: &str) -> String {
         self.wait(&format!("{text:?}"), |s| s.contains(text)).await
     }
+
+    /// Waits until the status line says the turn is over: the answer's text
+    /// is drawn before the turn finishes storing it, and keys sent in
+    /// between go to a running turn (Ctrl-C stops it instead of quitting).
+    async fn wait_idle(&self) -> String {
+        self.wait("idle", |s| status_line(s).ends_with("idle"))
+            .await
+    }
 }
 
 impl Drop for Tmux {

@@ -44,7 +44,7 @@ async fn tui_summary_diff_undo_and_rewind() {
     t.wait_text("Edited the files.").await;
     let s = t.wait_text("turn 1 changed 3 files").await;
     assert!(s.contains("deleted c.txt"), "{s}");
-    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+    t.wait_idle().await;
     // The card expands into the diff (Ctrl+O: the last collapsible cell).
     t.keys(&["C-o"]);
     t.wait_text("+line 2 changed").await;
@@ -81,7 +81,7 @@ async fn tui_summary_diff_undo_and_rewind() {
         !text.contains("edit the files") && !text.contains("Edited the files"),
         "rewound messages left out: {text}"
     );
-    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+    t.wait_idle().await;
 
     // Edit and resend: Esc Esc picks the last message into the composer.
     // Two reads (Esc Esc in one read is one Esc to the terminal parser).
@@ -99,7 +99,7 @@ async fn tui_summary_diff_undo_and_rewind() {
         !text.contains("try again"),
         "the edited message replaced it: {text}"
     );
-    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+    t.wait_idle().await;
 
     // A large paste shows as a placeholder; the text sent is unchanged.
     let big: String = (0..40)
@@ -124,6 +124,7 @@ async fn tui_summary_diff_undo_and_rewind() {
     fake.push(Reply::text("Got the paste."));
     t.keys(&["Enter"]);
     t.wait_text("Got the paste.").await;
+    t.wait_idle().await;
     let text = fake.chat_requests().last().unwrap()["messages"].to_string();
     assert!(
         text.contains(&big.replace('\n', "\\n")),

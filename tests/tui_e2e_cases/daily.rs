@@ -49,7 +49,7 @@ async fn a_resumed_session_shows_its_stored_window_at_once() {
     t.wait_text("new session with profile tester").await;
     t.type_line("one");
     t.wait_text("first answer").await;
-    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+    t.wait_idle().await;
     t.type_line("/session new");
     t.wait("a new session", |s| {
         s.matches("new session with profile tester").count() >= 1
@@ -57,7 +57,7 @@ async fn a_resumed_session_shows_its_stored_window_at_once() {
     .await;
     t.type_line("two");
     t.wait_text("second answer").await;
-    t.wait("idle", |s| status_line(s).ends_with("idle")).await;
+    t.wait_idle().await;
     t.type_line("/session resume 2");
     let s = t.wait_text("› one").await;
     let status = status_line(&s);

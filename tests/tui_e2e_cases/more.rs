@@ -152,6 +152,7 @@ async fn external_editor_and_history_across_restarts() {
     assert!(s.contains("second line"), "{s}");
     t.keys(&["Enter"]);
     t.wait_text("Got it.").await;
+    t.wait_idle().await;
     let chats = fake.chat_requests();
     let msgs = chats[0]["messages"].as_array().unwrap();
     assert_eq!(
@@ -320,6 +321,7 @@ async fn no_session_row_until_the_first_message() {
 
     t.type_line("hello there");
     t.wait_text("First answer.").await;
+    t.wait_idle().await;
     let rows = session_rows(dir.path(), &cfg);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["profile_id"], "tester", "{rows:?}");
@@ -329,7 +331,10 @@ async fn no_session_row_until_the_first_message() {
 
     // `/session new` then quitting keeps only the session with messages.
     t.type_line("/session new");
-    t.wait_text("new session").await;
+    t.wait("the new session's empty transcript", |s| {
+        !s.contains("First answer.") && s.contains("new session")
+    })
+    .await;
     t.keys(&["C-c"]);
     t.wait_text("press Ctrl-C again to quit").await;
     t.keys(&["C-c"]);
