@@ -78,6 +78,8 @@ mod sandbox;
 mod sandbox_cli;
 #[path = "security_cli.rs"]
 mod security_cli;
+#[path = "session_handle.rs"]
+mod session_handle;
 #[path = "session_lock.rs"]
 mod session_lock;
 #[path = "session_store.rs"]

@@ -11,7 +11,7 @@ use navi::protocol::{AgentEvent, CompactMode, Decision, INTERRUPTED, Submission}
 use serde_json::json;
 use support::{FakeLlm, Reply};
 
-fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
+pub(crate) fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
     let profiles = dir.join("cfg/profiles/plain");
     std::fs::create_dir_all(&profiles).unwrap();
     let profile = json!({

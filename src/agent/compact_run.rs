@@ -89,7 +89,7 @@ impl Agent {
         let profile = self.profile(&session.meta.profile_id)?.clone();
         let backend = self.backend_for(&profile)?;
         let model = tokio::select! {
-            s = self.select_model(&*backend, &profile) => s?.model,
+            s = self.select_model(Some(session_id), &*backend, &profile) => s?.model,
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = self.context_window(&*backend, &model).await;
@@ -369,18 +369,13 @@ impl Agent {
                 })
                 .await;
                 let counts = (plan.context_len, plan.new_context.len());
-                if let Ok(mut p) = self.pending_compactions.lock() {
-                    p.insert(session_id.to_string(), plan);
-                }
+                self.keep_compaction(session_id, plan);
                 // Unequal: there is a plan (nothing is written yet).
                 Ok(counts)
             }
             CompactMode::Apply => {
                 let plan = self
-                    .pending_compactions
-                    .lock()
-                    .ok()
-                    .and_then(|mut p| p.remove(session_id))
+                    .take_compaction(session_id)
                     .ok_or_else(|| AgentError::NoPlan(session_id.to_string()))?;
                 self.apply_and_announce(session_id, &plan, sink).await
             }
@@ -389,11 +384,7 @@ impl Agent {
 
     /// Forgets a previewed plan (the user declined it).
     pub fn discard_compaction(&self, session_id: &str) -> bool {
-        self.pending_compactions
-            .lock()
-            .ok()
-            .and_then(|mut p| p.remove(session_id))
-            .is_some()
+        self.take_compaction(session_id).is_some()
     }
 
     /// The stored token account of a session.

@@ -19,6 +19,7 @@ pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod on_demand;
 pub(crate) mod oversize;
+pub(crate) mod per_session;
 pub(crate) mod planning;
 pub(crate) mod repetition;
 mod request;
@@ -176,15 +177,13 @@ pub struct Agent {
     pub env: Arc<ToolEnv>,
     pub(crate) gate: Arc<ApprovalGate>,
     persona: String,
-    model_override: RwLock<Option<String>>,
-    /// The override came from `/model`, not from the command line.
-    model_from_ui: std::sync::atomic::AtomicBool,
+    model_override: Option<String>,
     backend_forced: bool,
     backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
     selections: Mutex<HashMap<String, Selection>>,
     windows: Mutex<HashMap<String, u64>>,
-    /// `/compact --preview` plans waiting for `/compact apply`, by session.
-    pending_compactions: Mutex<HashMap<String, compact_run::CompactionPlan>>,
+    /// Per open session: its tweaks, model choice, previewed compaction.
+    per_session: per_session::PerSession,
     guard: GuardConfig,
     /// Long-term memory, when enabled (set once by the composition root).
     memory: std::sync::OnceLock<Arc<crate::memory::MemoryStore>>,
@@ -211,13 +210,12 @@ impl Agent {
             env: parts.env,
             gate: parts.gate,
             persona: parts.persona,
-            model_override: RwLock::new(parts.model_override),
-            model_from_ui: std::sync::atomic::AtomicBool::new(false),
+            model_override: parts.model_override,
             backend_forced: parts.backend_forced,
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
-            pending_compactions: Mutex::new(HashMap::new()),
+            per_session: Default::default(),
             memory: std::sync::OnceLock::new(),
             tweaks: RwLock::new(tweaks::TurnTweaks::default()),
             text_only: Mutex::new(Default::default()),
@@ -245,28 +243,16 @@ impl Agent {
         &self.guard
     }
 
-    /// Sets (or clears) the model used for every profile from now on (`/model`).
-    pub(crate) fn set_model_override(&self, model: Option<String>) {
-        if let Ok(mut m) = self.model_override.write() {
-            *m = model;
-        }
-        self.model_from_ui
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub(crate) fn model_override(&self) -> Option<String> {
-        self.model_override.read().ok().and_then(|m| m.clone())
-    }
-
-    /// Sets the adjustments every following persistent turn runs with.
+    /// Sets the adjustments of turns of sessions without their own.
     pub(crate) fn set_turn_tweaks(&self, t: tweaks::TurnTweaks) {
         if let Ok(mut w) = self.tweaks.write() {
             *w = t;
         }
     }
 
-    pub(crate) fn turn_tweaks(&self) -> tweaks::TurnTweaks {
-        self.tweaks.read().map(|t| t.clone()).unwrap_or_default()
+    /// The model given with `--model` / `OLLAMA_DEFAULT_MODEL`.
+    pub(crate) fn model_override(&self) -> Option<String> {
+        self.model_override.clone()
     }
 
     pub(crate) fn persona(&self) -> &str {
@@ -299,28 +285,26 @@ impl Agent {
         Ok(b)
     }
 
-    /// Resolves the model for a profile (cached per process): `--model`, else
-    /// the profile's priority list, else `[llm].default_model`, else the only
-    /// model the server has.
+    /// Resolves the model of a turn of `session` (a subagent passes its
+    /// parent's): the model chosen for the session, else `--model`, else the
+    /// profile's priority list (cached per process), else
+    /// `[llm].default_model`, else the only model the server has.
     pub(crate) async fn select_model(
         &self,
+        session: Option<&str>,
         backend: &dyn LlmBackend,
         profile: &Profile,
     ) -> Result<Selection, AgentError> {
-        let forced = self.model_override.read().ok().and_then(|m| m.clone());
-        if let Some(m) = &forced {
+        let choice = session.and_then(|s| self.model_choice(s));
+        if let Some(sel) = choice.as_ref().and_then(Self::chosen) {
+            return Ok(sel);
+        }
+        if choice.is_none()
+            && let Some(m) = &self.model_override
+        {
             return Ok(Selection {
                 model: m.clone(),
-                reason: if self
-                    .model_from_ui
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                {
-                    format!(
-                        "using {m} (chosen with /model; \"/model default\" goes back to the profile's list)"
-                    )
-                } else {
-                    format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)")
-                },
+                reason: format!("using {m} (set with --model or OLLAMA_DEFAULT_MODEL)"),
             });
         }
         let key = format!("{}|{}", backend.base_url(), profile.model.join(","));

@@ -63,7 +63,7 @@ pub(super) async fn run_persistent(
         .meta(session_id)?
         .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?
         .profile_id;
-    if let Err(e) = super::vision::check(agent, &profile_id, &user_message).await {
+    if let Err(e) = super::vision::check(agent, session_id, &profile_id, &user_message).await {
         sink.emit(AgentEvent::StreamStart {
             session_id: session_id.to_string(),
         })
@@ -93,7 +93,7 @@ pub(super) async fn run_persistent(
     crate::checkpoint::begin_turn(&agent.env, session_id, earlier_turns, conv.context.last());
     let result = async {
         let profile = agent
-            .turn_tweaks()
+            .turn_tweaks(session_id)
             .apply(agent.profile(&session.meta.profile_id)?.clone());
         let mut run = Run::start(
             agent,
@@ -177,8 +177,9 @@ impl<'a> Run<'a> {
         context_tokens: u64,
     ) -> Result<Run<'a>, AgentError> {
         let backend = agent.backend_for(&profile)?;
+        let owner = parent_session.as_deref().unwrap_or(&conv.session_id);
         let sel = tokio::select! {
-            s = agent.select_model(&*backend, &profile) => s?,
+            s = agent.select_model(Some(owner), &*backend, &profile) => s?,
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = agent.context_window(&*backend, &sel.model).await;
@@ -259,7 +260,7 @@ impl<'a> Run<'a> {
         } else {
             self.profile.enabled_tools.clone()
         };
-        if !self.is_subagent() && self.agent.turn_tweaks().no_tools {
+        if !self.is_subagent() && self.agent.turn_tweaks(&self.conv.session_id).no_tools {
             return Vec::new();
         }
         if let Ok(reg) = self.agent.tools.read() {
@@ -469,7 +470,10 @@ impl<'a> Run<'a> {
             return Ok(());
         };
         self.backend = self.agent.backend_for(&p)?;
-        let sel = self.agent.select_model(&*self.backend, &p).await?;
+        let sel = self
+            .agent
+            .select_model(Some(&self.state_session()), &*self.backend, &p)
+            .await?;
         self.tracker.window = self.agent.context_window(&*self.backend, &sel.model).await;
         if self.tracker.window > 0 && self.conv.is_persistent() {
             super::account::save_window(

@@ -31,6 +31,7 @@ fn key(backend: &dyn LlmBackend, model: &str) -> String {
 /// known not to take them (the server says so, or refused an image before).
 pub(super) async fn check(
     agent: &Agent,
+    session_id: &str,
     profile_id: &str,
     msg: &ChatMessage,
 ) -> Result<(), AgentError> {
@@ -38,10 +39,13 @@ pub(super) async fn check(
         return Ok(());
     }
     let profile = agent
-        .turn_tweaks()
+        .turn_tweaks(session_id)
         .apply(agent.profile(profile_id)?.clone());
     let backend = agent.backend_for(&profile)?;
-    let Ok(sel) = agent.select_model(&*backend, &profile).await else {
+    let Ok(sel) = agent
+        .select_model(Some(session_id), &*backend, &profile)
+        .await
+    else {
         return Ok(());
     };
     let refused_before = agent
@@ -106,14 +110,17 @@ pub(super) async fn after_error(
     }
     let Ok(profile) = agent
         .profile(profile_id)
-        .map(|p| agent.turn_tweaks().apply(p.clone()))
+        .map(|p| agent.turn_tweaks(session_id).apply(p.clone()))
     else {
         return e;
     };
     let Ok(backend) = agent.backend_for(&profile) else {
         return e;
     };
-    let model = match agent.select_model(&*backend, &profile).await {
+    let model = match agent
+        .select_model(Some(session_id), &*backend, &profile)
+        .await
+    {
         Ok(sel) => sel.model,
         Err(_) => return e,
     };

@@ -3,9 +3,12 @@
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
 pub(crate) mod auto_memory;
+mod handle;
 pub(crate) mod launch;
 pub(crate) mod probe;
 pub mod submit;
+
+pub use handle::{OpenOptions, Prepared, SessionHandle};
 
 use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
 use crate::config::{Config, Overrides, Paths};
@@ -81,6 +84,18 @@ pub enum AppError {
     Store(#[from] StoreError),
     #[error("unknown profile '{id}'; available: {available}")]
     NoProfile { id: String, available: String },
+}
+
+impl AppError {
+    /// The session is open in another navi: its id and that navi's pid.
+    pub fn busy(&self) -> Option<(&str, Option<u32>)> {
+        match self {
+            AppError::Store(StoreError::Lock(LockError::Busy { session, pid })) => {
+                Some((session, *pid))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The persona: inline text, else the named file, else `persona.txt` in the
@@ -201,7 +216,7 @@ impl App {
 
     /// `pending`: a new session is only [pending](SessionStore::create_pending)
     /// (no row, no lock) until its first turn.
-    fn open_with(
+    pub(crate) fn open_with(
         &self,
         choice: &SessionChoice,
         profile: Option<&str>,
@@ -238,18 +253,6 @@ impl App {
         }
     }
 
-    /// Like [`open_session`](Self::open_session), but a new session stays
-    /// [pending](SessionStore::create_pending) (no row, no lock) until its
-    /// first turn: a run that fails before (a missing `-f` file) leaves
-    /// nothing behind.
-    pub(crate) fn open_session_lazily(
-        &self,
-        choice: &SessionChoice,
-        profile: Option<&str>,
-    ) -> Result<SessionMeta, AppError> {
-        self.open_with(choice, profile, true)
-    }
-
     /// What the interactive front ends open: like [`open_session`](Self::open_session),
     /// but a new session stays pending (no row, no lock) until the first
     /// message is sent; and when the most recent session is busy in another navi (the user did
@@ -269,6 +272,18 @@ impl App {
             }
             other => other.map(|m| (m, None)),
         }
+    }
+
+    /// Starts the configured MCP servers and waits until each is ready or
+    /// failed (each bounded by its start-up timeout).
+    pub async fn start_mcp(&self) {
+        self.agent.env.mcp.start();
+        self.agent.env.mcp.wait_started().await;
+    }
+
+    /// Stops the MCP servers (their process groups with them).
+    pub fn stop_mcp(&self) {
+        self.agent.env.mcp.shutdown();
     }
 
     /// Releases what a session holds outside the database (shared SSH
@@ -328,25 +343,35 @@ impl App {
         session_id: &str,
         message: crate::llm::ChatMessage,
     ) -> RunHandle {
-        let (sink, events) = EventSink::channel(1024);
-        let cancel = CancellationToken::new();
-        let agent = self.agent.clone();
-        let (sid, c) = (session_id.to_string(), cancel.clone());
-        let listed = self.runs.register(session_id, cancel.clone());
-        let task = tokio::spawn(async move {
-            let _listed = listed;
-            agent.run_stream_message(&sid, message, &sink, &c).await
-        });
-        RunHandle {
-            events,
-            cancel,
-            task,
-        }
+        spawn_turn(&self.agent, &self.runs, session_id, message)
     }
 
     /// Starts a turn on its own task. Stop it with `cancel`; never abort it.
     pub(crate) fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
         self.start_turn_message(session_id, crate::llm::ChatMessage::user(message))
+    }
+}
+
+/// Starts a turn on its own task, listed in `runs` while it runs.
+pub(crate) fn spawn_turn(
+    agent: &Arc<Agent>,
+    runs: &Arc<submit::Runs>,
+    session_id: &str,
+    message: crate::llm::ChatMessage,
+) -> RunHandle {
+    let (sink, events) = EventSink::channel(1024);
+    let cancel = CancellationToken::new();
+    let agent = agent.clone();
+    let (sid, c) = (session_id.to_string(), cancel.clone());
+    let listed = runs.register(session_id, cancel.clone());
+    let task = tokio::spawn(async move {
+        let _listed = listed;
+        agent.run_stream_message(&sid, message, &sink, &c).await
+    });
+    RunHandle {
+        events,
+        cancel,
+        task,
     }
 }
 
@@ -372,7 +397,7 @@ async fn extract_with(
         .clone();
     let backend = agent.backend_for(&profile).map_err(|e| e.to_string())?;
     let model = agent
-        .select_model(&*backend, &profile)
+        .select_model(None, &*backend, &profile)
         .await
         .map_err(|e| e.to_string())?
         .model;

@@ -29,7 +29,7 @@ pub(crate) async fn check_backend(
         tokio::time::timeout(Duration::from_secs(10), async {
             backend.list_models().await?;
             let sel = agent
-                .select_model(&*backend, &profile)
+                .select_model(None, &*backend, &profile)
                 .await
                 .map_err(|e| e.to_string());
             let sel = match sel {

@@ -124,43 +124,53 @@ impl App {
     /// handle's token) stops it with nothing changed. When there was nothing
     /// to compact, a `context_compressed` event with equal counts says so.
     pub fn start_compaction(&self, session_id: &str, mode: CompactMode) -> CompactionHandle {
-        let (sink, events) = EventSink::channel(64);
-        let cancel = CancellationToken::new();
-        let agent = self.agent.clone();
-        let (sid, c) = (session_id.to_string(), cancel.clone());
-        let listed = self.runs.register(session_id, cancel.clone());
-        let task = tokio::spawn(async move {
-            let _listed = listed;
-            let r = match agent.compact_mode(&sid, mode, &sink, &c).await {
-                // Not a failure and not a compaction: say why, change nothing.
-                Err(e @ crate::agent::AgentError::NothingSaved { .. }) => {
-                    sink.emit(AgentEvent::Notice {
-                        message: e.to_string(),
-                    })
-                    .await;
-                    return Ok((0, 0));
-                }
-                r => r,
-            };
-            if let Ok((before, after)) = &r
-                && before == after
-            {
-                let acc = agent.context_account(&sid).unwrap_or_default();
-                sink.emit(AgentEvent::ContextCompressed {
-                    messages_before: *before,
-                    messages_after: *after,
-                    tokens_before: acc.used,
-                    tokens_after: acc.used,
-                    max_context_tokens: acc.window,
+        spawn_compaction(&self.agent, &self.runs, session_id, mode)
+    }
+}
+
+/// Starts a compaction on its own task, listed in `runs` while it runs.
+pub(crate) fn spawn_compaction(
+    agent: &std::sync::Arc<crate::agent::Agent>,
+    runs: &std::sync::Arc<Runs>,
+    session_id: &str,
+    mode: CompactMode,
+) -> CompactionHandle {
+    let (sink, events) = EventSink::channel(64);
+    let cancel = CancellationToken::new();
+    let agent = agent.clone();
+    let (sid, c) = (session_id.to_string(), cancel.clone());
+    let listed = runs.register(session_id, cancel.clone());
+    let task = tokio::spawn(async move {
+        let _listed = listed;
+        let r = match agent.compact_mode(&sid, mode, &sink, &c).await {
+            // Not a failure and not a compaction: say why, change nothing.
+            Err(e @ crate::agent::AgentError::NothingSaved { .. }) => {
+                sink.emit(AgentEvent::Notice {
+                    message: e.to_string(),
                 })
                 .await;
+                return Ok((0, 0));
             }
-            r
-        });
-        CompactionHandle {
-            events,
-            cancel,
-            task,
+            r => r,
+        };
+        if let Ok((before, after)) = &r
+            && before == after
+        {
+            let acc = agent.context_account(&sid).unwrap_or_default();
+            sink.emit(AgentEvent::ContextCompressed {
+                messages_before: *before,
+                messages_after: *after,
+                tokens_before: acc.used,
+                tokens_after: acc.used,
+                max_context_tokens: acc.window,
+            })
+            .await;
         }
+        r
+    });
+    CompactionHandle {
+        events,
+        cancel,
+        task,
     }
 }

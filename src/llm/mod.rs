@@ -23,6 +23,7 @@ pub mod sse;
 pub(crate) mod tokenize;
 pub(crate) mod url_auth;
 
+pub use crate::protocol::ModelInfo;
 pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
 
@@ -187,15 +188,6 @@ pub enum ChatChunk {
 }
 
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<ChatChunk, LlmError>> + Send>>;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ModelInfo {
-    pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_length: Option<u64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub capabilities: Vec<String>,
-}
 
 /// What a server says about a model taking images.
 #[derive(Clone, Debug, PartialEq, Eq)]

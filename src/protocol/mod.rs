@@ -12,10 +12,14 @@
 
 mod events;
 mod history;
+mod info;
+mod op;
 pub mod plan;
 
 pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
 pub use history::{CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, last_answer, replay};
+pub use info::{ModelInfo, ProfileSummary, SessionMeta, now_ms};
+pub use op::{InputAttachment, Op, OpError, SessionEvent, TurnEnd};
 
 use serde::{Deserialize, Serialize};
 
@@ -43,7 +47,8 @@ pub enum Submission {
 
 /// Which `/compact`: at once, a preview kept for confirmation, or applying
 /// the kept preview.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CompactMode {
     Now,
     Preview,

@@ -17,6 +17,7 @@ mod schema;
 pub(crate) mod store;
 mod writer;
 
+pub use crate::protocol::{SessionMeta, now_ms};
 pub(crate) use lock::LockError;
 pub use store::{SessionStore, StoreError};
 
@@ -108,30 +109,11 @@ impl StoredMessage {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionMeta {
-    pub id: String,
-    pub profile_id: String,
-    pub title: String,
-    pub pinned: bool,
-    pub created_at: i64,
-    pub last_active: i64,
-    pub context_token_count: u64,
-    pub message_count: u64,
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct Session {
     pub meta: SessionMeta,
     pub display: Vec<StoredMessage>,
     pub context: Vec<StoredMessage>,
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// A title from the first user message: its first line, at most 60 chars.

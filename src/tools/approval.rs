@@ -106,6 +106,13 @@ impl ApprovalGate {
         self.per_tool.get(tool).copied().unwrap_or(self.mode)
     }
 
+    /// Forgets what was allowed "for the session" in a closed session.
+    pub(crate) fn forget_session(&self, session: &str) {
+        if let Ok(mut m) = self.session_allowed.lock() {
+            m.remove(session);
+        }
+    }
+
     fn allowed_for_session(&self, session: &str, tool: &str) -> bool {
         self.session_allowed
             .lock()

@@ -174,6 +174,13 @@ impl ToolEnv {
         self.scratch.attach(store);
     }
 
+    /// Drops what is cached for a closed session (its todo list and
+    /// scratchpads stay stored).
+    pub(crate) fn forget_session(&self, session: &str) {
+        self.todos.forget(session);
+        self.scratch.forget(session);
+    }
+
     /// One shared HTTP client for the web tools, built on first use.
     pub(crate) fn http(&self) -> &reqwest::Client {
         self.http.get_or_init(|| {

@@ -1,5 +1,6 @@
 //! Slash commands: one parser and one dispatcher shared by the TUI and plain
 //! mode. Front ends turn an [`Outcome`] into what they show.
+use crate::agent::per_session::ModelChoice;
 use crate::app::App;
 use crate::protocol::AgentEvent;
 use crate::session::SessionMeta;
@@ -326,6 +327,15 @@ pub(crate) fn code_blocks(text: &str) -> Vec<String> {
     out
 }
 
+/// The model in use over the profile's list: chosen with /model, else `--model`.
+fn chosen_model(app: &App, session: &str) -> Option<String> {
+    match app.agent.model_choice(session) {
+        Some(ModelChoice::Named(m)) => Some(m),
+        Some(ModelChoice::ProfileList) => None,
+        None => app.agent.model_override(),
+    }
+}
+
 fn err(e: impl ToString) -> String {
     e.to_string()
 }
@@ -341,6 +351,10 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
         if meta.id != current {
             store.lock(&meta.id).map_err(err)?;
             store.unlock(&current);
+            // A model chosen with /model stays chosen in the session switched to.
+            if let Some(c) = app.agent.model_choice(&current) {
+                app.agent.set_model_choice(&meta.id, Some(c));
+            }
         }
         let history = crate::session::replay::load_events(store, &meta.id)
             .map_err(err)?
@@ -455,7 +469,7 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
                 p.name, p.id
             )]))
         }
-        Model(None) => Ok(Outcome::Show(vec![match app.agent.model_override() {
+        Model(None) => Ok(Outcome::Show(vec![match chosen_model(app, &current) {
             Some(m) => format!(
                 "model: {m} (set with /model; \"/model default\" goes back to the profile's list)"
             ),
@@ -469,13 +483,15 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
             }
         }])),
         Model(Some(m)) if m == "default" => {
-            app.agent.set_model_override(None);
+            app.agent
+                .set_model_choice(&current, Some(ModelChoice::ProfileList));
             Ok(Outcome::Show(vec![
                 "model: back to the profile's priority list".into(),
             ]))
         }
         Model(Some(m)) => {
-            app.agent.set_model_override(Some(m.clone()));
+            app.agent
+                .set_model_choice(&current, Some(ModelChoice::Named(m.clone())));
             Ok(Outcome::Show(vec![format!(
                 "model set to {m} for this run of navi"
             )]))

@@ -14,11 +14,9 @@ use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_
 use super::signals::StopSignals;
 use crate::agent::tweaks::TurnTweaks;
 use crate::app::launch::{Failure, GlobalArgs, build_app, is_broken_pipe};
-use crate::app::{App, AppError, AppOptions, SessionChoice};
-use crate::attach::{self, Attachment, FilesPolicy};
-use crate::protocol::AgentEvent;
-use crate::protocol::{Decision, Submission};
-use crate::session::{LockError, StoreError};
+use crate::app::{App, AppOptions, OpenOptions, Prepared, SessionChoice, SessionHandle};
+use crate::attach::{self, Attachment};
+use crate::protocol::{AgentEvent, Decision, Op, SessionEvent, TurnEnd};
 use clap::Args;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -123,14 +121,26 @@ async fn open_locked(
     app: &crate::app::App,
     choice: &SessionChoice,
     args: &RunArgs,
+    no_plan: bool,
     signals: &mut StopSignals,
-) -> Result<Result<crate::session::SessionMeta, u8>, Failure> {
+) -> Result<Result<SessionHandle, u8>, Failure> {
     let mut told = false;
+    let opts = OpenOptions {
+        profile: args.profile.clone(),
+        pending: true,
+        ..Default::default()
+    };
+    let tweaks = TurnTweaks {
+        system: args.system.clone(),
+        temperature: args.temperature,
+        no_plan: args.no_plan || no_plan,
+        no_tools: args.no_tools,
+        max_tokens: args.max_tokens,
+    };
     loop {
-        match app.open_session_lazily(choice, args.profile.as_deref()) {
-            Err(AppError::Store(StoreError::Lock(LockError::Busy { session, pid })))
-                if args.wait =>
-            {
+        match app.open_handle(choice, opts.clone()) {
+            Err(e) if args.wait && e.busy().is_some() => {
+                let (session, pid) = e.busy().unwrap_or_default();
                 if !told {
                     let short: String = session.chars().take(8).collect();
                     let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
@@ -144,7 +154,11 @@ async fn open_locked(
                     stop = signals.recv() => return Ok(Err(stop.exit_code())),
                 }
             }
-            other => return Ok(Ok(other?)),
+            other => {
+                let h = other?;
+                h.set_tweaks(tweaks);
+                return Ok(Ok(h));
+            }
         }
     }
 }
@@ -179,12 +193,11 @@ fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
 
 /// The user message: text, piped input, then `-f` files.
 fn build_message(
-    app: &App,
-    session_id: &str,
+    h: &SessionHandle,
     input: Input,
     files: &[std::path::PathBuf],
-) -> Result<crate::llm::ChatMessage, Failure> {
-    let policy = FilesPolicy::from_config(&app.config, &app.paths);
+) -> Result<Prepared, Failure> {
+    let (policy, session_id) = (h.files(), &h.id());
     let mut items: Vec<Attachment> = Vec::new();
     if let Some(bytes) = &input.piped {
         let name = if std::str::from_utf8(bytes).is_ok() {
@@ -192,7 +205,7 @@ fn build_message(
         } else {
             "stdin"
         };
-        let a = match attach::attach_bytes(&policy, session_id, name, bytes, None) {
+        let a = match attach::attach_bytes(policy, session_id, name, bytes, None) {
             Ok(Attachment::Text { text, .. }) => Attachment::Text {
                 name: "stdin".into(),
                 text,
@@ -206,11 +219,11 @@ fn build_message(
         items.push(a);
     }
     for f in files {
-        let a = attach::attach_path(&policy, session_id, f).map_err(Failure::usage)?;
+        let a = attach::attach_path(policy, session_id, f).map_err(Failure::usage)?;
         eprintln!("attached {}", a.describe());
         items.push(a);
     }
-    Ok(attach::compose(&input.text, &items))
+    Ok(h.prepare_with(&input.text, &items))
 }
 
 pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
@@ -227,41 +240,33 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     };
     let (app, _log) = build_app(g, opts)?;
     check_approvals(&app, &args.approve)?;
-    app.agent.set_turn_tweaks(TurnTweaks {
-        system: args.system.clone(),
-        temperature: args.temperature,
-        no_plan: args.no_plan || g.no_plan,
-        no_tools: args.no_tools,
-        max_tokens: args.max_tokens,
-    });
     let choice = match (&args.session, args.continue_last) {
         (Some(id), _) => SessionChoice::Id(id.clone()),
         (None, true) => SessionChoice::Latest,
         (None, false) => SessionChoice::New,
     };
     let mut signals = StopSignals::install();
-    let meta = match open_locked(&app, &choice, &args, &mut signals).await? {
-        Ok(meta) => meta,
+    let mut h = match open_locked(&app, &choice, &args, g.no_plan, &mut signals).await? {
+        Ok(h) => h,
         Err(code) => return Ok(code),
     };
     // The inputs first: a bad one is a usage error that leaves nothing
     // behind (the new session is still pending: no row; files it copied
     // are removed) and starts no MCP server.
-    let message = match build_message(&app, &meta.id, input, &args.files) {
+    let message = match build_message(&h, input, &args.files) {
         Ok(m) => m,
         Err(e) => {
-            if app.store.is_pending(&meta.id) {
-                let policy = FilesPolicy::from_config(&app.config, &app.paths);
-                let _ = std::fs::remove_dir_all(policy.session_dir(&meta.id));
-            }
+            h.discard_files_if_pending();
             return Err(e);
         }
     };
     // One message, so no "next message" for late MCP tools: wait for the
     // configured servers (each bounded by its start-up timeout).
-    app.agent.env.mcp.start();
-    app.agent.env.mcp.wait_started().await;
-    let mut handle = app.start_turn_message(&meta.id, message);
+    app.start_mcp().await;
+    let Some(mut events) = h.take_events() else {
+        return Err(Failure::runtime("the session's events were taken"));
+    };
+    h.send(message).map_err(Failure::runtime)?;
     let stdout_tty = std::io::stdout().is_terminal();
     let color = style::color_wanted(std::io::stderr().is_terminal());
     let mut renderer = LineRenderer::new(LineOptions {
@@ -277,10 +282,19 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     // SIGTERM / SIGHUP: the exit code once the turn has stopped.
     let mut fatal: Option<u8> = None;
     let mut reader_gone = false;
-    loop {
+    let mut stopping = false;
+    let stop = |h: &SessionHandle, stopping: &mut bool| {
+        *stopping = true;
+        let _ = h.submit(Op::Stop);
+    };
+    let end = loop {
         tokio::select! {
-            ev = handle.events.recv() => {
-                let Some(ev) = ev else { break };
+            ev = events.recv() => {
+                let ev = match ev {
+                    Some(SessionEvent::Agent { event }) => event,
+                    Some(SessionEvent::TurnEnded { end }) => break end,
+                    None => break TurnEnd::Failed { message: "the turn ended without a word".into() },
+                };
                 let written = if reader_gone {
                     Ok(())
                 } else if args.json {
@@ -293,42 +307,39 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                 };
                 if written.as_ref().is_err_and(is_broken_pipe) {
                     reader_gone = true;
-                    handle.cancel.cancel();
+                    stop(&h, &mut stopping);
                 }
                 if let AgentEvent::ApprovalRequest { id, tool, summary, .. } = ev {
-                    let d = if interactive && !reader_gone && !handle.cancel.is_cancelled() {
+                    let d = if interactive && !reader_gone && !stopping {
                         let ask = tokio::task::spawn_blocking(move || ask_tty(&tool, &summary));
                         tokio::select! {
                             d = ask => Some(d.unwrap_or(Decision::Deny)),
-                            stop = signals.recv() => {
+                            sig = signals.recv() => {
                                 // Ctrl-C (or SIGTERM/SIGHUP) at the question
                                 // stops the whole turn, not just this call:
                                 // no answer, the gate reports it cancelled.
                                 eprintln!();
-                                if stop.is_fatal() {
-                                    fatal = Some(stop.exit_code());
+                                if sig.is_fatal() {
+                                    fatal = Some(sig.exit_code());
                                 }
                                 interrupts += 1;
-                                handle.cancel.cancel();
+                                stop(&h, &mut stopping);
                                 None
                             }
                         }
                     } else {
                         Some(Decision::Deny)
                     };
-                    if let Some(d) = d {
-                        app.submit(
-                            &meta.id,
-                            Submission::Approval { id, decision: d },
-                        );
+                    if let Some(decision) = d {
+                        let _ = h.submit(Op::Approval { id, decision });
                     }
                 }
             }
-            stop = signals.recv() => {
-                if stop.is_fatal() {
-                    fatal = Some(stop.exit_code());
+            sig = signals.recv() => {
+                if sig.is_fatal() {
+                    fatal = Some(sig.exit_code());
                     let _ = write_pieces(renderer.close(), &mut out);
-                    handle.cancel.cancel();
+                    stop(&h, &mut stopping);
                     continue;
                 }
                 interrupts += 1;
@@ -338,47 +349,31 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                 }
                 let _ = write_pieces(renderer.close(), &mut out);
                 eprintln!("stopping… (Ctrl-C again to quit at once)");
-                handle.cancel.cancel();
+                stop(&h, &mut stopping);
             }
         }
-    }
+    };
     if !reader_gone {
         let _ = write_pieces(renderer.close(), &mut out);
     }
-    let outcome = handle.task.await.map_err(Failure::runtime)?;
-    app.end_session(&meta.id).await;
-    if matches!(choice, SessionChoice::New) && outcome.as_ref().is_err_and(|e| e.returns_input()) {
-        // Refused before anything was stored: no empty session is left.
-        drop_if_empty(&app, &meta.id);
-    }
-    app.agent.env.mcp.shutdown();
+    let id = h.id();
+    h.close().await;
+    app.stop_mcp();
     // Memory for one-shot users: stale sessions are extracted in the
     // background, after the answer (never the session just used).
-    app.spawn_auto_extraction(g, &meta.id);
+    app.spawn_auto_extraction(g, &id);
     if let Some(code) = fatal {
         return Ok(code);
     }
     if reader_gone {
         return Ok(0);
     }
-    match outcome {
-        Ok(o) if o.stopped => Ok(130),
-        Ok(_) => Ok(0),
-        Err(e) if e.is_cancelled() => Ok(130),
-        Err(e) => Err(Failure::runtime(e)),
-    }
-}
-
-/// Deletes the session when it holds no message at all.
-fn drop_if_empty(app: &App, id: &str) {
-    let empty = app
-        .store
-        .load(id)
-        .ok()
-        .flatten()
-        .is_some_and(|s| s.display.is_empty() && s.context.is_empty());
-    if empty && let Err(e) = app.store.delete(id) {
-        tracing::warn!("cannot remove the empty session {id}: {e}");
+    match end {
+        TurnEnd::Done { .. } => Ok(0),
+        TurnEnd::Stopped => Ok(130),
+        TurnEnd::Refused { message } | TurnEnd::Failed { message } => {
+            Err(Failure::runtime(message))
+        }
     }
 }
 

@@ -167,7 +167,7 @@ fn plan_into_context(run: &mut Run<'_>, plan: &str) -> Result<(), AgentError> {
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     // --no-plan: the main run's profile has planning cleared; its helpers
     // (run with their own profiles) are covered here.
-    if run.agent.turn_tweaks().no_plan {
+    if run.agent.turn_tweaks(&run.state_session()).no_plan {
         return Ok(());
     }
     // The message this turn answers (with or without an image).

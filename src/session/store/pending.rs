@@ -48,7 +48,7 @@ impl SessionStore {
     }
 
     /// Forgets a pending session; true when `id` was one.
-    pub(super) fn discard_pending(&self, id: &str) -> bool {
+    pub(crate) fn discard_pending(&self, id: &str) -> bool {
         self.pending
             .lock()
             .is_ok_and(|mut p| p.remove(id).is_some())

@@ -22,6 +22,15 @@ impl ScratchBoard {
         let _ = self.store.set(store);
     }
 
+    /// Drops the cached pads of a closed session and of its subagents
+    /// (they stay stored).
+    pub(crate) fn forget(&self, owner: &str) {
+        let prefix = format!("{owner}\u{0}");
+        if let Ok(mut m) = self.pads.lock() {
+            m.retain(|k, _| !k.starts_with(&prefix));
+        }
+    }
+
     fn cache_key(owner: &str, slot: &str) -> String {
         format!("{owner}\u{0}{slot}")
     }

@@ -48,6 +48,13 @@ impl TodoBoard {
         loaded
     }
 
+    /// Drops the cached list of a closed session (it stays stored).
+    pub(crate) fn forget(&self, session: &str) {
+        if let Ok(mut m) = self.lists.lock() {
+            m.remove(session);
+        }
+    }
+
     pub fn set(&self, session: &str, items: Vec<TodoItem>) {
         if let Some(store) = self.store.get() {
             // Ids that are not sessions (a subagent without a parent session)
