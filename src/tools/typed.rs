@@ -68,7 +68,8 @@ pub(crate) struct ToolError {
     pub(crate) message: String,
     pub(crate) output: String,
     pub(crate) metadata: Map<String, Value>,
-    pub(crate) display: Option<ToolDisplay>,
+    /// Boxed: keeps `Result<_, ToolError>` small.
+    pub(crate) display: Option<Box<ToolDisplay>>,
     args: bool,
 }
 
@@ -111,7 +112,7 @@ impl ToolError {
     }
 
     pub(crate) fn with_display(mut self, display: ToolDisplay) -> Self {
-        self.display = Some(display);
+        self.display = Some(Box::new(display));
         self
     }
 }
@@ -142,7 +143,7 @@ pub(crate) fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
         message: r.error.unwrap_or_default(),
         output: r.output,
         metadata: r.metadata,
-        display: r.display,
+        display: r.display.map(Box::new),
         args: false,
     })
 }
@@ -166,7 +167,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
                 e.message
             }),
             metadata: e.metadata,
-            display: e.display,
+            display: e.display.map(|d| *d),
         },
     }
 }

@@ -541,7 +541,7 @@ impl TuiState {
         }) = self.transcript.cell_mut(&path)
         {
             card.finish(result, success);
-            card.display = display.cloned();
+            card.display = display.map(|d| Box::new(d.clone()));
         }
         self.transcript.touch(&path);
         if tool == SPAWN {

@@ -36,7 +36,7 @@ pub struct ToolCard {
     pub status: ToolStatus,
     pub(crate) result: String,
     /// The result's typed display data, when the tool gave some.
-    pub(crate) display: Option<ToolDisplay>,
+    pub(crate) display: Option<Box<ToolDisplay>>,
     /// Cells of subagents started by this call.
     pub(crate) children: Vec<Cell>,
     /// When it started (live cards only; not known for loaded history).
@@ -210,7 +210,7 @@ impl ToolCard {
             th.tool_result
         };
         if !expanded {
-            let p = summary(self.display.as_ref(), &self.result);
+            let p = summary(self.display.as_deref(), &self.result);
             let p = if p.is_empty() {
                 "(no output)".to_string()
             } else {
@@ -222,7 +222,7 @@ impl ToolCard {
             ]));
             return out;
         }
-        let lines = body(self.display.as_ref(), &self.result);
+        let lines = body(self.display.as_deref(), &self.result);
         let total = lines.len();
         out.push(Line::from(vec![
             Span::styled("  ├ ", rst),
