@@ -82,6 +82,8 @@ mod security_cli;
 mod session_lock;
 #[path = "session_store.rs"]
 mod session_store;
+#[path = "tool_display.rs"]
+mod tool_display;
 #[path = "tools_code_exec.rs"]
 mod tools_code_exec;
 #[path = "tools_exposure.rs"]
