@@ -86,6 +86,8 @@ mod session_store;
 mod tool_display;
 #[path = "tools_code_exec.rs"]
 mod tools_code_exec;
+#[path = "tools_display.rs"]
+mod tools_display;
 #[path = "tools_exposure.rs"]
 mod tools_exposure;
 #[path = "tools_filesystem.rs"]
