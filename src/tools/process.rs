@@ -428,11 +428,13 @@ mod tests {
         assert!(t.starts_with("abcdefghijklmnopqrst"), "{t}");
         assert!(t.contains("70 of 100 bytes dropped"), "{t}");
         assert!(t.ends_with("mnopqrstuv"), "{t}");
+        assert!(c.truncated());
     }
 
     #[test]
     fn captured_small_is_verbatim() {
         let mut c = Captured::new(100);
+        assert!(!c.truncated());
         c.push(b"hello ");
         c.push(b"world");
         assert_eq!(c.text(), "hello world");
