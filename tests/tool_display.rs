@@ -165,6 +165,39 @@ async fn commands_and_writes_carry_display_data_live_stored_and_replayed() {
         Some(ToolDisplay::Command(c)) => assert_eq!(c.exit_code, Some(3)),
         other => panic!("{other:?}"),
     }
+
+    // A value this build cannot read (a newer navi's kind, or damage) is
+    // left out: that row replays as text, the others as before.
+    let db = rusqlite::Connection::open(env.path("data/navi.db")).unwrap();
+    db.execute(
+        "UPDATE messages SET display = '{\"kind\":\"hologram\"}' WHERE id = \
+         (SELECT MIN(id) FROM messages WHERE role = 'tool' AND buffer = 0)",
+        [],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE messages SET display = '{not json' WHERE id = \
+         (SELECT MAX(id) FROM messages WHERE role = 'tool' AND buffer = 0)",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let events = navi::session::replay::load_events(&store, &id)
+        .unwrap()
+        .unwrap();
+    let after: Vec<(bool, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCall {
+                display, result, ..
+            } => Some((display.is_none(), !result.is_empty())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(after, [(true, true), (true, true)]);
+    let shown = env.run(&fake, "ollama", &["sessions", "show", "1"]).await;
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown.stdout.contains("exit code: 3"), "{}", shown.stdout);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
