@@ -108,6 +108,8 @@ mod tools_user;
 mod tools_web;
 #[path = "tui_attach.rs"]
 mod tui_attach;
+#[path = "tui_cards.rs"]
+mod tui_cards;
 #[path = "tui_cells.rs"]
 mod tui_cells;
 #[path = "tui_e2e.rs"]
