@@ -84,8 +84,12 @@ mod session_handle;
 mod session_lock;
 #[path = "session_store.rs"]
 mod session_store;
+#[path = "tool_display.rs"]
+mod tool_display;
 #[path = "tools_code_exec.rs"]
 mod tools_code_exec;
+#[path = "tools_display.rs"]
+mod tools_display;
 #[path = "tools_exposure.rs"]
 mod tools_exposure;
 #[path = "tools_filesystem.rs"]
@@ -106,6 +110,8 @@ mod tools_user;
 mod tools_web;
 #[path = "tui_attach.rs"]
 mod tui_attach;
+#[path = "tui_cards.rs"]
+mod tui_cards;
 #[path = "tui_cells.rs"]
 mod tui_cells;
 #[path = "tui_e2e.rs"]

@@ -61,6 +61,13 @@ async fn exceptions_and_exit_codes_fail_with_the_traceback() {
     )
     .await;
     assert_eq!(err_text(&r), "the Python process exited with code 7");
+    match &r.display {
+        Some(navi::protocol::ToolDisplay::Command(c)) => {
+            assert_eq!(c.exit_code, Some(7));
+            assert!(c.command.contains("python"), "{c:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     let r = call(&CodeExecTool, json!({"code": "def f(:\n  pass"}), &h.ctx()).await;
     assert!(r.output.contains("SyntaxError"), "{}", r.output);
 }

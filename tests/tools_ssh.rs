@@ -73,6 +73,16 @@ async fn runs_commands_and_reuses_the_session_connection() {
         r.output
     );
     assert!(r.output.contains("--- stderr ---\nwarn"), "{}", r.output);
+    // The card's data: the host, the exit code and the streams, typed.
+    match &r.display {
+        Some(navi::protocol::ToolDisplay::Command(c)) => {
+            assert_eq!(c.host.as_deref(), Some("box"));
+            assert_eq!(c.exit_code, Some(3));
+            assert_eq!(c.stdout, format!("hello from {}\n", sshd.user));
+            assert_eq!(c.stderr, "warn\n");
+        }
+        other => panic!("{other:?}"),
+    }
     let known = std::fs::read_to_string(h.data_dir.join("known_hosts")).unwrap();
     // (Debian's ssh_config hashes host names, so look for the key itself.)
     assert!(

@@ -368,11 +368,20 @@ fn tool_summary_todo_toggle_and_cwd() {
             json!({"type": "tool_started", "id": "c1", "tool": "terminal", "args": {"command": "make"}, "is_subagent": false}),
             json!({"type": "tool_call", "id": "c1", "tool": "terminal", "args": {"command": "make"},
                    "result": "exit code: 2\n--- stdout ---\n(empty)\n--- stderr ---\nmake: *** No targets.  Stop.\n",
+                   "success": false, "is_subagent": false,
+                   "display": {"kind": "command", "command": "make", "exit_code": 2,
+                               "stdout": "", "stderr": "make: *** No targets.  Stop.\n"}}),
+            // The same text without display data is shown as text, not parsed.
+            json!({"type": "tool_started", "id": "c2", "tool": "terminal", "args": {"command": "make"}, "is_subagent": false}),
+            json!({"type": "tool_call", "id": "c2", "tool": "terminal", "args": {"command": "make"},
+                   "result": "exit code: 3\n--- stdout ---\n(empty)\n--- stderr ---\nboom\n",
                    "success": false, "is_subagent": false}),
         ],
     );
     let s = screen(&mut st, 80, 12);
     assert!(s.contains("└ exit 2 · make: *** No targets.  Stop."), "{s}");
+    assert!(s.contains("└ exit code: 3…"), "{s}");
+    assert!(!s.contains("exit 3 ·"), "{s}");
     assert!(s.contains("· ~/src/navi"), "{s}");
     assert!(!s.contains("Todo"), "no side pane under 100 columns: {s}");
     // Alt-T shows the todo pane below 100 columns, and hides it again.

@@ -3,6 +3,8 @@
 //! `/session list`, `/session new`, the `/session resume` picker, `/attach`
 //! of a text file, and quitting with the terminal restored. Needs tmux (CI installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "tui_e2e_cases/cards.rs"]
+mod cards;
 #[path = "tui_e2e_cases/checkpoints.rs"]
 mod checkpoints;
 #[path = "tui_e2e_cases/daily.rs"]

@@ -6,6 +6,7 @@
 //! write adds is appended as a delta), so a crash loses nothing already
 //! shown. Ephemeral conversations (subagents) keep everything in memory.
 use crate::llm::ChatMessage;
+use crate::protocol::ToolDisplay;
 use crate::session::{Buffer, MessageKind, SessionStore, StoreError, StoredMessage};
 use std::sync::Arc;
 
@@ -64,12 +65,27 @@ impl Conversation {
         kind: MessageKind,
         success: Option<bool>,
     ) -> Result<(), StoreError> {
+        self.push_shown(msg, kind, success, None)
+    }
+
+    /// [`push`](Self::push) of a tool result with its display data (kept
+    /// on the display row).
+    pub(crate) fn push_shown(
+        &mut self,
+        msg: ChatMessage,
+        kind: MessageKind,
+        success: Option<bool>,
+        display: Option<ToolDisplay>,
+    ) -> Result<(), StoreError> {
         let mut m = StoredMessage::new(msg, kind);
         m.success = success;
+        m.display = display;
         if let Some(store) = &self.store {
             let (_, ctx_row) = store.append_both(&self.session_id, &m)?;
             m.id = ctx_row;
         }
+        // The context copy is for the model: no display data.
+        m.display = None;
         self.context.push(m);
         Ok(())
     }
@@ -96,9 +112,11 @@ impl Conversation {
         context: ChatMessage,
         kind: MessageKind,
         success: Option<bool>,
+        shown: Option<ToolDisplay>,
     ) -> Result<(), StoreError> {
         let mut d = StoredMessage::new(display, kind);
         d.success = success;
+        d.display = shown;
         let mut c = StoredMessage::new(context, kind);
         c.success = success;
         c.created_at = d.created_at;

@@ -206,13 +206,15 @@ impl Run<'_> {
         call: &crate::llm::ToolCall,
         content: &str,
         success: bool,
+        display: Option<crate::protocol::ToolDisplay>,
     ) -> Result<(), AgentError> {
         use crate::llm::ChatMessage;
         use crate::session::MessageKind;
         let max = self.item_budget();
         let full = ChatMessage::tool_result(call, content);
         if content.len() <= max {
-            self.conv.push(full, MessageKind::Message, Some(success))?;
+            self.conv
+                .push_shown(full, MessageKind::Message, Some(success), display)?;
             return Ok(());
         }
         let name = format!("output-{}-{}.txt", call.name, call.id);
@@ -225,6 +227,7 @@ impl Run<'_> {
             ChatMessage::tool_result(call, cut),
             MessageKind::Message,
             Some(success),
+            display,
         )?;
         Ok(())
     }

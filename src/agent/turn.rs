@@ -404,6 +404,7 @@ impl<'a> Run<'a> {
                     success: false,
                     is_subagent: sub,
                     agent: self.origin.clone(),
+                    display: None,
                 })
                 .await;
                 continue;
@@ -419,7 +420,7 @@ impl<'a> Run<'a> {
             let ctx = self.tool_context(call, tool_list.clone());
             let result = reg.execute(call, &ctx, &self.agent.gate).await;
             let content = result.to_model_content();
-            self.push_tool_result(call, &content, result.success)?;
+            self.push_tool_result(call, &content, result.success, result.display.clone())?;
             self.after_call(&call.name, &result.metadata).await?;
             if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
                 && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
@@ -449,6 +450,7 @@ impl<'a> Run<'a> {
                 success: result.success,
                 is_subagent: sub,
                 agent: self.origin.clone(),
+                display: result.display,
             })
             .await;
         }

@@ -2,6 +2,7 @@
 //! joined, the first image (inline or as an image resource) goes to the
 //! multimodal path `image_view` uses (`is_image`/`mime`/`base64` metadata),
 //! other binary content is described, not pasted. The text is capped.
+use crate::protocol::ToolDisplay;
 use crate::tools::{ToolResult, truncate_output};
 use serde_json::Value;
 
@@ -133,6 +134,21 @@ pub(crate) fn map_result(result: &Value, limits: ResultLimits) -> ToolResult {
             .with_meta("mime", Value::String(mime))
             .with_meta("base64", Value::String(data));
     }
+    // Every image block the server sent, for the card (the model gets the first).
+    let images: Vec<String> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+        .map(|b| str_of(b, "mimeType").to_string())
+        .collect();
+    if !images.is_empty() {
+        out = out.with_display(ToolDisplay::Images {
+            count: images.len(),
+            mime: images,
+        });
+    }
     out
 }
 
@@ -174,6 +190,13 @@ mod tests {
         assert_eq!(r.metadata["is_image"], json!(true));
         assert_eq!(r.metadata["mime"], json!("image/jpeg"));
         assert_eq!(r.metadata["base64"], json!("QUJD"));
+        assert_eq!(
+            r.display,
+            Some(ToolDisplay::Images {
+                count: 2,
+                mime: vec!["image/jpeg".into(), "image/png".into()],
+            })
+        );
         assert!(r.output.contains("only the first image"));
         assert!(r.output.contains("[resource file:///a.txt]\nhello"));
         assert!(
@@ -189,6 +212,7 @@ mod tests {
             L,
         );
         assert!(!e.success);
+        assert_eq!(e.display, None);
         assert_eq!(e.to_model_content(), "Error: no such file");
         let s = map_result(&json!({"content":[],"structuredContent":{"n":1}}), L);
         assert_eq!(s.output, r#"{"n":1}"#);

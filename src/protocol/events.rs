@@ -77,6 +77,10 @@ pub enum AgentEvent {
         is_subagent: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<AgentOrigin>,
+        /// Typed data for drawing the result (exit code, diff, title…);
+        /// absent when the tool gives none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<super::ToolDisplay>,
     },
     /// A risky tool call waits for the user. Answer through the run's
     /// approval handle with the same `id`.

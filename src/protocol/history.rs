@@ -8,7 +8,7 @@
 //! before the next message; a call stored without a result is replayed as
 //! failed with [`INTERRUPTED`].
 
-use super::AgentEvent;
+use super::{AgentEvent, ToolDisplay};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -46,6 +46,8 @@ pub enum HistoryItem {
         tool: String,
         output: String,
         success: bool,
+        /// The typed display data stored with the result, if any.
+        display: Option<ToolDisplay>,
     },
     Plan(String),
     Notice(String),
@@ -108,6 +110,7 @@ pub fn replay(items: &[HistoryItem]) -> Vec<AgentEvent> {
                 tool,
                 output,
                 success,
+                display,
             } => {
                 let (tool, args) = open
                     .remove(id)
@@ -120,6 +123,7 @@ pub fn replay(items: &[HistoryItem]) -> Vec<AgentEvent> {
                     success: *success,
                     is_subagent: false,
                     agent: None,
+                    display: display.clone(),
                 });
             }
             HistoryItem::Plan(plan) => out.push(AgentEvent::PlanReady { plan: plan.clone() }),
@@ -142,6 +146,7 @@ fn close_open(open: &mut BTreeMap<String, (String, Value)>, out: &mut Vec<AgentE
             success: false,
             is_subagent: false,
             agent: None,
+            display: None,
         });
     }
 }
@@ -187,14 +192,30 @@ mod tests {
                 tool: "terminal".into(),
                 output: "x".into(),
                 success: true,
+                display: Some(ToolDisplay::Search {
+                    query: "q".into(),
+                    hits: 3,
+                }),
             },
         ]);
         assert_eq!(ev.len(), 2);
         assert_eq!(ev[0].kind(), "tool_started");
         match &ev[1] {
-            AgentEvent::ToolCall { args, success, .. } => {
+            AgentEvent::ToolCall {
+                args,
+                success,
+                display,
+                ..
+            } => {
                 assert_eq!(args, &json!({"command": "ls"}));
                 assert!(success);
+                assert_eq!(
+                    display,
+                    &Some(ToolDisplay::Search {
+                        query: "q".into(),
+                        hits: 3
+                    })
+                );
             }
             e => panic!("{e:?}"),
         }

@@ -10,12 +10,14 @@
 //!   events ([`HistoryItem::to_events`]), so each front end has one rendering
 //!   path for live turns and for history.
 
+mod display;
 mod events;
 mod history;
 mod info;
 mod op;
 pub mod plan;
 
+pub use display::{CommandDisplay, FileWriteDisplay, Stopped, ToolDisplay};
 pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
 pub use history::{CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, last_answer, replay};
 pub use info::{ModelInfo, ProfileSummary, SessionMeta, now_ms};

@@ -94,6 +94,9 @@ pub struct StoredMessage {
     /// Left behind by `/rewind`: kept in the history, not in the context.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) rewound: bool,
+    /// For tool results in the display buffer: the typed display data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<crate::protocol::ToolDisplay>,
 }
 
 impl StoredMessage {
@@ -105,6 +108,7 @@ impl StoredMessage {
             success: None,
             created_at: now_ms(),
             rewound: false,
+            display: None,
         }
     }
 }

@@ -54,6 +54,7 @@ pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Histor
                     tool: m.msg.tool_name.clone().unwrap_or_else(|| "tool".into()),
                     output: text,
                     success: m.success != Some(false),
+                    display: m.display.clone(),
                 },
             })
         })

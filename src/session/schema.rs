@@ -102,6 +102,10 @@ const MIGRATIONS: &[&str] = &[
     // 6: `/rewind`: messages after the point rewound to stay in the history,
     // marked; the context buffer leaves them out (see session/rewind.rs).
     "ALTER TABLE messages ADD COLUMN rewound INTEGER NOT NULL DEFAULT 0;",
+    // 7: typed display data of a tool result (JSON of `protocol::ToolDisplay`),
+    // kept on display-buffer rows only; NULL for every other row and for rows
+    // written before it existed (they replay as plain text).
+    "ALTER TABLE messages ADD COLUMN display TEXT;",
 ];
 
 /// The schema version this build writes.

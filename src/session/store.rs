@@ -124,6 +124,8 @@ fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
         success: r.get::<_, Option<i64>>(9)?.map(|v| v != 0),
         created_at: r.get(10)?,
         rewound: r.get::<_, i64>(11)? != 0,
+        // A value this build cannot read (a newer navi's) is left out.
+        display: json_col(12)?.and_then(|s| serde_json::from_str(&s).ok()),
     })
 }
 
@@ -344,7 +346,7 @@ impl SessionStore {
         buffer: Buffer,
     ) -> Result<Vec<StoredMessage>, StoreError> {
         let mut st = c.prepare_cached(
-            "SELECT id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, rewound
+            "SELECT id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, rewound, display
              FROM messages WHERE session_id = ?1 AND buffer = ?2 AND (?2 = 0 OR rewound = 0) ORDER BY id",
         )?;
         let rows = st
@@ -408,9 +410,15 @@ impl SessionStore {
             .then(|| serde_json::to_string(&m.msg.tool_calls).unwrap_or_default());
         let images = (!m.msg.images.is_empty())
             .then(|| serde_json::to_string(&m.msg.images).unwrap_or_default());
+        // Display data is for showing, so only display rows keep it.
+        let display = m
+            .display
+            .as_ref()
+            .filter(|_| buffer == Buffer::Display)
+            .and_then(|d| serde_json::to_string(d).ok());
         let mut st = c.prepare_cached(
-            "INSERT INTO messages (session_id, buffer, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO messages (session_id, buffer, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, display)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )?;
         st.execute(params![
             id,
@@ -424,7 +432,8 @@ impl SessionStore {
             images,
             m.kind.as_str(),
             m.success.map(i64::from),
-            m.created_at
+            m.created_at,
+            display
         ])?;
         Ok(c.last_insert_rowid())
     }

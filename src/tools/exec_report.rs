@@ -7,6 +7,7 @@
 
 use super::ToolResult;
 use super::process::{Ending, RunOutcome};
+use crate::protocol::{CommandDisplay, Stopped, ToolDisplay};
 use serde_json::json;
 use std::time::Duration;
 
@@ -101,4 +102,53 @@ pub(crate) fn report(outcome: &RunOutcome, what: &str, timeout: Duration) -> Too
         result = result.with_meta("exit_code", json!(c));
     }
     result
+}
+
+/// Bytes of each stream kept in the display data (the model's text has it all).
+const DISPLAY_STREAM_CAP: usize = 32 * 1024;
+
+/// The display data of a finished command: `command` as given, `host` for
+/// remote ones.
+pub(crate) fn display(
+    outcome: &RunOutcome,
+    command: &str,
+    host: Option<&str>,
+    timeout: Duration,
+) -> ToolDisplay {
+    let (exit_code, stopped) = match outcome.ending {
+        Ending::Exited(c) => (Some(c), None),
+        Ending::Signaled(s) => (None, Some(Stopped::Signal { signal: s })),
+        Ending::TimedOut => (
+            None,
+            Some(Stopped::Timeout {
+                secs: timeout.as_secs(),
+            }),
+        ),
+        Ending::Cancelled => (None, Some(Stopped::Cancelled)),
+    };
+    let (stdout, cut_out) = cap(outcome.stdout.text());
+    let (stderr, cut_err) = cap(outcome.stderr.text());
+    ToolDisplay::Command(CommandDisplay {
+        command: command.to_string(),
+        host: host.map(String::from),
+        exit_code,
+        stopped,
+        stdout,
+        stderr,
+        truncated: cut_out || cut_err || outcome.stdout.truncated() || outcome.stderr.truncated(),
+        duration_ms: Some(u64::try_from(outcome.elapsed.as_millis()).unwrap_or(u64::MAX)),
+    })
+}
+
+/// `s` cut to [`DISPLAY_STREAM_CAP`] bytes on a char boundary; whether it was cut.
+fn cap(mut s: String) -> (String, bool) {
+    if s.len() <= DISPLAY_STREAM_CAP {
+        return (s, false);
+    }
+    let mut cut = DISPLAY_STREAM_CAP;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    (s, true)
 }

@@ -91,13 +91,24 @@ pub(crate) struct ReadOpts {
     pub(crate) open: OpenPolicy,
 }
 
-/// Reads lines `offset..offset+limit` (1-based) of a text file.
+/// The lines of a text file one read showed: first and last (1-based) and
+/// the file's line count when it was counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineSpan {
+    pub(crate) first: usize,
+    pub(crate) last: usize,
+    pub(crate) total: Option<usize>,
+}
+
+/// Reads lines `offset..offset+limit` (1-based) of a text file, and says
+/// which lines it showed (`None` when it showed none: a binary or empty
+/// file, an offset past the end).
 pub(crate) fn read_text(
     path: &Path,
     offset: usize,
     limit: usize,
     opts: ReadOpts,
-) -> io::Result<String> {
+) -> io::Result<(String, Option<LineSpan>)> {
     let byte_cap = opts.byte_cap;
     let max_line = opts.max_line.clamp(1, byte_cap.max(1));
     let (mut file, meta) = open_regular(path, opts.open)?;
@@ -106,15 +117,16 @@ pub(crate) fn read_text(
     head.truncate(n);
     let content = classify(&head);
     if content == Content::Binary || (content == Content::OtherText && sniff(&head).is_some()) {
-        return Ok(format!(
+        let text = format!(
             "{} is a binary file ({}, {}); not shown as text",
             path.display(),
             binary_kind(&head),
             human_size(meta.len())
-        ));
+        );
+        return Ok((text, None));
     }
     if meta.len() == 0 && n == 0 {
-        return Ok(format!("{} is empty (0 bytes)", path.display()));
+        return Ok((format!("{} is empty (0 bytes)", path.display()), None));
     }
     let mut reader = BufReader::new(head.chain(file));
     let offset = offset.max(1);
@@ -182,11 +194,17 @@ pub(crate) fn read_text(
         None
     };
     if last_shown == 0 {
-        return Ok(format!(
+        let text = format!(
             "{} has only {line_no} lines; offset {offset} is past the end",
             path.display()
-        ));
+        );
+        return Ok((text, None));
     }
+    let span = LineSpan {
+        first: offset,
+        last: last_shown,
+        total,
+    };
     if latin1_lines > 0 {
         if !out.ends_with('\n') {
             out.push('\n');
@@ -211,7 +229,7 @@ pub(crate) fn read_text(
         }
         out.push(']');
     }
-    Ok(out)
+    Ok((out, Some(span)))
 }
 
 /// Writes `data` to `target` atomically (temp file + rename). With

@@ -28,6 +28,7 @@ pub(crate) mod shell_wrappers;
 pub mod ssh_hosts;
 pub(crate) mod typed;
 pub mod user;
+pub(crate) mod write_display;
 
 pub use approval::ApprovalGate;
 pub use registry::ToolRegistry;
@@ -35,7 +36,7 @@ pub(crate) use typed::{ToolError, ToolOutput, TypedTool};
 
 use crate::config::{Config, Paths};
 use crate::llm::ToolSchema;
-use crate::protocol::{AgentOrigin, EventSink};
+use crate::protocol::{AgentOrigin, EventSink, ToolDisplay};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -49,6 +50,8 @@ pub struct ToolResult {
     pub error: Option<String>,
     /// Internal hints, e.g. `is_image`, `mime`, `base64` for image injection.
     pub metadata: Map<String, Value>,
+    /// Typed data for front ends to draw the result (never sent to the model).
+    pub display: Option<ToolDisplay>,
 }
 
 impl ToolResult {
@@ -66,11 +69,17 @@ impl ToolResult {
             output: String::new(),
             error: Some(error.into()),
             metadata: Map::new(),
+            display: None,
         }
     }
 
     pub fn with_meta(mut self, key: &str, value: Value) -> Self {
         self.metadata.insert(key.to_string(), value);
+        self
+    }
+
+    pub fn with_display(mut self, display: ToolDisplay) -> Self {
+        self.display = Some(display);
         self
     }
 

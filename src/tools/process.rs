@@ -106,6 +106,12 @@ impl Captured {
         }
     }
 
+    /// Some of the stream was dropped (more than the limit came).
+    pub(crate) fn truncated(&self) -> bool {
+        let tail_cap = self.limit - self.limit * 2 / 3;
+        (self.head.len() + self.tail.len().min(tail_cap)) as u64 != self.total
+    }
+
     /// Total bytes the stream produced.
     #[cfg(test)]
     pub(crate) fn total(&self) -> u64 {
@@ -145,6 +151,8 @@ pub(crate) struct RunOutcome {
     pub(crate) stderr: Captured,
     /// Output pipes were still open when reading stopped (background jobs).
     pub(crate) pipes_abandoned: bool,
+    /// From start to the end of reading.
+    pub(crate) elapsed: Duration,
 }
 
 /// Sends SIGKILL to the process group led by `pid`. Never signals our own
@@ -347,7 +355,8 @@ pub(crate) async fn run_with_input(
     let mut stderr = Captured::new(spec.output_limit);
     let mut out_buf = vec![0u8; 16 * 1024];
     let mut err_buf = vec![0u8; 16 * 1024];
-    let deadline = Instant::now() + spec.timeout;
+    let started = Instant::now();
+    let deadline = started + spec.timeout;
     let mut forced: Option<Ending> = None;
     let mut status: Option<ExitStatus> = None;
     let mut drain_until: Option<Instant> = None;
@@ -400,6 +409,7 @@ pub(crate) async fn run_with_input(
         stdout,
         stderr,
         pipes_abandoned,
+        elapsed: started.elapsed(),
     })
 }
 
@@ -418,11 +428,13 @@ mod tests {
         assert!(t.starts_with("abcdefghijklmnopqrst"), "{t}");
         assert!(t.contains("70 of 100 bytes dropped"), "{t}");
         assert!(t.ends_with("mnopqrstuv"), "{t}");
+        assert!(c.truncated());
     }
 
     #[test]
     fn captured_small_is_verbatim() {
         let mut c = Captured::new(100);
+        assert!(!c.truncated());
         c.push(b"hello ");
         c.push(b"world");
         assert_eq!(c.text(), "hello world");

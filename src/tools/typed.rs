@@ -10,6 +10,7 @@
 //! is the one the arguments are checked against (see [`args_schema`]).
 use super::arg_check::{self, Schemas};
 use super::{Tool, ToolContext, ToolResult};
+use crate::protocol::ToolDisplay;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub(crate) struct ToolOutput {
     pub(crate) text: String,
     pub(crate) metadata: Map<String, Value>,
+    pub(crate) display: Option<ToolDisplay>,
 }
 
 impl ToolOutput {
@@ -30,11 +32,17 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             metadata: Map::new(),
+            display: None,
         }
     }
 
     pub(crate) fn with_meta(mut self, key: &str, value: Value) -> Self {
         self.metadata.insert(key.to_string(), value);
+        self
+    }
+
+    pub(crate) fn with_display(mut self, display: ToolDisplay) -> Self {
+        self.display = Some(display);
         self
     }
 }
@@ -60,6 +68,8 @@ pub(crate) struct ToolError {
     pub(crate) message: String,
     pub(crate) output: String,
     pub(crate) metadata: Map<String, Value>,
+    /// Boxed: keeps `Result<_, ToolError>` small.
+    pub(crate) display: Option<Box<ToolDisplay>>,
     args: bool,
 }
 
@@ -100,6 +110,11 @@ impl ToolError {
         self.metadata.insert(key.to_string(), value);
         self
     }
+
+    pub(crate) fn with_display(mut self, display: ToolDisplay) -> Self {
+        self.display = Some(Box::new(display));
+        self
+    }
 }
 
 impl From<String> for ToolError {
@@ -121,12 +136,14 @@ pub(crate) fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
         return Ok(ToolOutput {
             text: r.output,
             metadata: r.metadata,
+            display: r.display,
         });
     }
     Err(ToolError {
         message: r.error.unwrap_or_default(),
         output: r.output,
         metadata: r.metadata,
+        display: r.display.map(Box::new),
         args: false,
     })
 }
@@ -139,6 +156,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
             output: out.text,
             error: None,
             metadata: out.metadata,
+            display: out.display,
         },
         Err(e) => ToolResult {
             success: false,
@@ -149,6 +167,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
                 e.message
             }),
             metadata: e.metadata,
+            display: e.display.map(|d| *d),
         },
     }
 }

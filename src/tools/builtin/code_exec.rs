@@ -7,7 +7,7 @@
 //! RLIMIT_FSIZE before exec, runs in its own process group, and the group is
 //! killed on cancel, timeout and exit. The temp file is removed afterwards.
 //! Every call needs approval.
-use crate::tools::exec_report::report_capped;
+use crate::tools::exec_report::{self, report_capped};
 use crate::tools::process::{self, Limits, RunSpec};
 use crate::tools::typed::from_result;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -99,6 +99,7 @@ impl TypedTool for CodeExecTool {
                 let mut result =
                     report_capped(&outcome, "the Python process", timeout, cfg.max_line_bytes);
                 crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+                result.display = Some(exec_report::display(&outcome, python, None, timeout));
                 from_result(result)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(

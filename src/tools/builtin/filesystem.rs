@@ -11,10 +11,12 @@
 //! read (FIFOs, sockets and devices are refused without blocking), files with
 //! several hard links are refused under a root list, and every operation has
 //! a time limit (`[tools].fs_timeout_secs`).
+use crate::protocol::ToolDisplay;
 use crate::tools::fetch::human_size;
 use crate::tools::fs_guard::OpenPolicy;
 use crate::tools::fs_ops::{self, DEFAULT_LIST_ENTRIES, DEFAULT_READ_LINES};
 use crate::tools::paths::FsRoots;
+use crate::tools::write_display;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -92,7 +94,14 @@ struct Limits {
     open: OpenPolicy,
 }
 
-fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Result<String, String> {
+/// The text for the model and, for reads and writes, the display data.
+fn run_op(
+    op: Op,
+    raw: &str,
+    roots: &FsRoots,
+    base: &Path,
+    lim: Limits,
+) -> Result<(String, Option<ToolDisplay>), String> {
     let io = |e: std::io::Error| format!("{raw}: {e}");
     let cap = lim.cap;
     match op {
@@ -103,13 +112,21 @@ fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Resul
                 max_line: lim.max_line,
                 open: lim.open,
             };
-            fs_ops::read_text(&p, offset, limit, opts).map_err(io)
+            let (text, span) = fs_ops::read_text(&p, offset, limit, opts).map_err(io)?;
+            let shown = span.map(|s| ToolDisplay::FileRead {
+                path: p.display().to_string(),
+                first_line: s.first as u64,
+                last_line: s.last as u64,
+                total_lines: s.total.map(|t| t as u64),
+            });
+            Ok((text, shown))
         }
         Op::Write { content, append } => {
             let p = roots.resolve_checked(raw, base)?;
+            let old = write_display::before(&p, lim.open);
             let total =
                 fs_ops::atomic_write(&p, content.as_bytes(), append, lim.open).map_err(io)?;
-            Ok(if append {
+            let text = if append {
                 format!(
                     "appended {} to {} (now {})",
                     human_size(content.len() as u64),
@@ -118,20 +135,22 @@ fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Resul
                 )
             } else {
                 format!("wrote {} to {}", human_size(total), p.display())
-            })
+            };
+            let shown = write_display::display(&p, old, &content, append, total);
+            Ok((text, Some(shown)))
         }
         Op::List { depth, limit } => {
             let p = roots.resolve_checked(raw, base)?;
             let text = fs_ops::list(&p, depth, limit).map_err(io)?;
-            Ok(crate::tools::truncate_output(&text, cap))
+            Ok((crate::tools::truncate_output(&text, cap), None))
         }
         Op::Mkdir => {
             let p = roots.resolve_checked(raw, base)?;
             if p.is_dir() {
-                return Ok(format!("{} already exists", p.display()));
+                return Ok((format!("{} already exists", p.display()), None));
             }
             std::fs::create_dir_all(&p).map_err(io)?;
-            Ok(format!("created directory {}", p.display()))
+            Ok((format!("created directory {}", p.display()), None))
         }
         Op::Delete { recursive } => {
             let p = roots.resolve_entry_checked(raw, base)?;
@@ -150,7 +169,7 @@ fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Resul
                         format!("{raw}: {e} (a non-empty directory needs recursive=true)")
                     })?;
                 }
-                Ok(format!("deleted directory {}", p.display()))
+                Ok((format!("deleted directory {}", p.display()), None))
             } else {
                 std::fs::remove_file(&p).map_err(io)?;
                 let what = if meta.file_type().is_symlink() {
@@ -158,13 +177,13 @@ fn run_op(op: Op, raw: &str, roots: &FsRoots, base: &Path, lim: Limits) -> Resul
                 } else {
                     "file"
                 };
-                Ok(format!("deleted {what} {}", p.display()))
+                Ok((format!("deleted {what} {}", p.display()), None))
             }
         }
         Op::Stat => {
             let entry = roots.resolve_entry_checked(raw, base)?;
             let resolved = roots.resolve_checked(raw, base)?;
-            fs_ops::stat(&entry, &resolved).map_err(io)
+            Ok((fs_ops::stat(&entry, &resolved).map_err(io)?, None))
         }
     }
 }
@@ -231,7 +250,13 @@ impl TypedTool for FilesystemTool {
             _ = ctx.cancel.cancelled() => return Err("operation cancelled by user".into()),
         };
         match done {
-            Ok(Ok(Ok(text))) => Ok(text.into()),
+            Ok(Ok(Ok((text, shown)))) => {
+                let out = ToolOutput::new(text);
+                Ok(match shown {
+                    Some(d) => out.with_display(d),
+                    None => out,
+                })
+            }
             Ok(Ok(Err(e))) => Err(e.into()),
             Ok(Err(e)) => Err(format!("the file operation failed: {e}").into()),
             Err(_) => Err(format!(

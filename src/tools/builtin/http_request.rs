@@ -6,6 +6,7 @@
 //! sends a body or uses a method other than GET/HEAD needs approval, and so
 //! does any call to a non-public address ([`crate::tools::net_guard`]).
 //! A 4xx/5xx status is `success: false` but still shows the response.
+use crate::protocol::ToolDisplay;
 use crate::tools::fetch::{self, human_size};
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool, truncate_output};
 use reqwest::Method;
@@ -170,13 +171,22 @@ impl TypedTool for HttpRequestTool {
             ));
         }
         let status = fetched.status;
+        let shown = ToolDisplay::Web {
+            url: fetched.final_url.to_string(),
+            title: None,
+            status: Some(status.as_u16()),
+            content_type: fetched.mime(),
+        };
         if status.is_client_error() || status.is_server_error() {
             return Err(
                 ToolError::failed(format!("HTTP {status} from {}", fetched.final_url))
                     .with_output(out)
-                    .with_meta("status", json!(status.as_u16())),
+                    .with_meta("status", json!(status.as_u16()))
+                    .with_display(shown),
             );
         }
-        Ok(ToolOutput::new(out).with_meta("status", json!(status.as_u16())))
+        Ok(ToolOutput::new(out)
+            .with_meta("status", json!(status.as_u16()))
+            .with_display(shown))
     }
 }

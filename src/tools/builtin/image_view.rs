@@ -7,6 +7,7 @@
 //! needs approval ([`crate::tools::net_guard`]). On success the metadata holds
 //! `is_image: true`, `mime` and `base64`; the agent moves the image into the
 //! context buffer and the model sees only the short text.
+use crate::protocol::ToolDisplay;
 use crate::tools::fetch::{self, human_size};
 use crate::tools::fs_guard::{OpenPolicy, open_regular};
 use crate::tools::image_probe::{dimensions, sniff};
@@ -156,7 +157,11 @@ impl TypedTool for ImageViewTool {
         .with_meta("mime", json!(kind.mime()))
         .with_meta("base64", json!(b64))
         .with_meta("source", json!(source))
-        .with_meta("bytes", json!(bytes.len()));
+        .with_meta("bytes", json!(bytes.len()))
+        .with_display(ToolDisplay::Images {
+            count: 1,
+            mime: vec![kind.mime().to_string()],
+        });
         if let Some((w, h)) = dims {
             result = result
                 .with_meta("width", json!(w))

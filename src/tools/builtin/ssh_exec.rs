@@ -9,7 +9,7 @@
 //! through a ControlMaster socket keyed by the session id, and
 //! [`close_session`] ends them; the local `ssh` runs in its own process
 //! group, killed on cancel and timeout. Every call needs approval.
-use crate::tools::exec_report::report_capped;
+use crate::tools::exec_report::{self, report_capped};
 use crate::tools::process::{self, RunSpec};
 use crate::tools::ssh_hosts::{self, HostEntry};
 use crate::tools::typed::from_result;
@@ -241,6 +241,7 @@ impl TypedTool for SshExecTool {
         if outcome.ending == process::Ending::Exited(255) {
             result.error = Some(ssh_failure_hint(&outcome.stderr.text(), name));
         }
+        result.display = Some(exec_report::display(&outcome, command, Some(name), timeout));
         from_result(result.with_meta("host", json!(name)))
     }
 }

@@ -5,7 +5,7 @@
 //! process group in the work dir (or `cwd`), with stdin from /dev/null; the
 //! group is killed on cancel, on timeout, and when the command finishes
 //! (background jobs do not outlive the call). Every call needs approval.
-use crate::tools::exec_report::report_capped;
+use crate::tools::exec_report::{self, report_capped};
 use crate::tools::paths;
 use crate::tools::process::{self, RunSpec};
 use crate::tools::shell_check::{self, AllowList};
@@ -100,6 +100,7 @@ impl TypedTool for TerminalTool {
             .map_err(|e| format!("cannot start sh: {e}"))?;
         let mut result = report_capped(&outcome, "the command", timeout, cfg.tools.max_line_bytes);
         crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+        result.display = Some(exec_report::display(&outcome, command, None, timeout));
         from_result(result)
     }
 }

@@ -5,6 +5,7 @@
 //! (`/l/?uddg=…`) are unwrapped to the real URL and ads are dropped; a bot
 //! check page or an unusable response is an error, not an empty result; at
 //! most `max_results` results are returned. Read-only: no approval.
+use crate::protocol::ToolDisplay;
 use crate::tools::fetch;
 use crate::tools::html_util::{attr, find_ci, strip_tags};
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -228,7 +229,13 @@ impl TypedTool for WebSearchTool {
             .iter()
             .map(|h| json!({"title": h.title, "url": h.url, "snippet": h.snippet}))
             .collect();
-        Ok(ToolOutput::new(render(query, &hits)).with_meta("results", Value::Array(meta)))
+        let shown = ToolDisplay::Search {
+            query: query.to_string(),
+            hits: hits.len(),
+        };
+        Ok(ToolOutput::new(render(query, &hits))
+            .with_meta("results", Value::Array(meta))
+            .with_display(shown))
     }
 }
 

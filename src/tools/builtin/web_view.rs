@@ -6,6 +6,7 @@
 //! output is capped at `max_chars` (≤ `output_limit_bytes`) with a marker that
 //! says how to see more (`offset`). Read-only: no approval needed, except
 //! for a non-public address ([`crate::tools::net_guard`]).
+use crate::protocol::ToolDisplay;
 use crate::tools::fetch::{self, human_size};
 use crate::tools::html_util::extract_title;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -91,14 +92,21 @@ impl TypedTool for WebViewTool {
         let timeout = Duration::from_secs(cfg.http_timeout_secs.max(1));
         let f = fetch::send_capped(req, url.as_str(), timeout, cfg.fetch_max_bytes, &ctx.cancel)
             .await?;
+        let mime = f.mime();
+        let shown = |title: Option<String>| ToolDisplay::Web {
+            url: f.final_url.to_string(),
+            title,
+            status: Some(f.status.as_u16()),
+            content_type: mime.clone(),
+        };
         if !f.status.is_success() {
             return Err(ToolError::failed(format!(
                 "HTTP {} for {}; the page could not be loaded",
                 f.status, f.final_url
             ))
-            .with_meta("status", json!(f.status.as_u16())));
+            .with_meta("status", json!(f.status.as_u16()))
+            .with_display(shown(None)));
         }
-        let mime = f.mime();
         let size = f.declared_len().unwrap_or(f.body.len() as u64);
         let is_html = match mime.as_deref() {
             Some(m) => m == "text/html" || m == "application/xhtml+xml",
@@ -122,6 +130,7 @@ impl TypedTool for WebViewTool {
         if is_html {
             let html = String::from_utf8_lossy(&f.body).into_owned();
             let title = extract_title(&html);
+            let page = shown(title.clone());
             let rendered = tokio::task::spawn_blocking(move || render_html(f.body))
                 .await
                 .map_err(|e| format!("rendering the page failed: {e}"))??;
@@ -132,7 +141,9 @@ impl TypedTool for WebViewTool {
             out.push_str(&format!("URL: {}\n\n", f.final_url));
             out.push_str(&window(rendered.trim(), offset, max));
             out.push_str(&cut_note);
-            let mut r = ToolOutput::new(out).with_meta("content_type", json!(mime_shown));
+            let mut r = ToolOutput::new(out)
+                .with_meta("content_type", json!(mime_shown))
+                .with_display(page);
             if let Some(t) = title {
                 r = r.with_meta("title", json!(t));
             }
@@ -143,7 +154,9 @@ impl TypedTool for WebViewTool {
             let mut out = format!("URL: {}\nContent-Type: {mime_shown}\n\n", f.final_url);
             out.push_str(&window(&text, offset, max));
             out.push_str(&cut_note);
-            return Ok(ToolOutput::new(out).with_meta("content_type", json!(mime_shown)));
+            return Ok(ToolOutput::new(out)
+                .with_meta("content_type", json!(mime_shown))
+                .with_display(shown(None)));
         }
         let hint = if mime_shown.starts_with("image/") {
             "; use image_view to look at it"
@@ -155,7 +168,8 @@ impl TypedTool for WebViewTool {
             f.final_url,
             human_size(size)
         ))
-        .with_meta("content_type", json!(mime_shown)))
+        .with_meta("content_type", json!(mime_shown))
+        .with_display(shown(None)))
     }
 }
 

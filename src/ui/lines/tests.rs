@@ -88,6 +88,7 @@ fn a_turn_with_a_tool_as_plain_lines() {
                 success: true,
                 is_subagent: false,
                 agent: None,
+                display: None,
             },
             delta("Done **now**."),
             end("Done **now**."),
@@ -164,6 +165,7 @@ fn subagent_events_are_indented() {
                 success: false,
                 is_subagent: true,
                 agent,
+                display: None,
             },
         ],
     );

@@ -11,7 +11,9 @@ use super::approval::ApprovalPrompt;
 use super::cells::{Cell, CellKind, ToolCard};
 use super::state::{RunState, TuiState};
 use super::stream_doc::StreamDoc;
-use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, SPAWN_AGENT_TOOL as SPAWN};
+use crate::protocol::{
+    AgentEvent, AgentOrigin, PINNED_NOTE, SPAWN_AGENT_TOOL as SPAWN, ToolDisplay,
+};
 use crate::ui::format::args_preview;
 use serde_json::{Value, json};
 
@@ -109,12 +111,14 @@ impl TuiState {
                 success,
                 is_subagent,
                 agent,
+                display,
             } => self.tool_call(
                 id,
                 tool,
                 args,
                 result,
                 *success,
+                display.as_ref(),
                 origin_of(*is_subagent, agent),
             ),
             ToolProgress {
@@ -495,6 +499,10 @@ impl TuiState {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of one tool_call event"
+    )]
     pub(super) fn tool_call(
         &mut self,
         id: &str,
@@ -502,6 +510,7 @@ impl TuiState {
         args: &Value,
         result: &str,
         success: bool,
+        display: Option<&ToolDisplay>,
         origin: Option<AgentOrigin>,
     ) {
         if let Some(o) = &origin {
@@ -532,6 +541,7 @@ impl TuiState {
         }) = self.transcript.cell_mut(&path)
         {
             card.finish(result, success);
+            card.display = display.map(|d| Box::new(d.clone()));
         }
         self.transcript.touch(&path);
         if tool == SPAWN {

@@ -3,8 +3,9 @@
 //! result. A `spawn_agent` card holds the subagent's cells as children.
 //!
 //! Invariant: a card is paired with its events by the tool call id only.
-use super::tool_summary::{duration, summary};
+use super::tool_summary::{BodyLine, body, duration, summary};
 use super::{Cell, RenderCtx, SPINNER};
+use crate::protocol::ToolDisplay;
 use crate::ui::format::args_preview;
 use std::time::{Duration, Instant};
 
@@ -34,6 +35,8 @@ pub struct ToolCard {
     pub(crate) args: Value,
     pub status: ToolStatus,
     pub(crate) result: String,
+    /// The result's typed display data, when the tool gave some.
+    pub(crate) display: Option<Box<ToolDisplay>>,
     /// Cells of subagents started by this call.
     pub(crate) children: Vec<Cell>,
     /// When it started (live cards only; not known for loaded history).
@@ -55,6 +58,7 @@ impl ToolCard {
             args: args.clone(),
             status: ToolStatus::Pending,
             result: String::new(),
+            display: None,
             children: Vec::new(),
             started: Some(Instant::now()),
             took: None,
@@ -206,7 +210,7 @@ impl ToolCard {
             th.tool_result
         };
         if !expanded {
-            let p = summary(&self.args, &self.result, self.status != ToolStatus::Failed);
+            let p = summary(self.display.as_deref(), &self.result);
             let p = if p.is_empty() {
                 "(no output)".to_string()
             } else {
@@ -218,13 +222,20 @@ impl ToolCard {
             ]));
             return out;
         }
-        let total = self.result.lines().count();
+        let lines = body(self.display.as_deref(), &self.result);
+        let total = lines.len();
         out.push(Line::from(vec![
             Span::styled("  ├ ", rst),
             Span::styled("result", th.dim),
         ]));
-        for l in self.result.lines().take(MAX_RESULT_LINES) {
-            let line = Line::from(vec![bar(rst), Span::styled(l.replace('\t', "    "), rst)]);
+        for l in lines.into_iter().take(MAX_RESULT_LINES) {
+            let (text, st) = match l {
+                BodyLine::Text(t) => (t, rst),
+                BodyLine::Label(t) => (t, th.dim),
+                BodyLine::Added(t) => (format!("+{t}"), th.tool_ok),
+                BodyLine::Removed(t) => (format!("-{t}"), th.tool_failed),
+            };
+            let line = Line::from(vec![bar(rst), Span::styled(text.replace('\t', "    "), st)]);
             out.extend(wrap(&line, w, &[bar(rst)]));
         }
         let tail = if total > MAX_RESULT_LINES {
