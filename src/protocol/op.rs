@@ -85,6 +85,9 @@ fn yes() -> bool {
 /// One item of an open session's event stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// Events are moved one at a time through a channel; boxing each would cost
+// an allocation per streamed token for no gain.
+#[allow(clippy::large_enum_variant)]
 pub enum SessionEvent {
     /// Something that happened in the running turn or compaction.
     Agent { event: AgentEvent },
