@@ -8,6 +8,7 @@
 //! `unreachable_pub` keeps it so.
 #![warn(unreachable_pub)]
 
+pub(crate) mod acp;
 pub mod agent;
 pub mod app;
 pub(crate) mod attach;

@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Shared helpers (directories with a mod.rs).
+#[path = "acp/support.rs"]
+mod acp_support;
 mod cli_support;
 mod common;
 mod context_support;
@@ -17,6 +19,10 @@ mod tui_loop_support;
 mod tui_support;
 
 // One module per former test binary.
+#[path = "acp.rs"]
+mod acp;
+#[path = "acp_bad_input.rs"]
+mod acp_bad_input;
 #[path = "agent_delegate.rs"]
 mod agent_delegate;
 #[path = "agent_loop.rs"]

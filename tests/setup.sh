@@ -5,7 +5,8 @@
 # The tests use real components: sshd and ssh on loopback (ssh_exec), tmux
 # (the TUI end to end), python3 (code_exec), and the pinned third-party MCP
 # servers from npm and PyPI (tests/mcp_support/servers.env), installed into
-# target/mcp-servers. As root on a Debian/Ubuntu machine the system packages
+# target/mcp-servers, and the ACP client SDK (tests/acp/sdk.env) into
+# target/acp-client. As root on a Debian/Ubuntu machine the system packages
 # are installed with apt-get; otherwise the script says what to install and
 # stops. NAVI_TEST_SETUP=skip runs `cargo test` without checking anything.
 set -euo pipefail
@@ -49,6 +50,13 @@ if [ "${NAVI_TEST_SETUP:-}" != skip ]; then
     { [ -x "$mcp_dir/py/bin/pip" ] || python3 -m venv "$mcp_dir/py"; } \
       && "$mcp_dir/py/bin/pip" install -q "$TIME_PKG" \
       || echo "warning: pip install $TIME_PKG failed; MCP time tests will skip" >&2
+  fi
+  # The pinned ACP client SDK (tests/acp.rs), the same way.
+  # shellcheck disable=SC1091
+  . tests/acp/sdk.env
+  if [ ! -f target/acp-client/node_modules/@agentclientprotocol/sdk/package.json ]; then
+    npm install --no-audit --no-fund --prefix target/acp-client "$ACP_SDK_PKG" \
+      || echo "warning: npm install $ACP_SDK_PKG failed; the navi acp tests will skip" >&2
   fi
 fi
 

@@ -119,6 +119,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, Neovim…; docs/acp.md).
+    Acp,
     /// Completion candidates for the shell scripts (profiles, models,
     /// sessions); not for people.
     #[command(name = "__complete", hide = true)]
@@ -349,6 +351,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Config { .. } => "config",
         Command::Last { .. } => "last",
         Command::Mcp { .. } => "mcp",
+        Command::Acp => "acp",
         Command::Complete { .. } => "__complete",
     }
 }
@@ -374,6 +377,7 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
         Some(Command::Config { command }) => extra::config(&cli.global, command),
         Some(Command::Last { id }) => extra::last(&cli.global, id.as_deref()),
         Some(Command::Mcp { command }) => mcp::run(&cli.global, command).await,
+        Some(Command::Acp) => crate::acp::run(&cli.global).await,
         Some(Command::Complete { what }) => complete::values(&cli.global, &what),
         None => {
             // Piped input is a script: it starts afresh unless told otherwise.

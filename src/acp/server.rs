@@ -1,0 +1,336 @@
+//! The ACP methods navi answers, over the open sessions.
+
+use super::apps::Apps;
+use super::session::{Cx, Open, replay};
+use crate::app::OpenOptions;
+use crate::app::{App, SessionChoice};
+use crate::protocol::Op;
+
+use agent_client_protocol::Error;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CloseSessionResponse, Implementation, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption, SessionInfo,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionResumeCapabilities,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// The config option that chooses the model.
+const MODEL_OPTION: &str = "model";
+/// Its value for "the profile's own priority list".
+const DEFAULT_MODEL: &str = "default";
+
+pub(crate) struct Server {
+    pub(crate) apps: Apps,
+    sessions: Mutex<HashMap<String, Arc<Open>>>,
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::new(-32602, msg.into())
+}
+
+fn internal(msg: impl Into<String>) -> Error {
+    Error::new(-32603, msg.into())
+}
+
+impl Server {
+    pub(crate) fn new(apps: Apps) -> Server {
+        Server {
+            apps,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Open>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The open session `id`, or the error a client gets for another id.
+    pub(crate) fn open(&self, id: &str) -> Result<Arc<Open>, Error> {
+        self.sessions().get(id).cloned().ok_or_else(|| {
+            invalid(format!(
+                "unknown session '{id}': create it with session/new or open it with session/load"
+            ))
+        })
+    }
+
+    pub(crate) fn initialize(&self) -> InitializeResponse {
+        let caps = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+            .mcp_capabilities(McpCapabilities::new().http(true))
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    .resume(SessionResumeCapabilities::new())
+                    .close(SessionCloseCapabilities::new()),
+            );
+        InitializeResponse::new(ProtocolVersion::V1)
+            .agent_capabilities(caps)
+            .agent_info(Implementation::new("navi", env!("CARGO_PKG_VERSION")).title("Navi"))
+    }
+
+    /// `session/new`: a new navi session (stored at its first prompt).
+    pub(crate) fn new_session(
+        &self,
+        cwd: &Path,
+        mcp: &[McpServer],
+        cx: &Cx,
+    ) -> Result<NewSessionResponse, Error> {
+        let app = self.apps.get(cwd, mcp).map_err(invalid)?;
+        let opts = OpenOptions {
+            pending: true,
+            ..OpenOptions::default()
+        };
+        let handle = app
+            .open_handle(&SessionChoice::New, opts)
+            .map_err(|e| internal(e.to_string()))?;
+        let open = self.register(app, handle, cx);
+        Ok(NewSessionResponse::new(open.id.clone())
+            .modes(modes(&open))
+            .config_options(config_options(&open)))
+    }
+
+    /// `session/load` (`replay`: the history is sent first) and
+    /// `session/resume` (no replay).
+    pub(crate) fn load_session(
+        &self,
+        id: &str,
+        cwd: &Path,
+        mcp: &[McpServer],
+        cx: &Cx,
+        replay_history: bool,
+    ) -> Result<(Option<SessionModeState>, Vec<SessionConfigOption>), Error> {
+        let open = match self.sessions().get(id).cloned() {
+            Some(open) => open,
+            None => {
+                let app = self.apps.get(cwd, mcp).map_err(invalid)?;
+                self.open_stored(app, id, cx)?
+            }
+        };
+        if replay_history {
+            let events = open.history().map_err(internal)?;
+            replay(cx, &open.id, &events);
+        }
+        Ok((modes(&open), config_options(&open)))
+    }
+
+    fn open_stored(&self, app: Arc<App>, id: &str, cx: &Cx) -> Result<Arc<Open>, Error> {
+        let known = app
+            .sessions()
+            .map_err(|e| internal(e.to_string()))?
+            .iter()
+            .any(|s| s.id == id);
+        if !known {
+            return Err(invalid(format!("unknown session '{id}'")));
+        }
+        let handle = app
+            .open_handle(&SessionChoice::Id(id.to_string()), OpenOptions::default())
+            .map_err(|e| match e.busy() {
+                Some((s, pid)) => invalid(format!(
+                    "session {s} is open in another navi{}; close it there first",
+                    pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+                )),
+                None => internal(e.to_string()),
+            })?;
+        Ok(self.register(app, handle, cx))
+    }
+
+    fn register(&self, app: Arc<App>, handle: crate::app::SessionHandle, cx: &Cx) -> Arc<Open> {
+        let profile = handle
+            .info()
+            .map(|m| m.profile_id)
+            .unwrap_or_else(|| app.profiles.default_id());
+        let open = Open::start(app, handle, profile, cx.clone());
+        self.sessions().insert(open.id.clone(), open.clone());
+        open
+    }
+
+    pub(crate) fn list(&self, req: &ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+        if req.cursor.is_some() {
+            return Err(invalid(
+                "this agent lists every session at once; there is no next page",
+            ));
+        }
+        let app = self.apps.any().map_err(internal)?;
+        let cwd = self.apps.home_cwd().to_path_buf();
+        let sessions = app
+            .sessions()
+            .map_err(|e| internal(e.to_string()))?
+            .into_iter()
+            .map(|m| SessionInfo::new(m.id, cwd.clone()).title(m.title))
+            .collect();
+        Ok(ListSessionsResponse::new(sessions))
+    }
+
+    pub(crate) fn prompt(
+        &self,
+        req: PromptRequest,
+        responder: PromptResponder,
+    ) -> Result<(), Error> {
+        let open = match self.open(&req.session_id.0) {
+            Ok(o) => o,
+            Err(e) => return responder.respond_with_error(e),
+        };
+        let (text, attachments) = match super::prompt::to_message(&req.prompt) {
+            Ok(m) => m,
+            Err(e) => return responder.respond_with_error(invalid(e)),
+        };
+        open.prompt(Op::UserMessage { text, attachments }, responder)
+    }
+
+    pub(crate) fn cancel(&self, id: &str) {
+        match self.open(id) {
+            Ok(open) => open.cancel(),
+            Err(_) => tracing::info!("session/cancel for unknown session {id}"),
+        }
+    }
+
+    pub(crate) fn set_mode(
+        &self,
+        req: &SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        let open = self.open(&req.session_id.0)?;
+        let profile = req.mode_id.0.to_string();
+        open.submit(Op::SwitchProfile {
+            profile: profile.clone(),
+        })
+        .map_err(|e| invalid(e.to_string()))?;
+        *open.profile.lock().unwrap_or_else(|p| p.into_inner()) = profile;
+        Ok(SetSessionModeResponse::new())
+    }
+
+    pub(crate) fn set_option(
+        &self,
+        req: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let open = self.open(&req.session_id.0)?;
+        if &*req.config_id.0 != MODEL_OPTION {
+            return Err(invalid(format!(
+                "unknown config option '{}'; navi has '{MODEL_OPTION}'",
+                req.config_id.0
+            )));
+        }
+        let value = match &req.value {
+            SessionConfigOptionValue::ValueId { value } => value.0.trim().to_string(),
+            _ => return Err(invalid("the model option takes a model name")),
+        };
+        if value.is_empty() {
+            return Err(invalid("the model name is empty"));
+        }
+        let model = (value != DEFAULT_MODEL).then_some(value);
+        open.submit(Op::SwitchModel { model })
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(SetSessionConfigOptionResponse::new(config_options(&open)))
+    }
+
+    /// `session/close`: the turn stopped and saved, the session unlocked.
+    pub(crate) async fn close(&self, id: &str) -> Result<CloseSessionResponse, Error> {
+        let open = self.open(id)?;
+        self.sessions().remove(id);
+        open.close().await;
+        Ok(CloseSessionResponse::new())
+    }
+
+    /// At the end of input: every session stopped, saved and unlocked, and
+    /// every MCP server this process started stopped.
+    pub(crate) async fn shutdown(&self) {
+        let all: Vec<Arc<Open>> = self.sessions().drain().map(|(_, o)| o).collect();
+        for open in all {
+            open.close().await;
+        }
+        for app in self.apps.all() {
+            app.stop_mcp();
+        }
+    }
+}
+
+type PromptResponder =
+    agent_client_protocol::v1::Responder<agent_client_protocol::v1::schema::PromptResponse>;
+
+/// The profiles as ACP modes, the session's own as the current one.
+fn modes(open: &Open) -> Option<SessionModeState> {
+    let list: Vec<SessionMode> = open
+        .app
+        .profile_list()
+        .into_iter()
+        .map(|p| {
+            let desc = (!p.description.trim().is_empty()).then_some(p.description);
+            SessionMode::new(p.id, p.name).description(desc)
+        })
+        .collect();
+    if list.is_empty() {
+        return None;
+    }
+    let current = open
+        .profile
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Some(SessionModeState::new(current, list))
+}
+
+/// The model chooser: the profile's own list, or one of the models it
+/// names (any other model name is accepted too).
+fn config_options(open: &Open) -> Vec<SessionConfigOption> {
+    let profile = open
+        .profile
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let mut names: Vec<String> = open
+        .app
+        .profiles
+        .get(&profile)
+        .map(|p| p.model.clone())
+        .unwrap_or_default();
+    let current = open.model();
+    if let Some(m) = &current
+        && !names.contains(m)
+    {
+        names.push(m.clone());
+    }
+    let mut options = vec![
+        SessionConfigSelectOption::new(DEFAULT_MODEL, "Profile default")
+            .description("the first model of the profile's list the server has".to_string()),
+    ];
+    options.extend(
+        names
+            .into_iter()
+            .filter(|n| n != DEFAULT_MODEL)
+            .map(|n| SessionConfigSelectOption::new(n.clone(), n)),
+    );
+    vec![
+        SessionConfigOption::select(
+            MODEL_OPTION,
+            "Model",
+            current.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            options,
+        )
+        .category(SessionConfigOptionCategory::Model),
+    ]
+}
+
+/// Keeps the ACP types of `session/load` and `session/resume` apart.
+pub(crate) fn load_response(
+    (modes, options): (Option<SessionModeState>, Vec<SessionConfigOption>),
+) -> LoadSessionResponse {
+    LoadSessionResponse::new()
+        .modes(modes)
+        .config_options(options)
+}
+
+pub(crate) fn resume_response(
+    (modes, options): (Option<SessionModeState>, Vec<SessionConfigOption>),
+) -> ResumeSessionResponse {
+    ResumeSessionResponse::new()
+        .modes(modes)
+        .config_options(options)
+}

@@ -1,0 +1,269 @@
+//! One ACP session: a navi [`SessionHandle`], the prompt waiting for its
+//! turn to end, and the task that turns the session's events into
+//! `session/update` notifications and permission requests.
+
+use super::map::{self, Mapper};
+use crate::app::App;
+use crate::app::SessionHandle;
+use crate::protocol::{AgentEvent, Decision};
+use crate::protocol::{Op, OpError, SessionEvent, TurnEnd};
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, CurrentModeUpdate, PermissionOption, PermissionOptionKind,
+    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    SessionUpdate, StopReason,
+};
+use agent_client_protocol::{Client, Error, RequestCancellationHandle};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// The connection to the client.
+pub(crate) type Cx = agent_client_protocol::v1::ConnectionTo<Client>;
+/// The answer to a `session/prompt`, sent when the turn ends.
+type PromptResponder = agent_client_protocol::v1::Responder<PromptResponse>;
+
+/// The permission option ids navi offers.
+const ALLOW_ONCE: &str = "allow_once";
+const ALLOW_SESSION: &str = "allow_session";
+const REJECT: &str = "reject";
+
+pub(crate) struct Open {
+    pub(crate) id: String,
+    pub(crate) app: Arc<App>,
+    /// Taken out when the session closes.
+    handle: Mutex<Option<SessionHandle>>,
+    /// The prompt whose turn runs.
+    prompt: Mutex<Option<PromptResponder>>,
+    /// Permission requests the client has not answered yet.
+    asks: Mutex<Vec<(String, RequestCancellationHandle)>>,
+    /// The profile in use (the ACP mode).
+    pub(crate) profile: Mutex<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Open {
+    /// Wraps `handle` and starts forwarding its events to the client.
+    pub(crate) fn start(
+        app: Arc<App>,
+        mut handle: SessionHandle,
+        profile: String,
+        cx: Cx,
+    ) -> Arc<Open> {
+        let events = handle.take_events();
+        let open = Arc::new(Open {
+            id: handle.id(),
+            app,
+            handle: Mutex::new(Some(handle)),
+            prompt: Mutex::new(None),
+            asks: Mutex::new(Vec::new()),
+            profile: Mutex::new(profile),
+        });
+        if let Some(rx) = events {
+            tokio::spawn(pump(open.clone(), rx, cx));
+        }
+        open
+    }
+
+    pub(crate) fn submit(&self, op: Op) -> Result<Option<String>, OpError> {
+        match lock(&self.handle).as_ref() {
+            Some(h) => h.submit(op),
+            None => Err(OpError::Invalid(format!("session {} is closed", self.id))),
+        }
+    }
+
+    /// The stored history as events (for `session/load`).
+    pub(crate) fn history(&self) -> Result<Vec<AgentEvent>, String> {
+        match lock(&self.handle).as_ref() {
+            Some(h) => h.history(),
+            None => Err(format!("session {} is closed", self.id)),
+        }
+    }
+
+    /// The model chosen for this session, if one was.
+    pub(crate) fn model(&self) -> Option<String> {
+        lock(&self.handle).as_ref().and_then(|h| h.model())
+    }
+
+    /// Starts a turn; `responder` is answered when it ends. A second prompt
+    /// while one runs is refused.
+    pub(crate) fn prompt(&self, op: Op, responder: PromptResponder) -> Result<(), Error> {
+        {
+            let mut slot = lock(&self.prompt);
+            if slot.is_some() {
+                return responder.respond_with_error(busy(&self.id));
+            }
+            // Kept before the turn starts: its end may come at once.
+            *slot = Some(responder);
+        }
+        if let Err(e) = self.submit(op) {
+            let waiting = lock(&self.prompt).take();
+            if let Some(r) = waiting {
+                let err = match e {
+                    OpError::Busy => busy(&self.id),
+                    other => Error::new(-32602, other.to_string()),
+                };
+                return r.respond_with_error(err);
+            }
+        }
+        Ok(())
+    }
+
+    /// `session/cancel`: navi's cooperative stop, and the open permission
+    /// requests withdrawn.
+    pub(crate) fn cancel(&self) {
+        let _ = self.submit(Op::Stop);
+        for (_, ask) in lock(&self.asks).drain(..) {
+            let _ = ask.cancel();
+        }
+    }
+
+    /// Stops what runs, waits for it to be saved, and releases the session
+    /// (its lock, its per-session state). The client's pending prompt is
+    /// answered `cancelled` by the event task when the stream ends.
+    pub(crate) async fn close(&self) {
+        for (_, ask) in lock(&self.asks).drain(..) {
+            let _ = ask.cancel();
+        }
+        let handle = lock(&self.handle).take();
+        if let Some(h) = handle {
+            h.close().await;
+        }
+    }
+
+    /// Answers the waiting prompt for how its turn ended.
+    fn finish(&self, end: &TurnEnd, cx: &Cx) {
+        let Some(r) = lock(&self.prompt).take() else {
+            return;
+        };
+        let reason = match end {
+            TurnEnd::Done { completed: true } => StopReason::EndTurn,
+            TurnEnd::Done { completed: false } => StopReason::MaxTurnRequests,
+            TurnEnd::Stopped => StopReason::Cancelled,
+            TurnEnd::Refused { message } => {
+                // Nothing was stored: say why, so the user can change the input.
+                let text = format!("Not sent: {message}");
+                notify(
+                    cx,
+                    &self.id,
+                    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text))),
+                );
+                StopReason::Refusal
+            }
+            TurnEnd::Failed { message } => {
+                let _ = r.respond_with_error(Error::new(-32603, message.clone()));
+                return;
+            }
+        };
+        let _ = r.respond(PromptResponse::new(reason));
+    }
+
+    /// Asks the client about a risky call and hands the answer to the turn.
+    fn ask(
+        self: &Arc<Open>,
+        cx: &Cx,
+        id: String,
+        tool: String,
+        summary: String,
+        args: serde_json::Value,
+    ) {
+        let call = map::permission_call(&id, &tool, &summary, &args);
+        let options = vec![
+            PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALLOW_SESSION,
+                format!("Allow {tool} for this session"),
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        let sent = cx.send_request(RequestPermissionRequest::new(
+            self.id.clone(),
+            call,
+            options,
+        ));
+        lock(&self.asks).push((id.clone(), sent.cancellation_handle()));
+        let open = self.clone();
+        tokio::spawn(async move {
+            let decision = match sent.block_task().await {
+                Ok(resp) => match resp.outcome {
+                    RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+                        ALLOW_ONCE => Decision::Once,
+                        ALLOW_SESSION => Decision::Session,
+                        _ => Decision::Deny,
+                    },
+                    _ => Decision::Deny,
+                },
+                Err(e) => {
+                    tracing::info!("permission request for {id} ended without an answer: {e}");
+                    Decision::Deny
+                }
+            };
+            lock(&open.asks).retain(|(a, _)| *a != id);
+            // A stop may have withdrawn the question already: then nothing waits.
+            let _ = open.submit(Op::Approval { id, decision });
+        });
+    }
+}
+
+fn busy(id: &str) -> Error {
+    Error::new(
+        -32602,
+        format!("session {id} is busy: a prompt is running (send session/cancel first)"),
+    )
+}
+
+pub(crate) fn notify(cx: &Cx, session: &str, update: SessionUpdate) {
+    if let Err(e) = cx.send_notification(SessionNotification::new(session.to_string(), update)) {
+        tracing::debug!("session/update not sent: {e}");
+    }
+}
+
+/// Forwards the session's events until its stream ends (the handle closed).
+async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
+    let mut mapper = Mapper::default();
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            SessionEvent::Agent { event } => match event {
+                AgentEvent::ApprovalRequest {
+                    id,
+                    tool,
+                    summary,
+                    args,
+                } => open.ask(&cx, id, tool, summary, args),
+                AgentEvent::ProfileSwitched { profile_id, .. } => {
+                    *lock(&open.profile) = profile_id.clone();
+                    notify(
+                        &cx,
+                        &open.id,
+                        SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(profile_id)),
+                    );
+                }
+                other => {
+                    for u in mapper.map(&other) {
+                        notify(&cx, &open.id, u);
+                    }
+                }
+            },
+            SessionEvent::TurnEnded { end } => {
+                for u in mapper.close_open() {
+                    notify(&cx, &open.id, u);
+                }
+                open.finish(&end, &cx);
+            }
+        }
+    }
+    open.finish(&TurnEnd::Stopped, &cx);
+}
+
+/// Sends a stored history as `session/update`s, before `session/load`
+/// answers.
+pub(crate) fn replay(cx: &Cx, session: &str, events: &[AgentEvent]) {
+    let mut mapper = Mapper::default();
+    for e in events {
+        for u in mapper.map(e) {
+            notify(cx, session, u);
+        }
+    }
+}
