@@ -250,12 +250,13 @@ async fn acp_busy_session_and_unknown_session_via_the_sdk() {
                 {"op": "initialize"},
                 {"op": "new", "as": "a"},
                 {"op": "setMode", "session": "a", "mode": "tester"},
+                {"op": "setMode", "session": "a", "mode": "no-such-profile"},
                 {"op": "prompt", "session": "a", "text": "first", "wait": false, "as": "p"},
                 {"op": "waitUpdate", "session": "a", "kind": "agent_message_chunk"},
                 {"op": "prompt", "session": "a", "text": "second"},
                 {"op": "prompt", "session": "no-such-session", "text": "hello"},
                 {"op": "raw", "method": "navi/unknown", "params": {}},
-                {"op": "setMode", "session": "a", "mode": "no-such-profile"},
+                {"op": "setMode", "session": "a", "mode": "second"},
                 {"op": "setOption", "session": "a", "id": "colour", "value": "red"},
                 {"op": "cancel", "session": "a"},
                 {"op": "await", "name": "p"},
@@ -289,6 +290,14 @@ async fn acp_busy_session_and_unknown_session_via_the_sdk() {
     );
     assert_eq!(d.results("raw")[0]["error"]["code"], -32601, "{dump}");
     let modes = d.results("setMode");
+    // A switch while the turn runs is refused too.
+    assert!(
+        modes[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("running"),
+        "{dump}"
+    );
     assert!(
         modes[1]["error"]["message"]
             .as_str()

@@ -108,7 +108,10 @@ impl Server {
         cx: &Cx,
         replay_history: bool,
     ) -> Result<(Option<SessionModeState>, Vec<SessionConfigOption>), Error> {
-        let open = match self.sessions().get(id).cloned() {
+        // Not matched on directly: the guard would live through the match
+        // and `open_stored` takes the same lock.
+        let known = self.sessions().get(id).cloned();
+        let open = match known {
             Some(open) => open,
             None => {
                 let app = self.apps.get(cwd, mcp).map_err(invalid)?;
