@@ -2,7 +2,7 @@
 //! unknown or busy sessions, frames of many megabytes, a client that goes
 //! away mid-turn. Always an error response or a clean end; never a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use crate::acp_support::{Home, client_or_skip};
+use crate::acp_support::{Home, client_or_skip, processes_with};
 use crate::support::{FakeLlm, Reply};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -322,20 +322,6 @@ async fn acp_busy_session_and_unknown_session_via_the_sdk() {
     assert_eq!(users, ["first"], "{dump}");
     assert_eq!(fake.chat_requests().len(), 1);
     assert_eq!(d.exit_code(), 0);
-}
-
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) && !cmd.contains("NAVI_ACP") && !cmd.contains("\"op\"") {
-                out.push(cmd);
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

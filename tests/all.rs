@@ -23,6 +23,8 @@ mod tui_support;
 mod acp;
 #[path = "acp_bad_input.rs"]
 mod acp_bad_input;
+#[path = "acp_mcp.rs"]
+mod acp_mcp;
 #[path = "agent_delegate.rs"]
 mod agent_delegate;
 #[path = "agent_loop.rs"]

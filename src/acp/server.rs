@@ -186,7 +186,17 @@ impl Server {
             Ok(m) => m,
             Err(e) => return responder.respond_with_error(invalid(e)),
         };
-        open.prompt(Op::UserMessage { text, attachments }, responder)
+        if !open.reserve(responder)? {
+            return Ok(());
+        }
+        // The MCP servers (navi's and the client's) start with the first
+        // prompt; the turn waits for them (each bounded by its start-up
+        // timeout), off the dispatch loop.
+        tokio::spawn(async move {
+            open.app.start_mcp().await;
+            open.start_turn(Op::UserMessage { text, attachments });
+        });
+        Ok(())
     }
 
     pub(crate) fn cancel(&self, id: &str) {

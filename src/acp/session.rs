@@ -13,6 +13,7 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, StopReason,
 };
 use agent_client_protocol::{Client, Error, RequestCancellationHandle};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -37,6 +38,8 @@ pub(crate) struct Open {
     asks: Mutex<Vec<(String, RequestCancellationHandle)>>,
     /// The profile in use (the ACP mode).
     pub(crate) profile: Mutex<String>,
+    /// A prompt is taken and its turn not started yet.
+    starting: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -59,6 +62,7 @@ impl Open {
             prompt: Mutex::new(None),
             asks: Mutex::new(Vec::new()),
             profile: Mutex::new(profile),
+            starting: AtomicBool::new(false),
         });
         if let Some(rx) = events {
             tokio::spawn(pump(open.clone(), rx, cx));
@@ -86,33 +90,51 @@ impl Open {
         lock(&self.handle).as_ref().and_then(|h| h.model())
     }
 
-    /// Starts a turn; `responder` is answered when it ends. A second prompt
-    /// while one runs is refused.
-    pub(crate) fn prompt(&self, op: Op, responder: PromptResponder) -> Result<(), Error> {
+    /// Takes the prompt: `responder` is answered when its turn ends. A
+    /// second prompt while one is taken is refused. The turn starts with
+    /// [`start_turn`](Self::start_turn), once the MCP servers are up.
+    pub(crate) fn reserve(&self, responder: PromptResponder) -> Result<bool, Error> {
+        let mut slot = lock(&self.prompt);
+        if slot.is_some() {
+            responder.respond_with_error(busy(&self.id))?;
+            return Ok(false);
+        }
+        // Kept before the turn starts: its end may come at once.
+        *slot = Some(responder);
+        self.starting.store(true, Ordering::SeqCst);
+        Ok(true)
+    }
+
+    /// Starts the reserved prompt's turn, unless it was cancelled meanwhile.
+    pub(crate) fn start_turn(&self, op: Op) {
+        let mut slot = lock(&self.prompt);
+        if slot.is_none() {
+            return;
+        }
+        self.starting.store(false, Ordering::SeqCst);
+        if let Err(e) = self.submit(op)
+            && let Some(r) = slot.take()
         {
-            let mut slot = lock(&self.prompt);
-            if slot.is_some() {
-                return responder.respond_with_error(busy(&self.id));
-            }
-            // Kept before the turn starts: its end may come at once.
-            *slot = Some(responder);
+            let err = match e {
+                OpError::Busy => busy(&self.id),
+                other => Error::new(-32602, other.to_string()),
+            };
+            let _ = r.respond_with_error(err);
         }
-        if let Err(e) = self.submit(op) {
-            let waiting = lock(&self.prompt).take();
-            if let Some(r) = waiting {
-                let err = match e {
-                    OpError::Busy => busy(&self.id),
-                    other => Error::new(-32602, other.to_string()),
-                };
-                return r.respond_with_error(err);
-            }
-        }
-        Ok(())
     }
 
     /// `session/cancel`: navi's cooperative stop, and the open permission
     /// requests withdrawn.
     pub(crate) fn cancel(&self) {
+        {
+            // A prompt whose turn has not started yet ends here.
+            let mut slot = lock(&self.prompt);
+            if self.starting.swap(false, Ordering::SeqCst)
+                && let Some(r) = slot.take()
+            {
+                let _ = r.respond(PromptResponse::new(StopReason::Cancelled));
+            }
+        }
         let _ = self.submit(Op::Stop);
         for (_, ask) in lock(&self.asks).drain(..) {
             let _ = ask.cancel();

@@ -259,28 +259,22 @@ impl Drive {
     }
 }
 
-/// Pid of every live process whose parent is `pid` (Linux /proc).
-pub fn children_of(pid: u32) -> Vec<u32> {
+/// Live processes whose command line contains `marker` (not the test
+/// client, whose arguments may quote it).
+pub fn processes_with(marker: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid ...: comm may hold spaces; split after ')'.
-        let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
-        let ppid: u32 = after
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        if ppid == pid {
-            out.push(p);
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let zombie = std::fs::read_to_string(e.path().join("stat"))
+                .map(|s| {
+                    s.rsplit_once(')')
+                        .is_some_and(|(_, a)| a.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(false);
+            if cmd.contains(marker) && !cmd.contains("\"op\"") && !zombie {
+                out.push(cmd);
+            }
         }
     }
     out
