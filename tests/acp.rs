@@ -502,3 +502,50 @@ async fn acp_two_sessions_at_once_with_their_own_modes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_model_option_chooses_the_sessions_model() {
+    let Some(client) = client_or_skip("acp_model_option_chooses_the_sessions_model") else {
+        return;
+    };
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![
+        ("test-model".into(), None),
+        ("other-model".into(), None),
+    ]);
+    fake.push(Reply::text("from the other model"));
+    fake.push(Reply::text("from the profile's model"));
+    let home = Home::new(&fake);
+    let d = home
+        .drive(
+            &client,
+            json!([
+                {"op": "initialize"},
+                {"op": "new", "as": "a"},
+                {"op": "setMode", "session": "a", "mode": "tester"},
+                {"op": "setOption", "session": "a", "id": "model", "value": "other-model"},
+                {"op": "prompt", "session": "a", "text": "one"},
+                {"op": "setOption", "session": "a", "id": "model", "value": "default"},
+                {"op": "prompt", "session": "a", "text": "two"},
+            ]),
+            "allow_once",
+        )
+        .await;
+    let dump = d.dump();
+    let set = d.results("setOption");
+    assert_eq!(
+        set[0]["result"]["configOptions"][0]["currentValue"], "other-model",
+        "{dump}"
+    );
+    assert_eq!(
+        set[1]["result"]["configOptions"][0]["currentValue"], "default",
+        "{dump}"
+    );
+    let models: Vec<String> = fake
+        .chat_requests()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, ["other-model", "test-model"], "{dump}");
+    assert_eq!(d.exit_code(), 0);
+}
