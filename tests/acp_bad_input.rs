@@ -378,3 +378,81 @@ async fn acp_client_gone_mid_turn_saves_unlocks_and_leaves_no_process() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("resumed fine"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_session_open_in_another_navi_is_refused_until_released() {
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("first process answers"));
+    fake.push(Reply::text("second process answers"));
+    let home = Home::new(&fake);
+    let work = home.work();
+    let t = tokio::task::spawn_blocking(move || {
+        let mut a = Raw::start(&home);
+        a.send(&req(1, "initialize", json!({"protocolVersion": 1})));
+        a.responses(&[json!(1)]);
+        a.send(&req(
+            2,
+            "session/new",
+            json!({"cwd": work, "mcpServers": []}),
+        ));
+        let got = a.responses(&[json!(2)]);
+        let sid = got["2"][0]["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        a.send(&req(
+            3,
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "tester"}),
+        ));
+        a.send(&req(
+            4,
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]}),
+        ));
+        let got = a.responses(&[json!(3), json!(4)]);
+        assert_eq!(got["4"][0]["result"]["stopReason"], "end_turn", "{got:?}");
+
+        // A second navi acp cannot load it while the first has it open.
+        let mut b = Raw::start(&home);
+        b.send(&req(1, "initialize", json!({"protocolVersion": 1})));
+        b.responses(&[json!(1)]);
+        let load = json!({"sessionId": sid, "cwd": work, "mcpServers": []});
+        b.send(&req(2, "session/load", load.clone()));
+        let got = b.responses(&[json!(2)]);
+        let msg = got["2"][0]["error"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{got:?}"));
+        assert!(msg.contains("open in another navi"), "{msg}");
+        assert!(
+            msg.contains(&a.child.id().to_string()),
+            "names the pid: {msg}"
+        );
+
+        // session/close in the first releases it; then the second loads it.
+        a.send(&req(5, "session/close", json!({"sessionId": sid})));
+        let got = a.responses(&[json!(5)]);
+        assert!(got["5"][0].get("error").is_none(), "{got:?}");
+        b.send(&req(3, "session/load", load));
+        b.send(&req(
+            4,
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "again"}]}),
+        ));
+        let got = b.responses(&[json!(3), json!(4)]);
+        assert!(got["3"][0].get("error").is_none(), "{got:?}");
+        assert_eq!(got["4"][0]["result"]["stopReason"], "end_turn", "{got:?}");
+        // A prompt to the closed session in the first process is refused.
+        a.send(&req(
+            6,
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "x"}]}),
+        ));
+        let got = a.responses(&[json!(6)]);
+        assert_eq!(code(&got, "6"), -32602);
+        assert_eq!(a.finish().0, 0);
+        assert_eq!(b.finish().0, 0);
+    });
+    t.await.unwrap();
+    assert_eq!(fake.chat_requests().len(), 2);
+}
