@@ -25,6 +25,8 @@ mod acp;
 mod acp_bad_input;
 #[path = "acp_mcp.rs"]
 mod acp_mcp;
+#[path = "acp_prompt.rs"]
+mod acp_prompt;
 #[path = "agent_delegate.rs"]
 mod agent_delegate;
 #[path = "agent_loop.rs"]
