@@ -456,3 +456,86 @@ async fn acp_session_open_in_another_navi_is_refused_until_released() {
     t.await.unwrap();
     assert_eq!(fake.chat_requests().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_sigterm_mid_turn_saves_and_unlocks() {
+    let fake = FakeLlm::start().await;
+    let words: String = (0..400).map(|i| format!("t{i} ")).collect();
+    fake.push(Reply::text(words).with_delay(25));
+    let home = Home::new(&fake);
+    let work = home.work();
+    let t = tokio::task::spawn_blocking(move || {
+        let mut a = Raw::start(&home);
+        a.send(&req(1, "initialize", json!({"protocolVersion": 1})));
+        a.responses(&[json!(1)]);
+        a.send(&req(
+            2,
+            "session/new",
+            json!({"cwd": work, "mcpServers": []}),
+        ));
+        let got = a.responses(&[json!(2)]);
+        let sid = got["2"][0]["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        a.send(&req(
+            3,
+            "session/set_mode",
+            json!({"sessionId": sid, "modeId": "tester"}),
+        ));
+        a.responses(&[json!(3)]);
+        a.send(&req(
+            4,
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "long one"}]}),
+        ));
+        // Wait for the answer to stream, then SIGTERM.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let v = a.out.recv_timeout(deadline - Instant::now()).unwrap();
+            if v["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+                break;
+            }
+        }
+        let pid = a.child.id().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let code = loop {
+            if let Some(st) = a.child.try_wait().unwrap() {
+                break st.code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "navi acp did not exit on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(code, Some(143));
+        (home, sid)
+    });
+    let (home, sid) = t.await.unwrap();
+    let rows = home.rows(&sid);
+    let roles: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(roles[..2], ["user", "assistant"], "{rows:?}");
+    assert!(
+        rows[1].1.starts_with("t0 ") && !rows[1].1.contains("t399"),
+        "{rows:?}"
+    );
+    fake.push(Reply::text("after the signal"));
+    let out = home
+        .navi(&["run", "--session", &sid, "still there?"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

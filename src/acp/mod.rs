@@ -36,14 +36,18 @@ use server::Server;
 use session::Cx;
 use std::sync::Arc;
 
-/// Serves ACP on stdin/stdout until the client closes stdin; then every
-/// session is stopped, saved and unlocked. Exit 0 on a clean end.
+/// Serves ACP on stdin/stdout until the client closes stdin (or a stop
+/// signal); then every session is stopped, saved and unlocked. Exit 0 on a
+/// clean end, 128 + the signal's number after a signal.
 pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
     let (apps, _log) = apps::Apps::load(g)?;
     tracing::info!("navi acp: serving the Agent Client Protocol on stdin/stdout");
     let server = Arc::new(Server::new(apps));
     let s = server.clone();
-    let result = Agent
+    // SIGINT, SIGTERM and SIGHUP end navi like the end of input does (every
+    // session stopped, saved and unlocked), with 130 / 143 / 129.
+    let mut signals = crate::ui::signals::StopSignals::install();
+    let serve = Agent
         .v1()
         .name("navi")
         .on_receive_request(
@@ -171,10 +175,16 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
             },
             on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
-        .await;
-    tracing::info!("navi acp: input closed; ending the sessions");
+        .connect_to(Stdio::new());
+    let (result, stopped) = tokio::select! {
+        r = serve => (r, None),
+        s = signals.recv() => (Ok(()), Some(s)),
+    };
+    tracing::info!("navi acp: input closed or stopped ({stopped:?}); ending the sessions");
     server.shutdown().await;
+    if let Some(s) = stopped {
+        return Ok(s.exit_code());
+    }
     match result {
         Ok(()) => Ok(0),
         Err(e) => {
