@@ -356,7 +356,8 @@ async fn navi_tui_end_to_end() {
 #[tokio::test]
 async fn model_list_from_api_tags_and_v1_models() {
     use navi::llm::LlmBackend;
-    use navi::ui::tui::model_picker::{describe, fetch_models};
+    use navi::app::fetch_models;
+    use navi::ui::tui::model_picker::describe;
     use std::sync::Arc;
     let fake = FakeLlm::start().await;
     fake.set_models(vec![
