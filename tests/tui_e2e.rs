@@ -355,8 +355,8 @@ async fn navi_tui_end_to_end() {
 /// `/api/show` per model, and an OpenAI-compatible `/v1/models`.
 #[tokio::test]
 async fn model_list_from_api_tags_and_v1_models() {
-    use navi::llm::LlmBackend;
     use navi::app::fetch_models;
+    use navi::llm::LlmBackend;
     use navi::ui::tui::model_picker::describe;
     use std::sync::Arc;
     let fake = FakeLlm::start().await;

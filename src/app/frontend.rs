@@ -6,6 +6,7 @@ use super::App;
 use crate::attach::{Attachment, FilesPolicy};
 use crate::llm::LlmBackend;
 use crate::protocol::{AgentEvent, ModelInfo, SessionMeta, TodoItem};
+pub(crate) use crate::session::pins::{Entry as PinEntry, Target as PinTarget};
 use futures_util::future::join_all;
 use std::future::Future;
 use std::path::Path;
@@ -35,6 +36,36 @@ impl App {
                 Err(e) => Err(format!("cannot load the session: {e}")),
             }
         }
+    }
+
+    /// A stored session's display history as events (an unknown or pending
+    /// session has none).
+    pub fn history(&self, session_id: &str) -> Result<Vec<AgentEvent>, String> {
+        crate::session::replay::load_events(&self.store, session_id)
+            .map(Option::unwrap_or_default)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The context window last recorded for a session (0: none yet).
+    pub fn stored_window(&self, session_id: &str) -> u64 {
+        crate::agent::account::load_window(&self.store, session_id).unwrap_or(0)
+    }
+
+    /// The pinnable messages of a session, numbered as `/pin` lists them.
+    pub(crate) fn pin_entries(&self, session_id: &str) -> Result<Vec<PinEntry>, String> {
+        crate::session::pins::entries(&self.store, session_id).map_err(|e| e.to_string())
+    }
+
+    /// Pins or unpins a message: the entry and whether anything changed;
+    /// `None` when there is no such message.
+    pub(crate) fn set_pin(
+        &self,
+        session_id: &str,
+        target: PinTarget,
+        pinned: bool,
+    ) -> Result<Option<(PinEntry, bool)>, String> {
+        crate::session::pins::set_target(&self.store, session_id, target, pinned)
+            .map_err(|e| e.to_string())
     }
 
     /// A session's current metadata (a pending one's too).
@@ -75,6 +106,70 @@ impl App {
             };
             fetch_models(backend).await
         })
+    }
+}
+
+/// Completion lists for a line editor: stored session ids with titles, and
+/// the names the profile's backend serves (fetched once, in the background,
+/// the first time they are asked for; empty until then).
+pub struct Lookups {
+    store: Arc<crate::session::SessionStore>,
+    agent: Arc<crate::agent::Agent>,
+    profile: String,
+    runtime: tokio::runtime::Handle,
+    models: Arc<std::sync::Mutex<Vec<String>>>,
+    asked: std::sync::atomic::AtomicBool,
+}
+
+impl App {
+    /// Completion lists for the profile in use (nothing is read until asked).
+    pub fn lookups(&self, profile_id: &str) -> Lookups {
+        Lookups {
+            store: self.store.clone(),
+            agent: self.agent.clone(),
+            profile: profile_id.to_string(),
+            runtime: tokio::runtime::Handle::current(),
+            models: Default::default(),
+            asked: Default::default(),
+        }
+    }
+}
+
+impl Lookups {
+    /// `(short id, title)` of every stored session.
+    pub fn sessions(&self) -> Vec<(String, String)> {
+        self.store
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| (s.id.chars().take(8).collect(), s.title))
+            .collect()
+    }
+
+    /// Model names; the first call starts the fetch.
+    pub fn models(&self) -> Vec<String> {
+        use std::sync::atomic::Ordering;
+        if !self.asked.swap(true, Ordering::SeqCst) {
+            let (agent, profile, out) = (
+                self.agent.clone(),
+                self.profile.clone(),
+                self.models.clone(),
+            );
+            self.runtime.spawn(async move {
+                let Ok(p) = agent.profile(&profile).cloned() else {
+                    return;
+                };
+                let Ok(backend) = agent.backend_for(&p) else {
+                    return;
+                };
+                if let Ok(list) = backend.list_models().await
+                    && let Ok(mut m) = out.lock()
+                {
+                    *m = list.into_iter().map(|i| i.name).collect();
+                }
+            });
+        }
+        self.models.lock().map(|m| m.clone()).unwrap_or_default()
     }
 }
 

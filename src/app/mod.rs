@@ -3,6 +3,7 @@
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
 pub(crate) mod auto_memory;
+mod checkpoints;
 mod frontend;
 mod handle;
 pub(crate) mod launch;
@@ -10,7 +11,8 @@ mod port;
 pub(crate) mod probe;
 pub mod submit;
 
-pub use frontend::{fetch_models, same_model};
+pub use frontend::{Lookups, fetch_models, same_model};
+pub(crate) use frontend::{PinEntry, PinTarget};
 pub use handle::{OpenOptions, Prepared, SessionHandle};
 pub use port::{Run, SessionPort};
 

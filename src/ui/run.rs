@@ -223,7 +223,7 @@ fn build_message(
         eprintln!("attached {}", a.describe());
         items.push(a);
     }
-    Ok(h.prepare_with(&input.text, &items))
+    Ok(h.prepare_with(input.text.trim_end(), &items))
 }
 
 pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {

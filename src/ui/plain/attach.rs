@@ -11,7 +11,6 @@ use crate::attach::Attachment;
 pub(crate) use crate::attach::{at_paths, expand};
 
 impl Plain {
-
     /// `/attach PATH…`, `/attach` (list), `/attach clear`.
     pub(super) fn attach_cmd(&mut self, args: &str) {
         if args.trim().is_empty() && !self.pending.is_empty() {

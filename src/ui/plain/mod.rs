@@ -113,10 +113,8 @@ pub(crate) async fn run(
             color: term.color,
             profiles: app.profiles.ids(),
             themes,
-            source: Some(std::sync::Arc::new(lookup::Lookup::new(
-                app.store.clone(),
-                app.agent.clone(),
-                meta.profile_id.clone(),
+            source: Some(std::sync::Arc::new(lookup::Lookup(
+                app.lookups(&meta.profile_id),
             ))),
         });
         if let Some(w) = &ed.history_warning {
@@ -262,10 +260,7 @@ impl Plain {
     }
 
     fn greet(&mut self) {
-        let history = crate::session::replay::load_events(&self.app.store, &self.st.session.id)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let history = self.app.history(&self.st.session.id).unwrap_or_default();
         self.st.last_answer = crate::protocol::last_answer(&history).to_string();
         if !history.is_empty() {
             self.show_history(&history, 6);

@@ -155,7 +155,7 @@ impl TuiState {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::llm::ImageData;
+    use crate::attach::ImageData;
     use crate::ui::tui::theme::Theme;
 
     fn image(name: &str) -> Attachment {

@@ -81,7 +81,9 @@ async fn load_opt(load: &mut Option<Load>) -> Result<Vec<AgentEvent>, String> {
     }
 }
 
-async fn models_opt(models: &mut Option<Models>) -> Result<Vec<crate::llm::ModelInfo>, String> {
+async fn models_opt(
+    models: &mut Option<Models>,
+) -> Result<Vec<crate::protocol::ModelInfo>, String> {
     match models {
         Some(m) => m.await,
         None => std::future::pending().await,
@@ -265,7 +267,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
     }
 
     /// The server listed its models for `/model`.
-    fn models_listed(&mut self, r: Result<Vec<crate::llm::ModelInfo>, String>) {
+    fn models_listed(&mut self, r: Result<Vec<crate::protocol::ModelInfo>, String>) {
         self.state.flash = None;
         let wanted = self.model_wanted.take();
         let list = match r {
@@ -289,7 +291,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
     }
 
     /// Switches through the shared `/model <name>`; the status line follows.
-    fn switch_model(&mut self, m: crate::llm::ModelInfo) {
+    fn switch_model(&mut self, m: crate::protocol::ModelInfo) {
         self.run_command(commands::SlashCommand::Model(Some(m.name.clone())));
         self.state.status.model = m.name.clone();
         self.state.status.model_note.clear();

@@ -99,7 +99,7 @@ pub fn initial_state(
     st.history_file = Some(app.paths.data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
     // The window stored with the session, until the backend check says.
-    st.status.ctx_max = crate::agent::account::load_window(&app.store, &meta.id).unwrap_or(0);
+    st.status.ctx_max = app.stored_window(&meta.id);
     st.loading = true;
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
