@@ -13,14 +13,7 @@ use crate::ui::lines::highlight;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// An approval answer typed by the user.
-pub(crate) fn decision(answer: &str) -> Decision {
-    match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => Decision::Once,
-        "s" | "session" => Decision::Session,
-        _ => Decision::Deny,
-    }
-}
+use crate::ui::wording::decision;
 
 impl Plain {
     /// Runs a turn to its end. `Some(code)` means navi should exit now.
@@ -143,11 +136,7 @@ impl Plain {
             AgentEvent::ApprovalRequest {
                 id, tool, summary, ..
             } => {
-                let q = format!(
-                    "allow {}: {}? [y]es/[s]ession/[N]o ",
-                    crate::ui::neutral::visible(&tool),
-                    crate::ui::neutral::visible(&summary)
-                );
+                let q = crate::ui::wording::approval_question(&tool, &summary);
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
                 let held = self.typed.discard();
@@ -235,19 +224,5 @@ impl Plain {
         if let Some(meta) = self.app.session_meta(&self.st.session.id) {
             self.st.session = meta;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn approval_answers() {
-        assert_eq!(decision("y"), Decision::Once);
-        assert_eq!(decision(" YES "), Decision::Once);
-        assert_eq!(decision("s"), Decision::Session);
-        assert_eq!(decision(""), Decision::Deny);
-        assert_eq!(decision("nope"), Decision::Deny);
     }
 }
