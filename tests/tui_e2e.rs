@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "tui_e2e_cases/checkpoints.rs"]
 mod checkpoints;
+#[path = "tui_e2e_cases/complete.rs"]
+mod complete;
 #[path = "tui_e2e_cases/daily.rs"]
 mod daily;
 #[path = "tui_e2e_cases/more.rs"]

@@ -2,7 +2,7 @@
 //! and deletes one with `terminal`; the summary card, `/diff`, `/undo`
 //! (byte for byte) and `/rewind 1` (the next request lacks the rewound
 //! messages).
-use super::{Tmux, status_line, write_profile_with};
+use super::{Tmux, write_profile_with};
 use crate::support::{FakeLlm, Reply};
 use serde_json::json;
 
