@@ -77,10 +77,19 @@ fn startup_order(root: &Path) {
         && !flags.contains("linker")
         && !flags.contains("fuse-ld")
         && order.is_file();
-    if wanted && rustc_links_with_lld() {
+    if !wanted || !rustc_links_with_lld() {
+        return;
+    }
+    // Stored several names a line; the linker wants one a line.
+    let Ok(names) = std::fs::read_to_string(&order) else {
+        return;
+    };
+    let list: String = names.split_whitespace().map(|n| format!("{n}\n")).collect();
+    let out = PathBuf::from(var("OUT_DIR")).join("startup-order.txt");
+    if std::fs::write(&out, list).is_ok() {
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
-            order.display()
+            out.display()
         );
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
