@@ -7,6 +7,8 @@
 mod cards;
 #[path = "tui_e2e_cases/checkpoints.rs"]
 mod checkpoints;
+#[path = "tui_e2e_cases/complete.rs"]
+mod complete;
 #[path = "tui_e2e_cases/daily.rs"]
 mod daily;
 #[path = "tui_e2e_cases/more.rs"]

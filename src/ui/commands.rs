@@ -582,6 +582,7 @@ pub(crate) fn osc52(text: &str) -> String {
 }
 
 pub mod approvals;
+pub(crate) mod args;
 pub(crate) mod checkpoint;
 mod export;
 mod info;

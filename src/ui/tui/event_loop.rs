@@ -28,6 +28,8 @@ use ratatui::backend::Backend;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// The sessions and models the completion popup asked for.
+mod arg_fill;
 /// Checkpoint helpers: the diff of a files-changed card, edit and resend.
 mod rewind_ui;
 
@@ -271,7 +273,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
         self.state.flash = None;
         let wanted = self.model_wanted.take();
         let list = match r {
-            Ok(l) => l,
+            Ok(l) => {
+                self.keep_model_names(&l);
+                l
+            }
             Err(e) => {
                 return self
                     .state
@@ -370,6 +375,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
         for a in actions {
             self.perform(a);
         }
+        self.fill_arg_lists();
     }
 
     /// The running turn's channel closed.
@@ -555,6 +561,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 r = models_opt(&mut self.models) => {
                     self.models = None;
                     self.models_listed(r);
+                    sched.request();
+                }
+                r = super::arg_lists::fetched(&mut self.state.args.fetch) => {
+                    self.arg_models_fetched(r);
                     sched.request();
                 }
                 _ = sleep_opt(self.quit_at) => {

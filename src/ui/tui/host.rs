@@ -44,6 +44,11 @@ pub trait Host {
     /// A check of the backend, run after the first frame: the model it
     /// resolves for the profile, or an error when it cannot be reached.
     fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+    /// `(id prefix, title)` of the saved sessions, most recent first (for
+    /// completing `/session resume|delete`; a local database read).
+    fn session_choices(&mut self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// Lists what the profile's backend serves (`None`: cannot tell; `/model`
     /// then switches without checking).
     fn list_models(&mut self, _profile_id: &str) -> Option<Models> {
@@ -177,6 +182,16 @@ impl Host for AppHost<'_> {
 
     fn attach(&mut self, session_id: &str, path: &Path) -> Result<Attachment, String> {
         self.app.attach_file(session_id, path)
+    }
+
+    fn session_choices(&mut self) -> Vec<(String, String)> {
+        self.app
+            .store
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| (s.id.chars().take(8).collect(), s.title))
+            .collect()
     }
 
     fn list_models(&mut self, profile_id: &str) -> Option<Models> {

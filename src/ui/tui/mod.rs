@@ -19,6 +19,7 @@
 pub(crate) mod apply;
 pub mod approval;
 pub(crate) mod approval_diff;
+pub(crate) mod arg_lists;
 pub mod background;
 pub mod cells;
 pub(crate) mod clipboard;

@@ -108,6 +108,8 @@ pub struct TuiState {
     pub side: SidePane,
     pub composer: Composer,
     pub popup: Option<Popup>,
+    /// Sessions and models the popup completes arguments from.
+    pub(crate) args: super::arg_lists::ArgLists,
     /// Files under the working directory, scanned once per `@` mention.
     pub mention_files: Option<Vec<String>>,
     pub picker: Option<Picker>,
@@ -197,6 +199,7 @@ impl TuiState {
             side: SidePane::default(),
             composer: Composer::default(),
             popup: None,
+            args: Default::default(),
             mention_files: None,
             picker: None,
             approvals: VecDeque::new(),
