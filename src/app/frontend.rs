@@ -68,6 +68,11 @@ impl App {
             .map_err(|e| e.to_string())
     }
 
+    /// `(short id, title)` of every stored session, for completion.
+    pub fn session_choices(&self) -> Vec<(String, String)> {
+        session_choices(&self.store)
+    }
+
     /// A session's current metadata (a pending one's too).
     pub fn session_meta(&self, session_id: &str) -> Option<SessionMeta> {
         self.store.resolve(session_id).ok()
@@ -138,12 +143,7 @@ impl App {
 impl Lookups {
     /// `(short id, title)` of every stored session.
     pub fn sessions(&self) -> Vec<(String, String)> {
-        self.store
-            .list()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| (s.id.chars().take(8).collect(), s.title))
-            .collect()
+        session_choices(&self.store)
     }
 
     /// Model names; the first call starts the fetch.
@@ -171,6 +171,16 @@ impl Lookups {
         }
         self.models.lock().map(|m| m.clone()).unwrap_or_default()
     }
+}
+
+/// `(short id, title)` of every stored session, newest first.
+fn session_choices(store: &crate::session::SessionStore) -> Vec<(String, String)> {
+    store
+        .list()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| (s.id.chars().take(8).collect(), s.title))
+        .collect()
 }
 
 /// The server's models with what it says about them.

@@ -185,13 +185,7 @@ impl Host for AppHost<'_> {
     }
 
     fn session_choices(&mut self) -> Vec<(String, String)> {
-        self.app
-            .store
-            .list()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| (s.id.chars().take(8).collect(), s.title))
-            .collect()
+        self.app.session_choices()
     }
 
     fn list_models(&mut self, profile_id: &str) -> Option<Models> {
