@@ -54,4 +54,60 @@ fn main() {
     if let Err(e) = std::fs::write(&out, code) {
         println!("cargo:warning=cannot write {}: {e}", out.display());
     }
+    startup_order(&root);
+}
+
+/// Release builds of the binary lay out the functions a one-shot `navi run`
+/// executes side by side (`build/startup-order.txt`, written by
+/// `benches/startup_order.py`): the kernel maps code in 64 KB windows, and
+/// spread over the whole text those functions kept ~11 MB of it resident
+/// (docs/performance.md). Only where the linker is rust-lld (x86_64 Linux,
+/// rustc 1.90 or later, no other linker configured); names the file lists
+/// that no longer exist are ignored. `NAVI_NO_STARTUP_ORDER=1` turns it off.
+fn startup_order(root: &Path) {
+    println!("cargo:rerun-if-changed=build/startup-order.txt");
+    println!("cargo:rerun-if-env-changed=NAVI_NO_STARTUP_ORDER");
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    let order = root.join("build/startup-order.txt");
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
+    let wanted = var("PROFILE") == "release"
+        && var("TARGET") == "x86_64-unknown-linux-gnu"
+        && std::env::var_os("NAVI_NO_STARTUP_ORDER").is_none()
+        && std::env::var_os("RUSTC_LINKER").is_none()
+        && !flags.contains("linker")
+        && !flags.contains("fuse-ld")
+        && order.is_file();
+    if !wanted || !rustc_links_with_lld() {
+        return;
+    }
+    // Stored several names a line; the linker wants one a line.
+    let Ok(names) = std::fs::read_to_string(&order) else {
+        return;
+    };
+    let list: String = names.split_whitespace().map(|n| format!("{n}\n")).collect();
+    let out = PathBuf::from(var("OUT_DIR")).join("startup-order.txt");
+    if std::fs::write(&out, list).is_ok() {
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
+            out.display()
+        );
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    }
+}
+
+/// rustc links x86_64 Linux binaries with its own lld from 1.90 on.
+fn rustc_links_with_lld() -> bool {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let Ok(out) = std::process::Command::new(rustc).arg("-V").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    major > 1 || (major == 1 && minor >= 90)
 }

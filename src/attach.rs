@@ -16,7 +16,8 @@
 //! gets a numeric suffix (`notes-1.txt`), never overwriting; nothing over
 //! `max_size` is read whole into memory.
 use crate::config::{Config, Paths};
-use crate::llm::{ChatMessage, ImageData};
+use crate::llm::ChatMessage;
+pub(crate) use crate::llm::ImageData;
 use crate::tools::image_probe;
 use base64::Engine;
 use std::path::{Path, PathBuf};

@@ -59,6 +59,8 @@ mod daily_tui;
 mod daily_use;
 #[path = "daily_wording.rs"]
 mod daily_wording;
+#[path = "layering.rs"]
+mod layering;
 #[path = "llm_guard.rs"]
 mod llm_guard;
 #[path = "llm_ollama.rs"]

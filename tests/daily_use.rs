@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "daily_use_cases/mcp.rs"]
 mod mcp;
+#[path = "daily_use_cases/mcp_http.rs"]
+mod mcp_http;
 #[path = "daily_use_cases/memory.rs"]
 mod memory;
 #[path = "daily_use_cases/terminal.rs"]

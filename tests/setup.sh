@@ -46,6 +46,10 @@ if [ "${NAVI_TEST_SETUP:-}" != skip ]; then
     npm install --no-audit --no-fund --prefix "$mcp_dir/node" "$FS_PKG" \
       || echo "warning: npm install $FS_PKG failed; MCP filesystem tests will skip" >&2
   fi
+  if [ ! -f "$mcp_dir/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
+    npm install --no-audit --no-fund --prefix "$mcp_dir/node" "$EVERYTHING_PKG" \
+      || echo "warning: npm install $EVERYTHING_PKG failed; MCP HTTP tests will skip" >&2
+  fi
   if [ ! -x "$mcp_dir/py/bin/mcp-server-time" ]; then
     { [ -x "$mcp_dir/py/bin/pip" ] || python3 -m venv "$mcp_dir/py"; } \
       && "$mcp_dir/py/bin/pip" install -q "$TIME_PKG" \

@@ -65,7 +65,7 @@ async fn drive_steps(app: &App, steps: Vec<Step>) -> Frames {
     let st = navi::ui::tui::initial_state(app, &SessionChoice::New, None)
         .ok()
         .unwrap();
-    let mut host = AppHost { app };
+    let mut host = AppHost::new(app);
     let (ktx, krx) = mpsc::unbounded_channel::<Event>();
     let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))

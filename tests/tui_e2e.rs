@@ -7,6 +7,8 @@
 mod cards;
 #[path = "tui_e2e_cases/checkpoints.rs"]
 mod checkpoints;
+#[path = "tui_e2e_cases/complete.rs"]
+mod complete;
 #[path = "tui_e2e_cases/daily.rs"]
 mod daily;
 #[path = "tui_e2e_cases/more.rs"]
@@ -355,8 +357,9 @@ async fn navi_tui_end_to_end() {
 /// `/api/show` per model, and an OpenAI-compatible `/v1/models`.
 #[tokio::test]
 async fn model_list_from_api_tags_and_v1_models() {
+    use navi::app::fetch_models;
     use navi::llm::LlmBackend;
-    use navi::ui::tui::model_picker::{describe, fetch_models};
+    use navi::ui::tui::model_picker::describe;
     use std::sync::Arc;
     let fake = FakeLlm::start().await;
     fake.set_models(vec![

@@ -249,7 +249,7 @@ async fn resumed_session_shows_its_saved_todo_list_at_once() {
     let Ok(st) = navi::ui::tui::initial_state(&app, &SessionChoice::New, None) else {
         panic!("initial_state failed");
     };
-    let mut host = AppHost { app: &app };
+    let mut host = AppHost::new(&app);
     let (ktx, krx) = mpsc::unbounded_channel::<Event>();
     let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))

@@ -61,7 +61,7 @@ pub struct SessionHandle {
     running: Arc<AtomicBool>,
     /// Opened as a new session: closed with no message, it is removed.
     created: bool,
-    closed: bool,
+    closed: AtomicBool,
 }
 
 impl App {
@@ -95,8 +95,9 @@ impl App {
             rx: Some(rx),
             active: Default::default(),
             running: Default::default(),
-            created: false,
-            closed: false,
+            // A session still pending was made by this process.
+            created: self.store.is_pending(id),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -247,6 +248,10 @@ impl SessionHandle {
     /// A message from text and files the front end already resolved with
     /// [`crate::attach`] (`-f`, `/attach`, `@path`).
     pub fn prepare_with(&self, text: &str, items: &[Attachment]) -> Prepared {
+        if items.is_empty() {
+            // Sent as typed (a paste keeps its last newline).
+            return Prepared(ChatMessage::user(text));
+        }
         Prepared(attach::compose(text, items))
     }
 
@@ -387,27 +392,48 @@ impl SessionHandle {
 
     /// Ends the session: a running turn is stopped and saved, then the lock
     /// and everything kept for the session in this process are released.
-    pub async fn close(mut self) {
-        self.finish().await;
-    }
-
-    async fn finish(&mut self) {
-        if self.closed {
+    pub async fn close(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
             return;
         }
-        self.closed = true;
         let active = self.active.lock().ok().and_then(|mut a| a.take());
         if let Some(a) = active {
             a.cancel.cancel();
             let _ = a.done.await;
         }
         crate::tools::builtin::ssh_exec::close_session(&self.agent.env, &self.id).await;
+        self.release();
+        self.store.discard_pending(&self.id);
+        self.store.unlock(&self.id);
+    }
+
+    /// Leaves the session without touching its lock, for a front end whose
+    /// session command already moved the lock to the next session: what
+    /// the process keeps for it is released (SSH connections in the
+    /// background). Only while nothing runs; a running turn is stopped.
+    pub fn detach(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut a) = self.active.lock()
+            && let Some(a) = a.take()
+        {
+            a.cancel.cancel();
+        }
+        let (env, id) = (self.agent.env.clone(), self.id.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                crate::tools::builtin::ssh_exec::close_session(&env, &id).await;
+            });
+        }
+        self.release();
+    }
+
+    fn release(&self) {
         self.agent.forget_session(&self.id);
         if self.created {
             self.drop_if_empty();
         }
-        self.store.discard_pending(&self.id);
-        self.store.unlock(&self.id);
     }
 
     /// A session this handle created that holds no message at all (its
@@ -437,7 +463,7 @@ impl Drop for SessionHandle {
     /// Not closed: a running turn is asked to stop (it saves what it has);
     /// the lock goes with the process.
     fn drop(&mut self) {
-        if !self.closed
+        if !self.closed.load(Ordering::SeqCst)
             && let Ok(mut a) = self.active.lock()
             && let Some(a) = a.take()
         {

@@ -3,12 +3,18 @@
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
 pub(crate) mod auto_memory;
+mod checkpoints;
+mod frontend;
 mod handle;
 pub(crate) mod launch;
+mod port;
 pub(crate) mod probe;
 pub mod submit;
 
+pub use frontend::{Lookups, fetch_models, same_model};
+pub(crate) use frontend::{PinEntry, PinTarget};
 pub use handle::{OpenOptions, Prepared, SessionHandle};
+pub use port::{Run, SessionPort};
 
 use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
 use crate::config::{Config, Overrides, Paths};
@@ -272,6 +278,19 @@ impl App {
             }
             other => other.map(|m| (m, None)),
         }
+    }
+
+    /// A check of the backend a profile uses, for a front end to run after
+    /// its first frame: the model it resolves and its window, or why the
+    /// backend cannot serve.
+    pub fn check_backend(
+        &self,
+        profile_id: &str,
+    ) -> Option<impl std::future::Future<Output = Result<(String, u64), String>> + Send + 'static>
+    {
+        let agent = self.agent.clone();
+        let profile = agent.profile(profile_id).ok()?.clone();
+        Some(probe::check_backend(agent, profile))
     }
 
     /// Starts the configured MCP servers and waits until each is ready or

@@ -161,7 +161,8 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
             let (_, paths, _) = load_config(g)?;
             let meta = store.resolve(&id).map_err(store_err)?;
             use crate::ui::commands::checkpoint::{diff_lines, line_text};
-            match diff_lines(&store, &paths.data_dir, &meta.id, turn) {
+            let records = crate::checkpoint::load(&store, &meta.id);
+            match diff_lines(records, &paths.data_dir, &meta.id, turn) {
                 Ok(lines) => {
                     for l in &lines {
                         crate::outln!("{}", line_text(l))?;

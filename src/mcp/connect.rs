@@ -103,8 +103,9 @@ pub(crate) async fn connect(
                 let config = StreamableHttpClientTransportConfig::with_uri(cfg.url.as_str())
                     .custom_headers(http_headers(cfg)?)
                     .max_json_response_size(64 * 1024 * 1024);
+                let client = super::inspect_http::InspectHttp::new(task_only.clone())?;
                 match super::progress::NaviClient::default()
-                    .serve(StreamableHttpClientTransport::from_config(config))
+                    .serve(StreamableHttpClientTransport::with_client(client, config))
                     .await
                     .map_err(|e| error_chain(&e))
                 {

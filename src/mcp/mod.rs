@@ -16,6 +16,7 @@
 
 pub(crate) mod connect;
 pub(crate) mod inspect;
+pub(crate) mod inspect_http;
 pub(crate) mod progress;
 pub(crate) mod report;
 pub(crate) mod result;

@@ -24,8 +24,8 @@ pub enum Op {
     Approval { id: String, decision: Decision },
     /// `/compact`: now, as a preview, or applying the preview.
     Compact { mode: CompactMode },
-    /// Pins (or unpins) display message `index` (1-based, as `/pin list`
-    /// numbers them): it survives compaction verbatim.
+    /// Pins (or unpins) display message `index` (1-based, as `/pin` lists
+    /// them; 0 is the latest answer): it survives compaction verbatim.
     Pin { index: usize, pinned: bool },
     /// Switches the session to another profile from its next turn.
     SwitchProfile { profile: String },

@@ -3,7 +3,7 @@
 use crate::agent::per_session::ModelChoice;
 use crate::app::App;
 use crate::protocol::AgentEvent;
-use crate::session::SessionMeta;
+use crate::protocol::SessionMeta;
 pub(crate) use export::export_markdown;
 use std::path::PathBuf;
 
@@ -356,10 +356,8 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
                 app.agent.set_model_choice(&meta.id, Some(c));
             }
         }
-        let history = crate::session::replay::load_events(store, &meta.id)
-            .map_err(err)?
-            .unwrap_or_default();
-        let window = crate::agent::account::load_window(store, &meta.id).unwrap_or(0);
+        let history = app.history(&meta.id)?;
+        let window = app.stored_window(&meta.id);
         Ok(Outcome::Switched {
             session: meta,
             history,
@@ -527,9 +525,7 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
             }
         }
         Export(path) => {
-            let history = crate::session::replay::load_events(store, &st.session.id)
-                .map_err(err)?
-                .unwrap_or_default();
+            let history = app.history(&st.session.id)?;
             let path = path.unwrap_or_else(|| {
                 PathBuf::from(format!(
                     "navi-{}.md",
@@ -548,17 +544,13 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
         Memory(args) => memory::execute(app, &args).map(Outcome::Show),
         Approvals(args) => approvals::execute(app, &current, &args).map(Outcome::Show),
         Attach(_) => Err("/attach is handled by the front end".into()),
-        Diff(arg) => checkpoint::diff_command(store, &app.paths.data_dir, &current, arg.as_deref())
-            .map(Outcome::Show),
+        Diff(arg) => checkpoint::diff_command(app, &current, arg.as_deref()).map(Outcome::Show),
         Undo(_) | Rewind(_) if st.running => Err("a turn is running; /stop it first".into()),
-        Undo(args) => {
-            checkpoint::undo_command(store, &app.paths.data_dir, &current, &args).map(Outcome::Show)
-        }
+        Undo(args) => checkpoint::undo_command(app, &current, &args).map(Outcome::Show),
         Rewind(args) => match checkpoint::parse_rewind(&args)? {
-            checkpoint::Rewind::List => checkpoint::rewind_list(store, &current).map(Outcome::Show),
+            checkpoint::Rewind::List => checkpoint::rewind_list(app, &current).map(Outcome::Show),
             checkpoint::Rewind::To { n, files, force } => {
-                let (text, lines) =
-                    checkpoint::rewind_to(store, &app.paths.data_dir, &current, n, files, force)?;
+                let (text, lines) = checkpoint::rewind_to(app, &current, n, files, force)?;
                 let meta = store
                     .meta(&current)
                     .map_err(err)?
@@ -590,6 +582,7 @@ pub(crate) fn osc52(text: &str) -> String {
 }
 
 pub mod approvals;
+pub(crate) mod args;
 pub(crate) mod checkpoint;
 mod export;
 mod info;

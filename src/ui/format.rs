@@ -17,7 +17,7 @@ pub(crate) fn preview(s: &str, max: usize) -> String {
 }
 
 /// The marker of a session row: `>` current, `*` pinned, else a space.
-pub(crate) fn session_mark(s: &crate::session::SessionMeta, current: &str) -> &'static str {
+pub(crate) fn session_mark(s: &crate::protocol::SessionMeta, current: &str) -> &'static str {
     if s.id == current {
         ">"
     } else if s.pinned {
@@ -28,7 +28,7 @@ pub(crate) fn session_mark(s: &crate::session::SessionMeta, current: &str) -> &'
 }
 
 /// A session's title, or `(untitled)`.
-pub(crate) fn session_title(s: &crate::session::SessionMeta) -> &str {
+pub(crate) fn session_title(s: &crate::protocol::SessionMeta) -> &str {
     if s.title.is_empty() {
         "(untitled)"
     } else {
@@ -38,7 +38,7 @@ pub(crate) fn session_title(s: &crate::session::SessionMeta) -> &str {
 
 /// The title as session lists and pickers show it: a pinned session's
 /// begins with 📌 (also when it is the current one, whose row mark is `>`).
-pub(crate) fn session_title_marked(s: &crate::session::SessionMeta) -> String {
+pub(crate) fn session_title_marked(s: &crate::protocol::SessionMeta) -> String {
     if s.pinned {
         format!("📌 {}", session_title(s))
     } else {
@@ -87,7 +87,7 @@ pub(crate) fn tokens_short(used: u64, max: u64) -> String {
 }
 
 /// One `/session list` row.
-pub(crate) fn session_line(i: usize, s: &crate::session::SessionMeta, current: &str) -> String {
+pub(crate) fn session_line(i: usize, s: &crate::protocol::SessionMeta, current: &str) -> String {
     let mark = session_mark(s, current);
     let title = session_title_marked(s);
     format!(
@@ -102,7 +102,7 @@ pub(crate) fn session_line(i: usize, s: &crate::session::SessionMeta, current: &
 
 /// The `/session list` row of the current session while nothing was sent
 /// in it: it has no database row yet, so no position either.
-pub(crate) fn pending_session_line(s: &crate::session::SessionMeta) -> String {
+pub(crate) fn pending_session_line(s: &crate::protocol::SessionMeta) -> String {
     format!(
         ">  -  {}  {:<14} {:>4} msgs  {:>8}  {}(new session)",
         &s.id[..8.min(s.id.len())],
@@ -119,7 +119,7 @@ pub(crate) fn pending_session_line(s: &crate::session::SessionMeta) -> String {
 
 /// "3m ago", "2h ago", "5d ago".
 pub(crate) fn ago(ms: i64) -> String {
-    let s = ((crate::session::now_ms() - ms) / 1000).max(0);
+    let s = ((crate::protocol::now_ms() - ms) / 1000).max(0);
     match s {
         0..=59 => format!("{s}s ago"),
         60..=3599 => format!("{}m ago", s / 60),

@@ -444,14 +444,11 @@ impl LineRenderer {
                 if *max_context_tokens > 0 {
                     self.usage.window = *max_context_tokens;
                 }
-                let t = format!(
-                    "context compacted: {}",
-                    crate::agent::compact_run::compressed_line(
-                        *messages_before,
-                        *messages_after,
-                        *tokens_before,
-                        *tokens_after,
-                    )
+                let t = super::wording::compacted(
+                    *messages_before,
+                    *messages_after,
+                    *tokens_before,
+                    *tokens_after,
                 );
                 self.line(&mut out, Stream::Info, p.dim(&t));
             }

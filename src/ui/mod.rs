@@ -12,6 +12,7 @@ pub(crate) mod run;
 pub(crate) mod signals;
 pub mod tui;
 pub(crate) mod typeahead;
+pub(crate) mod wording;
 
 use crate::app::SessionChoice;
 use crate::app::launch::{Failure, GlobalArgs};

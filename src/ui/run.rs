@@ -78,11 +78,7 @@ async fn read_input(arg: Option<&str>) -> Result<Input, Failure> {
 /// Input typed before the question is dropped first, so only an answer typed
 /// after it was shown counts.
 fn ask_tty(tool: &str, summary: &str) -> Decision {
-    let prompt = format!(
-        "allow {}: {}? [y]es/[s]ession/[N]o ",
-        super::neutral::visible(tool),
-        super::neutral::visible(summary)
-    );
+    let prompt = super::wording::approval_question(tool, summary);
     let Ok(mut tty) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -103,15 +99,7 @@ fn ask_tty(tool: &str, summary: &str) -> Decision {
         }
         line.push(byte[0]);
     }
-    match String::from_utf8_lossy(&line)
-        .trim()
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "y" | "yes" => Decision::Once,
-        "s" | "session" => Decision::Session,
-        _ => Decision::Deny,
-    }
+    super::wording::decision(&String::from_utf8_lossy(&line))
 }
 
 /// Opens the session as its one writer. Busy in another navi: fail (exit 1)
@@ -223,7 +211,7 @@ fn build_message(
         eprintln!("attached {}", a.describe());
         items.push(a);
     }
-    Ok(h.prepare_with(&input.text, &items))
+    Ok(h.prepare_with(input.text.trim_end(), &items))
 }
 
 pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {

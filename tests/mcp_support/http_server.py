@@ -3,7 +3,8 @@
 
 Prints its port on the first line of stdout, then serves POST /mcp with plain
 JSON answers (no SSE). Tool `whoami` returns the Authorization header of the
-request, so a test can check configured headers arrive.
+request, so a test can check configured headers arrive. Tool `research`
+needs MCP tasks (`execution.taskSupport = "required"`).
 """
 import json
 import sys
@@ -11,7 +12,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SESSION = "navi-test-session"
 TOOLS = [{"name": "whoami", "description": "Echo the Authorization header",
-          "inputSchema": {"type": "object", "properties": {}}}]
+          "inputSchema": {"type": "object", "properties": {}}},
+         # Must run as an MCP task: navi skips it (answered in plain JSON,
+         # which rmcp's typed tool list cannot show).
+         {"name": "research", "description": "A task-only tool",
+          "inputSchema": {"type": "object", "properties": {}},
+          "execution": {"taskSupport": "required"}}]
 
 
 class Handler(BaseHTTPRequestHandler):

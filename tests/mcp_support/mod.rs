@@ -82,6 +82,28 @@ pub fn servers() -> Result<Servers, String> {
     Ok(s)
 }
 
+/// `server-everything`'s entry point (`node <this> streamableHttp`),
+/// installed on first use, or `None` after saying why the test skips.
+pub fn everything_or_skip(test: &str) -> Option<PathBuf> {
+    let _guard = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers/node");
+    let js = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !js.is_file()
+        && let Err(e) = run(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&root)
+                .arg(pinned("EVERYTHING_PKG")),
+            "npm install of server-everything",
+        )
+    {
+        println!("SKIP {test}: server-everything is not available: {e}");
+        eprintln!("SKIP {test}: server-everything is not available: {e}");
+        return None;
+    }
+    Some(js)
+}
+
 /// Prints why a test is skipped (servers unavailable) and returns `None`.
 pub fn servers_or_skip(test: &str) -> Option<Servers> {
     match servers() {

@@ -4,8 +4,8 @@
 //!
 //! Diffs use the approval overlay's diff (`approval_diff::diff`) and its
 //! line marks (`+`, `-`, two spaces of context, `@@` headers).
+use crate::app::App;
 use crate::checkpoint::{self, Record, shadow::Shadow};
-use crate::session::SessionStore;
 use crate::ui::tui::approval_diff::{DiffLine, diff};
 use std::path::Path;
 
@@ -70,12 +70,11 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
 
 /// `/diff` (every turn) or `/diff N` (turn N), as diff lines.
 pub(crate) fn diff_lines(
-    store: &SessionStore,
+    records: Vec<Record>,
     data_dir: &Path,
     session: &str,
     turn: Option<usize>,
 ) -> Result<Vec<DiffLine>, String> {
-    let records = checkpoint::load(store, session);
     if records.is_empty() {
         return Err("no file changes in this session yet".into());
     }
@@ -114,22 +113,22 @@ fn number(arg: &str, what: &str) -> Result<usize, String> {
 
 /// `/diff [N]` as text lines.
 pub(crate) fn diff_command(
-    store: &SessionStore,
-    data_dir: &Path,
+    app: &App,
     session: &str,
     arg: Option<&str>,
 ) -> Result<Vec<String>, String> {
     let turn = arg.map(|a| number(a, "turn")).transpose()?;
-    Ok(diff_lines(store, data_dir, session, turn)?
-        .iter()
-        .map(line_text)
-        .collect())
+    Ok(
+        diff_lines(app.checkpoints(session), app.data_dir(), session, turn)?
+            .iter()
+            .map(line_text)
+            .collect(),
+    )
 }
 
 /// `/undo [--force]`.
 pub(crate) fn undo_command(
-    store: &SessionStore,
-    data_dir: &Path,
+    app: &App,
     session: &str,
     args: &[String],
 ) -> Result<Vec<String>, String> {
@@ -138,7 +137,7 @@ pub(crate) fn undo_command(
         [f] if f == "--force" => true,
         _ => return Err("usage: /undo [--force]".into()),
     };
-    checkpoint::restore::undo_last(store, data_dir, session, force)
+    app.undo_last(session, force)
 }
 
 /// What `/rewind` asks for.
@@ -168,13 +167,8 @@ pub(crate) fn parse_rewind(args: &[String]) -> Result<Rewind, String> {
 }
 
 /// Your messages, numbered as `/rewind N` takes them.
-pub(crate) fn rewind_list(store: &SessionStore, session: &str) -> Result<Vec<String>, String> {
-    let display = store
-        .load(session)
-        .map_err(|e| e.to_string())?
-        .map(|s| s.display)
-        .unwrap_or_default();
-    let list = crate::session::rewind::turns(&display);
+pub(crate) fn rewind_list(app: &App, session: &str) -> Result<Vec<String>, String> {
+    let list = app.user_messages(session)?;
     if list.is_empty() {
         return Ok(vec![
             "nothing to rewind: you have sent no message in this session".into(),
@@ -182,13 +176,8 @@ pub(crate) fn rewind_list(store: &SessionStore, session: &str) -> Result<Vec<Str
     }
     let mut out: Vec<String> = list
         .iter()
-        .map(|(n, m)| {
-            let text = m
-                .msg
-                .content
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+        .map(|(n, content)| {
+            let text = content.split_whitespace().collect::<Vec<_>>().join(" ");
             format!("{n:>4}  {}", crate::ui::format::preview(&text, 70))
         })
         .collect();
@@ -199,19 +188,13 @@ pub(crate) fn rewind_list(store: &SessionStore, session: &str) -> Result<Vec<Str
 /// `/rewind N`: files first (when asked; a refusal changes nothing), then
 /// the conversation. The rewound message's text and the lines to show.
 pub(crate) fn rewind_to(
-    store: &SessionStore,
-    data_dir: &Path,
+    app: &App,
     session: &str,
     n: usize,
     files: bool,
     force: bool,
 ) -> Result<(String, Vec<String>), String> {
-    use crate::session::rewind::RewindError;
-    let count = store
-        .load(session)
-        .map_err(|e| e.to_string())?
-        .map(|s| crate::session::rewind::turns(&s.display).len())
-        .unwrap_or(0);
+    let count = app.user_messages(session)?.len();
     if n > count {
         return Err(match count {
             0 => format!("no message {n}: you have sent no message in this session"),
@@ -221,23 +204,18 @@ pub(crate) fn rewind_to(
         });
     }
     let mut lines = if files {
-        checkpoint::restore::undo_from(store, data_dir, session, n, force)?
+        app.undo_from(session, n, force)?
     } else {
         Vec::new()
     };
-    let (text, marked) = store.rewind(session, n).map_err(|e| match e {
-        RewindError::NoMessage(c) => format!("no message {n}: this session has {c} message(s) of yours"),
-        RewindError::Compacted => format!(
-            "cannot rewind to message {n}: it was summarised by a compaction; rewind to a later message"
-        ),
-        RewindError::Store(e) => e.to_string(),
-    })?;
+    let (text, marked) = app.rewind(session, n)?;
     lines.insert(
         0,
         format!("rewound to before message {n}: {marked} later entries are kept in the history, marked [rewound], and left out of the model's context"),
     );
     if !files
-        && checkpoint::load(store, session)
+        && app
+            .checkpoints(session)
             .iter()
             .any(|r| !r.undone && r.turn >= n)
     {

@@ -1,8 +1,8 @@
 //! `/export` and `navi sessions export --format md`: a session's replayed
 //! history as one Markdown document. Both front ends call `export_markdown`,
 //! so the two files have the same headings.
+use crate::protocol::SessionMeta;
 use crate::protocol::{AgentEvent, PINNED_NOTE};
-use crate::session::SessionMeta;
 
 /// The whole document: the title, the session line, then the transcript.
 pub(crate) fn export_markdown(meta: &SessionMeta, history: &[AgentEvent]) -> String {

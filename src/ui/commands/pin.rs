@@ -5,8 +5,8 @@
 //! images (an image-only message shows as `(image)`), in
 //! the order of the transcript, from 1. `last` is the latest answer.
 use crate::app::App;
+use crate::app::{PinEntry, PinTarget};
 use crate::protocol::CompactMode;
-use crate::session::pins;
 
 pub(crate) const USAGE: &str =
     "usage: /pin [n|last] · /unpin n|last — /pin alone lists the messages";
@@ -23,7 +23,7 @@ pub(crate) fn compact_mode(arg: Option<&str>) -> Result<CompactMode, String> {
     }
 }
 
-fn preview(e: &pins::Entry) -> String {
+fn preview(e: &PinEntry) -> String {
     let text = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
     let text = if text.is_empty() {
         "(image)".to_string()
@@ -40,12 +40,11 @@ pub(crate) fn execute(
     arg: Option<&str>,
     pin: bool,
 ) -> Result<Vec<String>, String> {
-    let err = |e: crate::session::StoreError| e.to_string();
     let Some(arg) = arg else {
         if !pin {
             return Err(USAGE.into());
         }
-        let list = pins::entries(&app.store, session).map_err(err)?;
+        let list = app.pin_entries(session)?;
         if list.is_empty() {
             return Ok(vec![
                 "nothing to pin yet: no messages in this session".into(),
@@ -62,15 +61,14 @@ pub(crate) fn execute(
         return Ok(out);
     };
     let target = match arg {
-        "last" => pins::Target::LastAnswer,
-        n => pins::Target::Number(
+        "last" => PinTarget::LastAnswer,
+        n => PinTarget::Number(
             n.parse()
                 .map_err(|_| format!("'{n}' is not a message number; {USAGE}"))?,
         ),
     };
-    let Some((e, changed)) = pins::set_target(&app.store, session, target, pin).map_err(err)?
-    else {
-        let count = pins::entries(&app.store, session).map_err(err)?.len();
+    let Some((e, changed)) = app.set_pin(session, target, pin)? else {
+        let count = app.pin_entries(session)?.len();
         return Err(format!(
             "no message {arg}: this session has {count} pinnable messages (/pin lists them)"
         ));

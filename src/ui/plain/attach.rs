@@ -5,16 +5,12 @@
 //! Invariant: a queued attachment is sent exactly once, with the next
 //! message; a file that cannot be attached is reported and never sent.
 use super::Plain;
-use crate::attach::{self, Attachment, FilesPolicy};
-use crate::llm::ChatMessage;
+use crate::app::Prepared;
+use crate::attach::Attachment;
 
 pub(crate) use crate::attach::{at_paths, expand};
 
 impl Plain {
-    fn policy(&self) -> FilesPolicy {
-        FilesPolicy::from_config(&self.app.config, &self.app.paths)
-    }
-
     /// `/attach PATH…`, `/attach` (list), `/attach clear`.
     pub(super) fn attach_cmd(&mut self, args: &str) {
         if args.trim().is_empty() && !self.pending.is_empty() {
@@ -41,9 +37,8 @@ impl Plain {
             self.say(&t);
             return;
         }
-        let policy = self.policy();
         for w in args.split_whitespace() {
-            match attach::attach_path(&policy, &self.st.session.id, &expand(w)) {
+            match self.app.attach_file(&self.st.session.id, &expand(w)) {
                 Ok(a) => {
                     let t = format!("attached {}; it goes with your next message", a.describe());
                     self.say(&self.pal().dim(&t));
@@ -59,12 +54,11 @@ impl Plain {
 
     /// The user message for `text`: queued attachments and `@path` files.
     /// `None` when an `@path` could not be attached (reported; nothing sent).
-    pub(super) fn compose_message(&mut self, text: &str) -> Option<ChatMessage> {
-        let policy = self.policy();
+    pub(super) fn compose_message(&mut self, text: &str) -> Option<Prepared> {
         let mut items: Vec<Attachment> = std::mem::take(&mut self.pending);
         self.sent = Some((text.to_string(), items.clone()));
         for p in at_paths(text) {
-            match attach::attach_path(&policy, &self.st.session.id, &p) {
+            match self.app.attach_file(&self.st.session.id, &p) {
                 Ok(a) => items.push(a),
                 Err(e) => {
                     let t = self.pal().red(&format!("error: {e}; message not sent"));
@@ -74,7 +68,7 @@ impl Plain {
                 }
             }
         }
-        Some(attach::compose(text, &items))
+        Some(self.port().handle().prepare_with(text.trim_end(), &items))
     }
 
     /// The message was refused (an image the model cannot take): its

@@ -216,43 +216,25 @@ fn path_suggestions(partial: &str, from: usize, to: usize) -> Vec<Suggestion> {
 }
 
 impl SlashCompleter {
-    /// `/session resume|delete|pin|unpin|rename ID` and `/model NAME`.
+    /// `/session resume|delete ID` and `/model NAME` (shared matching:
+    /// [`commands::args`]).
     fn dynamic(&self, upto: &str) -> Option<Vec<Suggestion>> {
         let source = self.source.as_ref()?;
-        let words: Vec<&str> = upto.split_whitespace().collect();
-        let trailing = upto.ends_with(' ');
-        let (head, partial, options): (String, &str, Vec<(String, Option<String>)>) =
-            match (words.as_slice(), trailing) {
-                (["/session", sub], true) | (["/session", sub, _], false)
-                    if ["resume", "delete", "pin", "unpin", "rename"].contains(sub) =>
-                {
-                    let p = if trailing { "" } else { words[2] };
-                    let opts = source
-                        .sessions()
-                        .into_iter()
-                        .map(|(id, title)| (id, (!title.is_empty()).then_some(title)))
-                        .collect();
-                    (format!("/session {sub} "), p, opts)
-                }
-                (["/model"], true) | (["/model", _], false) => {
-                    let p = if trailing { "" } else { words[1] };
-                    let mut opts: Vec<(String, Option<String>)> =
-                        source.models().into_iter().map(|m| (m, None)).collect();
-                    opts.push((
-                        "default".into(),
-                        Some("back to the profile's model list".into()),
-                    ));
-                    ("/model ".to_string(), p, opts)
-                }
-                _ => return None,
-            };
+        let (head, partial, list) = commands::args::context(upto)?;
+        let found = match list {
+            commands::args::ArgList::Sessions => {
+                commands::args::sessions(&head, partial, &source.sessions())
+            }
+            commands::args::ArgList::Models => {
+                commands::args::models(&head, partial, &source.models())
+            }
+        };
         Some(
-            options
+            found
                 .into_iter()
-                .filter(|(o, _)| o.starts_with(partial) && o != partial)
-                .map(|(o, description)| Suggestion {
-                    value: format!("{head}{o}"),
-                    description,
+                .map(|(value, d)| Suggestion {
+                    value,
+                    description: (!d.is_empty()).then_some(d),
                     span: Span::new(0, upto.len()),
                     ..Suggestion::default()
                 })

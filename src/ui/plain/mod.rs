@@ -24,7 +24,7 @@ use super::lines::{
     style,
 };
 use crate::app::launch::{Failure, GlobalArgs, build_app};
-use crate::app::{App, AppOptions, SessionChoice};
+use crate::app::{App, AppOptions, OpenOptions, SessionChoice, SessionPort};
 use editor::{Editor, EditorConfig, NaviPrompt, Reply};
 use input::{Input, Interrupts, LineSource};
 use std::io::{IsTerminal, Write};
@@ -82,6 +82,8 @@ struct Plain {
     /// Every session opened in this run (their SSH connections are closed
     /// at exit).
     visited: Vec<String>,
+    /// The open session's port (opened with its first run).
+    port: Option<SessionPort>,
 }
 
 pub(crate) async fn run(
@@ -111,10 +113,8 @@ pub(crate) async fn run(
             color: term.color,
             profiles: app.profiles.ids(),
             themes,
-            source: Some(std::sync::Arc::new(lookup::Lookup::new(
-                app.store.clone(),
-                app.agent.clone(),
-                meta.profile_id.clone(),
+            source: Some(std::sync::Arc::new(lookup::Lookup(
+                app.lookups(&meta.profile_id),
             ))),
         });
         if let Some(w) = &ed.history_warning {
@@ -155,6 +155,7 @@ pub(crate) async fn run(
         typed: hold::Typed::default(),
         sent: None,
         visited: Vec::new(),
+        port: None,
     };
     if term.stdin_tty {
         // The last resort when the terminal goes away and the loop does not
@@ -167,12 +168,16 @@ pub(crate) async fn run(
         e.shutdown();
     }
     plain.visit();
-    // What the sessions of this run hold outside the database (shared SSH
-    // connections), and the MCP servers this run started.
+    // The open session ends as in every front end (its lock and what the
+    // process kept for it released); the others' shared SSH connections
+    // and the MCP servers this run started go too.
+    if let Some(p) = plain.port.take() {
+        p.close().await;
+    }
     for id in &plain.visited {
         plain.app.end_session(id).await;
     }
-    plain.app.agent.env.mcp.shutdown();
+    plain.app.stop_mcp();
     Ok(code)
 }
 
@@ -255,10 +260,7 @@ impl Plain {
     }
 
     fn greet(&mut self) {
-        let history = crate::session::replay::load_events(&self.app.store, &self.st.session.id)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let history = self.app.history(&self.st.session.id).unwrap_or_default();
         self.st.last_answer = crate::protocol::last_answer(&history).to_string();
         if !history.is_empty() {
             self.show_history(&history, 6);
@@ -271,6 +273,20 @@ impl Plain {
         );
         let line = self.pal().dim(&line);
         self.note(&line);
+    }
+
+    /// The open session's port; a session command that moved to another
+    /// session (and its lock) detaches the port of the one left.
+    fn port(&mut self) -> &SessionPort {
+        let id = self.st.session.id.clone();
+        if self.port.as_ref().is_some_and(|p| p.id() != id)
+            && let Some(old) = self.port.take()
+        {
+            old.detach();
+        }
+        let app = &self.app;
+        self.port
+            .get_or_insert_with(|| SessionPort::new(app.handle_for(&id, OpenOptions::default())))
     }
 
     /// Records the open session as visited.

@@ -7,25 +7,13 @@
 //! exactly while a turn's events are being read.
 use super::Plain;
 use super::editor::Reply;
-use crate::agent::AgentError;
 use crate::protocol::AgentEvent;
-use crate::protocol::{Decision, Submission};
+use crate::protocol::{Decision, Op, TurnEnd};
 use crate::ui::lines::highlight;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// An approval answer typed by the user.
-pub(crate) fn decision(answer: &str) -> Decision {
-    match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => Decision::Once,
-        "s" | "session" => Decision::Session,
-        _ => Decision::Deny,
-    }
-}
-
-fn is_cancel(e: &AgentError) -> bool {
-    e.is_cancelled()
-}
+use crate::ui::wording::decision;
 
 impl Plain {
     /// Runs a turn to its end. `Some(code)` means navi should exit now.
@@ -41,7 +29,15 @@ impl Plain {
             self.st.running = false;
             return None;
         };
-        let mut h = self.app.start_turn_message(&self.st.session.id, message);
+        let mut h = match self.port().send(message) {
+            Ok(run) => run,
+            Err(e) => {
+                self.st.running = false;
+                let t = self.pal().red(&format!("error: {e}"));
+                self.note(&t);
+                return None;
+            }
+        };
         // Typed-ahead text is held (not echoed into the answer) while the
         // editor owns the terminal between turns.
         let _echo =
@@ -101,33 +97,35 @@ impl Plain {
             self.note("navi: interrupted");
             return quit;
         }
-        let result = h.task.await;
         let p = self.pal();
-        match result {
-            Ok(Ok(o)) if o.stopped && !self.r.saw_stop() => self.note(&p.yellow("stopped")),
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) if is_cancel(&e) => {
+        match h.end.await {
+            Ok(TurnEnd::Stopped) => {
                 if !self.r.saw_stop() {
                     self.note(&p.yellow("stopped"));
                 }
             }
-            Ok(Err(e)) => {
+            Ok(TurnEnd::Done { .. }) => {}
+            Ok(TurnEnd::Failed { message }) => {
                 self.failed = true;
                 if !self.r.saw_error() {
-                    self.note(&p.red(&format!("error: {e}")));
-                }
-                if e.returns_input() {
-                    self.keep_refused();
+                    self.note(&p.red(&format!("error: {message}")));
                 }
             }
-            Err(e) => {
+            Ok(TurnEnd::Refused { message }) => {
                 self.failed = true;
-                self.note(&p.red(&format!("error: the turn failed: {e}")));
+                if !self.r.saw_error() {
+                    self.note(&p.red(&format!("error: {message}")));
+                }
+                self.keep_refused();
+            }
+            Err(_) => {
+                self.failed = true;
+                self.note(&p.red("error: the turn failed: it ended without a word"));
             }
         }
         let status = self.r.status_line(started.elapsed());
         self.note(&status);
-        if let Ok(meta) = self.app.store.resolve(&self.st.session.id) {
+        if let Some(meta) = self.app.session_meta(&self.st.session.id) {
             self.st.session = meta;
         }
         self.exit_after
@@ -138,11 +136,7 @@ impl Plain {
             AgentEvent::ApprovalRequest {
                 id, tool, summary, ..
             } => {
-                let q = format!(
-                    "allow {}: {}? [y]es/[s]ession/[N]o ",
-                    crate::ui::neutral::visible(&tool),
-                    crate::ui::neutral::visible(&summary)
-                );
+                let q = crate::ui::wording::approval_question(&tool, &summary);
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
                 let held = self.typed.discard();
@@ -173,9 +167,10 @@ impl Plain {
                     }
                     Reply::Eof => Decision::Deny,
                 };
-                let sid = self.st.session.id.clone();
-                self.app
-                    .submit(&sid, Submission::Approval { id, decision: d });
+                let _ = self
+                    .port()
+                    .handle()
+                    .submit(Op::Approval { id, decision: d });
             }
             AgentEvent::ProfileSwitched { profile_id, .. } => {
                 self.st.session.profile_id = profile_id;
@@ -192,8 +187,15 @@ impl Plain {
         self.sig.drain();
         let t = self.pal().dim("compacting…");
         self.say(&t);
-        let h = self.app.start_compaction(&self.st.session.id, mode);
-        let (mut rx, cancel, task) = (h.events, h.cancel, h.task);
+        let h = match self.port().compact(mode) {
+            Ok(run) => run,
+            Err(e) => {
+                let t = self.pal().red(&format!("error: {e}"));
+                self.say(&t);
+                return;
+            }
+        };
+        let (mut rx, cancel, end) = (h.events, h.cancel, h.end);
         loop {
             tokio::select! {
                 ev = rx.recv() => match ev {
@@ -213,29 +215,14 @@ impl Plain {
             }
         }
         let p = self.pal();
-        match task.await {
-            // "nothing to compact" came as an event.
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) if is_cancel(&e) => self.say(&p.yellow("compaction stopped")),
-            Ok(Err(e)) => self.say(&p.red(&format!("error: compaction failed: {e}"))),
-            Err(e) => self.say(&p.red(&format!("error: compaction failed: {e}"))),
+        match end.await {
+            // "nothing to compact" came as an event; so did a failure.
+            Ok(TurnEnd::Done { .. } | TurnEnd::Failed { .. } | TurnEnd::Refused { .. }) => {}
+            Ok(TurnEnd::Stopped) => self.say(&p.yellow("compaction stopped")),
+            Err(_) => self.say(&p.red("error: compaction failed: it ended without a word")),
         }
-        if let Ok(meta) = self.app.store.resolve(&self.st.session.id) {
+        if let Some(meta) = self.app.session_meta(&self.st.session.id) {
             self.st.session = meta;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn approval_answers() {
-        assert_eq!(decision("y"), Decision::Once);
-        assert_eq!(decision(" YES "), Decision::Once);
-        assert_eq!(decision("s"), Decision::Session);
-        assert_eq!(decision(""), Decision::Deny);
-        assert_eq!(decision("nope"), Decision::Deny);
     }
 }

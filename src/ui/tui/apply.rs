@@ -218,14 +218,11 @@ impl TuiState {
                 if *max_context_tokens > 0 {
                     self.status.ctx_max = *max_context_tokens;
                 }
-                self.notice(format!(
-                    "context compressed: {}",
-                    crate::agent::compact_run::compressed_line(
-                        *messages_before,
-                        *messages_after,
-                        *tokens_before,
-                        *tokens_after,
-                    )
+                self.notice(crate::ui::wording::compacted(
+                    *messages_before,
+                    *messages_after,
+                    *tokens_before,
+                    *tokens_after,
                 ))
             }
             CompactionPlanned {

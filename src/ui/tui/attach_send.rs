@@ -120,10 +120,7 @@ impl<H: Host> EventLoop<'_, H> {
         }
         let names: Vec<String> = items.iter().map(Attachment::describe).collect();
         self.state.notice(format!("attached: {}", names.join(", ")));
-        Some(
-            self.host
-                .start_turn_message(sid, attach::compose(text, &items)),
-        )
+        Some(self.host.start_turn_with(sid, text, &items))
     }
 }
 
@@ -158,7 +155,7 @@ impl TuiState {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::llm::ImageData;
+    use crate::attach::ImageData;
     use crate::ui::tui::theme::Theme;
 
     fn image(name: &str) -> Attachment {

@@ -28,6 +28,8 @@ use ratatui::backend::Backend;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// The sessions and models the completion popup asked for.
+mod arg_fill;
 /// Checkpoint helpers: the diff of a files-changed card, edit and resend.
 mod rewind_ui;
 
@@ -81,7 +83,9 @@ async fn load_opt(load: &mut Option<Load>) -> Result<Vec<AgentEvent>, String> {
     }
 }
 
-async fn models_opt(models: &mut Option<Models>) -> Result<Vec<crate::llm::ModelInfo>, String> {
+async fn models_opt(
+    models: &mut Option<Models>,
+) -> Result<Vec<crate::protocol::ModelInfo>, String> {
     match models {
         Some(m) => m.await,
         None => std::future::pending().await,
@@ -265,11 +269,14 @@ impl<'h, H: Host> EventLoop<'h, H> {
     }
 
     /// The server listed its models for `/model`.
-    fn models_listed(&mut self, r: Result<Vec<crate::llm::ModelInfo>, String>) {
+    fn models_listed(&mut self, r: Result<Vec<crate::protocol::ModelInfo>, String>) {
         self.state.flash = None;
         let wanted = self.model_wanted.take();
         let list = match r {
-            Ok(l) => l,
+            Ok(l) => {
+                self.keep_model_names(&l);
+                l
+            }
             Err(e) => {
                 return self
                     .state
@@ -289,7 +296,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
     }
 
     /// Switches through the shared `/model <name>`; the status line follows.
-    fn switch_model(&mut self, m: crate::llm::ModelInfo) {
+    fn switch_model(&mut self, m: crate::protocol::ModelInfo) {
         self.run_command(commands::SlashCommand::Model(Some(m.name.clone())));
         self.state.status.model = m.name.clone();
         self.state.status.model_note.clear();
@@ -368,6 +375,7 @@ impl<'h, H: Host> EventLoop<'h, H> {
         for a in actions {
             self.perform(a);
         }
+        self.fill_arg_lists();
     }
 
     /// The running turn's channel closed.
@@ -553,6 +561,10 @@ impl<'h, H: Host> EventLoop<'h, H> {
                 r = models_opt(&mut self.models) => {
                     self.models = None;
                     self.models_listed(r);
+                    sched.request();
+                }
+                r = super::arg_lists::fetched(&mut self.state.args.fetch) => {
+                    self.arg_models_fetched(r);
                     sched.request();
                 }
                 _ = sleep_opt(self.quit_at) => {

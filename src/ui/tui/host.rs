@@ -7,12 +7,10 @@
 //! cooperatively. Nothing here blocks on the network; the backend check runs
 //! as a future the loop polls after the first frame, and a resumed session's
 //! history loads on a blocking thread while the first frame is drawn.
-use crate::app::App;
-use crate::attach::{Attachment, FilesPolicy};
-use crate::llm::ChatMessage;
-use crate::protocol::{AgentEvent, EventSink, TodoItem};
-use crate::protocol::{CompactMode, Decision, Submission};
-use crate::session::SessionMeta;
+use crate::app::{App, OpenOptions, Run, SessionPort};
+use crate::attach::Attachment;
+use crate::protocol::{AgentEvent, OpError, SessionMeta, TodoItem};
+use crate::protocol::{CompactMode, Decision, Op};
 use crate::ui::commands::{Outcome, SlashCommand, UiState, execute};
 use std::future::Future;
 use std::path::Path;
@@ -31,7 +29,7 @@ pub type Check = Pin<Box<dyn Future<Output = Result<(String, u64), String>> + Se
 
 /// The server's models (for `/model`), fetched off the UI thread.
 pub(crate) type Models =
-    Pin<Box<dyn Future<Output = Result<Vec<crate::llm::ModelInfo>, String>> + Send>>;
+    Pin<Box<dyn Future<Output = Result<Vec<crate::protocol::ModelInfo>, String>> + Send>>;
 
 /// A session's display history, loaded off the UI thread.
 pub type Load = Pin<Box<dyn Future<Output = Result<Vec<AgentEvent>, String>> + Send>>;
@@ -46,6 +44,11 @@ pub trait Host {
     /// A check of the backend, run after the first frame: the model it
     /// resolves for the profile, or an error when it cannot be reached.
     fn check_backend(&mut self, profile_id: &str) -> Option<Check>;
+    /// `(id prefix, title)` of the saved sessions, most recent first (for
+    /// completing `/session resume|delete`; a local database read).
+    fn session_choices(&mut self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// Lists what the profile's backend serves (`None`: cannot tell; `/model`
     /// then switches without checking).
     fn list_models(&mut self, _profile_id: &str) -> Option<Models> {
@@ -74,26 +77,81 @@ pub trait Host {
             path.display()
         ))
     }
-    /// Starts a turn with a prepared user message (attachments).
-    fn start_turn_message(&mut self, session_id: &str, message: ChatMessage) -> Turn {
-        self.start_turn(session_id, &message.content)
+    /// Starts a turn with attachments (resolved by [`Host::attach`]).
+    fn start_turn_with(&mut self, session_id: &str, text: &str, _items: &[Attachment]) -> Turn {
+        self.start_turn(session_id, text)
     }
 }
 
-/// The real application.
+/// The real application: the open session is a [`SessionPort`]; a session
+/// command that moves to another session detaches the port of the one left
+/// (the command moved the lock), and [`AppHost::close`] ends the last one.
 pub struct AppHost<'a> {
     pub app: &'a App,
+    port: Option<SessionPort>,
+}
+
+impl<'a> AppHost<'a> {
+    pub fn new(app: &'a App) -> Self {
+        AppHost { app, port: None }
+    }
+
+    /// The port of `session_id`, opened when the session changed.
+    fn port(&mut self, session_id: &str) -> &SessionPort {
+        if self.port.as_ref().is_some_and(|p| p.id() != session_id)
+            && let Some(old) = self.port.take()
+        {
+            old.detach();
+        }
+        let app = self.app;
+        self.port.get_or_insert_with(|| {
+            SessionPort::new(app.handle_for(session_id, OpenOptions::default()))
+        })
+    }
+
+    /// Ends the open session (a running turn is stopped and saved first).
+    pub async fn close(&mut self) {
+        if let Some(p) = self.port.take() {
+            p.close().await;
+        }
+    }
+
+    fn turn(&mut self, session_id: &str, r: Result<Run, OpError>) -> Turn {
+        match r {
+            Ok(run) => Turn {
+                events: run.events,
+                cancel: run.cancel,
+            },
+            Err(e) => refused(session_id, e),
+        }
+    }
+}
+
+/// A run that could not start, as a turn that reports why and ends.
+fn refused(session_id: &str, e: OpError) -> Turn {
+    let (tx, events) = mpsc::channel(2);
+    let _ = tx.try_send(AgentEvent::StreamStart {
+        session_id: session_id.to_string(),
+    });
+    let _ = tx.try_send(AgentEvent::Error {
+        message: e.to_string(),
+    });
+    Turn {
+        events,
+        cancel: CancellationToken::new(),
+    }
 }
 
 impl Host for AppHost<'_> {
     fn start_turn(&mut self, session_id: &str, message: &str) -> Turn {
-        let h = self.app.start_turn(session_id, message);
-        // The task owns the session; it ends (and closes `events`) on its own.
-        drop(h.task);
-        Turn {
-            events: h.events,
-            cancel: h.cancel,
-        }
+        self.start_turn_with(session_id, message, &[])
+    }
+
+    fn start_turn_with(&mut self, session_id: &str, text: &str, items: &[Attachment]) -> Turn {
+        let port = self.port(session_id);
+        let msg = port.handle().prepare_with(text, items);
+        let r = port.send(msg);
+        self.turn(session_id, r)
     }
 
     fn execute(&mut self, cmd: SlashCommand, ui: &mut UiState) -> Result<Outcome, String> {
@@ -101,109 +159,54 @@ impl Host for AppHost<'_> {
     }
 
     fn answer(&mut self, id: &str, decision: Decision) {
-        self.app.submit(
-            "",
-            Submission::Approval {
+        if let Some(p) = &self.port {
+            let _ = p.handle().submit(Op::Approval {
                 id: id.to_string(),
                 decision,
-            },
-        );
+            });
+        }
     }
 
     fn compact(&mut self, session_id: &str, mode: CompactMode) -> Turn {
-        let h = self.app.start_compaction(session_id, mode);
-        let (sink, events) = EventSink::channel(64);
-        tokio::spawn(async move {
-            let mut rx = h.events;
-            while let Some(ev) = rx.recv().await {
-                sink.emit(ev).await;
-            }
-            match h.task.await {
-                Ok(Err(e)) => {
-                    sink.emit(AgentEvent::Error {
-                        message: format!("compaction failed: {e}"),
-                    })
-                    .await
-                }
-                Err(e) => {
-                    sink.emit(AgentEvent::Error {
-                        message: format!("compaction failed: {e}"),
-                    })
-                    .await
-                }
-                Ok(Ok(_)) => {}
-            }
-        });
-        Turn {
-            events,
-            cancel: h.cancel,
-        }
+        let r = self.port(session_id).compact(mode);
+        self.turn(session_id, r)
     }
 
     fn load_history(&mut self, session_id: &str) -> Option<Load> {
-        let store = self.app.store.clone();
-        let id = session_id.to_string();
-        Some(Box::pin(async move {
-            let loaded = tokio::task::spawn_blocking(move || {
-                crate::session::replay::load_events(&store, &id)
-            })
-            .await
-            .map_err(|e| format!("cannot load the session: {e}"))?;
-            match loaded {
-                Ok(events) => Ok(events.unwrap_or_default()),
-                Err(e) => Err(format!("cannot load the session: {e}")),
-            }
-        }))
+        Some(Box::pin(self.app.load_history(session_id)))
     }
 
     fn todos(&mut self, session_id: &str) -> Vec<TodoItem> {
-        self.app.agent.env.todos.get(session_id)
+        self.app.todos(session_id)
     }
 
     fn attach(&mut self, session_id: &str, path: &Path) -> Result<Attachment, String> {
-        let policy = FilesPolicy::from_config(&self.app.config, &self.app.paths);
-        crate::attach::attach_path(&policy, session_id, path).map_err(|e| e.to_string())
+        self.app.attach_file(session_id, path)
     }
 
-    fn start_turn_message(&mut self, session_id: &str, message: ChatMessage) -> Turn {
-        let h = self.app.start_turn_message(session_id, message);
-        drop(h.task);
-        Turn {
-            events: h.events,
-            cancel: h.cancel,
-        }
+    fn session_choices(&mut self) -> Vec<(String, String)> {
+        self.app.session_choices()
     }
 
     fn list_models(&mut self, profile_id: &str) -> Option<Models> {
-        let agent = self.app.agent.clone();
-        let profile = agent.profile(profile_id).ok()?.clone();
-        let task = tokio::task::spawn_blocking(move || agent.backend_for(&profile));
-        Some(Box::pin(async move {
-            let backend = match task.await {
-                Ok(Ok(b)) => b,
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(e) => return Err(format!("cannot list the models: {e}")),
-            };
-            super::model_picker::fetch_models(backend).await
-        }))
+        Some(Box::pin(self.app.list_models(profile_id)?))
     }
 
     fn steer(&mut self, session_id: &str, text: &str) {
-        self.app
-            .submit(session_id, Submission::Steer(text.to_string()));
+        let _ = self.port(session_id).handle().submit(Op::Steer {
+            text: text.to_string(),
+        });
     }
 
     fn take_steers(&mut self, session_id: &str) -> Vec<String> {
-        self.app.agent.steers.take(session_id)
+        self.app.take_steers(session_id)
     }
 
     fn refresh(&mut self, session_id: &str) -> Option<SessionMeta> {
-        self.app.store.resolve(session_id).ok()
+        self.app.session_meta(session_id)
     }
 
     fn check_backend(&mut self, profile_id: &str) -> Option<Check> {
-        let agent = self.app.agent.clone();
-        let profile = agent.profile(profile_id).ok()?.clone();
-        Some(Box::pin(crate::app::probe::check_backend(agent, profile)))
+        Some(Box::pin(self.app.check_backend(profile_id)?))
     }
 }

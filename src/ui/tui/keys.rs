@@ -153,7 +153,11 @@ impl TuiState {
             .popup
             .as_ref()
             .and_then(|p| p.current().map(String::from));
-        self.popup = Popup::for_line(&self.composer.text, &self.profile_ids, &self.theme_names);
+        let profile = self.status.profile.clone();
+        self.popup = match self.args.candidates(&self.composer.text, &profile) {
+            Some(items) => Popup::from_items(items),
+            None => Popup::for_line(&self.composer.text, &self.profile_ids, &self.theme_names),
+        };
         if let (Some(p), Some(k)) = (&mut self.popup, keep)
             && let Some(i) = p.items.iter().position(|(c, _)| *c == k)
         {

@@ -19,6 +19,7 @@
 pub(crate) mod apply;
 pub mod approval;
 pub(crate) mod approval_diff;
+pub(crate) mod arg_lists;
 pub mod background;
 pub mod cells;
 pub(crate) mod clipboard;
@@ -99,7 +100,7 @@ pub fn initial_state(
     st.history_file = Some(app.paths.data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
     // The window stored with the session, until the backend check says.
-    st.status.ctx_max = crate::agent::account::load_window(&app.store, &meta.id).unwrap_or(0);
+    st.status.ctx_max = app.stored_window(&meta.id);
     st.loading = true;
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
@@ -178,6 +179,7 @@ pub(crate) async fn run(
     })?;
     let signal_code = Arc::new(AtomicU8::new(0));
     hangup::watch(std::time::Duration::from_secs(5));
+    let mut host = AppHost::new(&app);
     let result = async {
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
@@ -193,7 +195,6 @@ pub(crate) async fn run(
         let mut input = shared
             .clone()
             .take_until(Box::pin(terminated(signal_code.clone())));
-        let mut host = AppHost { app: &app };
         let mut lp = EventLoop::new(&mut host, state);
         if wants_probe(&app.config.ui.theme) {
             let paused = shared.clone();
@@ -225,6 +226,9 @@ pub(crate) async fn run(
     }
     .await;
     drop(guard);
+    // The open session ends as in every front end: a running turn stopped
+    // and saved, its lock and what the process kept for it released.
+    host.close().await;
     if let Ok((visited, bye)) = &result {
         // The alternate screen is gone: leave the answer and the way back.
         if !bye.is_empty() {

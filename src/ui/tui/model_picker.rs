@@ -11,50 +11,11 @@
 //!   serve is refused with the list.
 use super::theme::Theme;
 use super::wrap::truncate;
-use crate::llm::{LlmBackend, ModelInfo};
+use crate::protocol::ModelInfo;
 use crossterm::event::{KeyCode, KeyEvent};
-use futures_util::future::join_all;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use std::sync::Arc;
-use std::time::Duration;
-
-/// Most models whose details (`/api/show`) are asked for.
-const DETAILS_FOR: usize = 40;
-
-/// The server's models with what it says about them.
-pub async fn fetch_models(backend: Arc<dyn LlmBackend>) -> Result<Vec<ModelInfo>, String> {
-    let list = tokio::time::timeout(Duration::from_secs(10), backend.list_models())
-        .await
-        .map_err(|_| {
-            format!(
-                "the backend at {} did not list its models within 10 s",
-                backend.base_url()
-            )
-        })?
-        .map_err(|e| e.to_string())?;
-    let details = list.iter().take(DETAILS_FOR).map(|m| {
-        let b = backend.clone();
-        let m = m.clone();
-        async move {
-            if m.context_length.is_some() || !m.capabilities.is_empty() {
-                return m;
-            }
-            match tokio::time::timeout(Duration::from_secs(5), b.model_info(&m.name)).await {
-                Ok(Ok(info)) => ModelInfo {
-                    name: m.name,
-                    context_length: info.context_length,
-                    capabilities: info.capabilities,
-                },
-                _ => m,
-            }
-        }
-    });
-    let mut out = join_all(details).await;
-    out.extend(list.into_iter().skip(DETAILS_FOR));
-    Ok(out)
-}
 
 /// The served name matching `wanted` (exactly, else the same model under a
 /// tag-less or tagged name).
@@ -62,7 +23,7 @@ pub(crate) fn find<'a>(models: &'a [ModelInfo], wanted: &str) -> Option<&'a Mode
     models.iter().find(|m| m.name == wanted).or_else(|| {
         models
             .iter()
-            .find(|m| crate::llm::select::same_model(wanted, &m.name))
+            .find(|m| crate::app::same_model(wanted, &m.name))
     })
 }
 

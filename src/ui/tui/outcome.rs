@@ -9,7 +9,7 @@ use super::picker::Picker;
 use super::state::{Action, TuiState};
 use super::theme::Theme;
 use crate::protocol::AgentEvent;
-use crate::session::SessionMeta;
+use crate::protocol::SessionMeta;
 use crate::ui::commands::{Outcome, UiState};
 
 impl TuiState {

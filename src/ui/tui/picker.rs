@@ -5,7 +5,7 @@
 //! shared command module (same path as `/session resume <id>`).
 use super::theme::Theme;
 use super::wrap::truncate;
-use crate::session::SessionMeta;
+use crate::protocol::SessionMeta;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

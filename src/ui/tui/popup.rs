@@ -69,6 +69,15 @@ impl Popup {
         })
     }
 
+    /// Argument candidates with their descriptions (`None` when empty).
+    pub(crate) fn from_items(items: Vec<(String, String)>) -> Option<Popup> {
+        (!items.is_empty()).then_some(Popup {
+            items,
+            selected: 0,
+            mention: None,
+        })
+    }
+
     /// Files matching the `@query` that starts at byte `start`.
     pub(crate) fn for_mention(query: &str, start: usize, files: &[String]) -> Option<Popup> {
         let items: Vec<(String, String)> = super::mention::matches(query, files)

@@ -72,7 +72,7 @@ pub enum Action {
     /// Steer the running turn with this message (Ctrl-S).
     Steer(String),
     /// Switch to this model (chosen in the `/model` picker).
-    SwitchModel(crate::llm::ModelInfo),
+    SwitchModel(crate::protocol::ModelInfo),
     /// Edit the draft in `$VISUAL` / `$EDITOR` (Ctrl-G, Ctrl-X Ctrl-E).
     Editor,
     /// A command the user confirmed (`y` after `/session delete`).
@@ -96,7 +96,7 @@ pub struct StatusInfo {
 
 pub struct TuiState {
     /// The open session (`None` only before start-up finished).
-    pub(crate) session: Option<crate::session::SessionMeta>,
+    pub(crate) session: Option<crate::protocol::SessionMeta>,
     /// Every session opened in this run (their resources are released on exit).
     pub(crate) visited: Vec<String>,
     pub theme: Theme,
@@ -108,6 +108,8 @@ pub struct TuiState {
     pub side: SidePane,
     pub composer: Composer,
     pub popup: Option<Popup>,
+    /// Sessions and models the popup completes arguments from.
+    pub(crate) args: super::arg_lists::ArgLists,
     /// Files under the working directory, scanned once per `@` mention.
     pub mention_files: Option<Vec<String>>,
     pub picker: Option<Picker>,
@@ -197,6 +199,7 @@ impl TuiState {
             side: SidePane::default(),
             composer: Composer::default(),
             popup: None,
+            args: Default::default(),
             mention_files: None,
             picker: None,
             approvals: VecDeque::new(),

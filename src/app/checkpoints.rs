@@ -1,0 +1,56 @@
+//! Checkpoints and rewinding, as front ends ask for them (`/diff`, `/undo`,
+//! `/rewind`): results as plain strings and lines.
+use super::App;
+use crate::checkpoint::{self, Record};
+use crate::session::rewind::RewindError;
+use std::path::Path;
+
+impl App {
+    /// Where navi keeps its data (checkpoint blobs live under it).
+    pub fn data_dir(&self) -> &Path {
+        &self.paths.data_dir
+    }
+
+    /// The session's per-turn file checkpoints.
+    pub(crate) fn checkpoints(&self, session: &str) -> Vec<Record> {
+        checkpoint::load(&self.store, session)
+    }
+
+    /// The user's messages as `/rewind N` numbers them, with their text.
+    pub fn user_messages(&self, session: &str) -> Result<Vec<(usize, String)>, String> {
+        let display = self
+            .store
+            .load(session)
+            .map_err(|e| e.to_string())?
+            .map(|s| s.display)
+            .unwrap_or_default();
+        Ok(crate::session::rewind::turns(&display)
+            .into_iter()
+            .map(|(n, m)| (n, m.msg.content.clone()))
+            .collect())
+    }
+
+    /// Rewinds the conversation to before user message `n`: that message's
+    /// text and how many later entries were marked.
+    pub fn rewind(&self, session: &str, n: usize) -> Result<(String, usize), String> {
+        self.store.rewind(session, n).map_err(|e| match e {
+            RewindError::NoMessage(c) => {
+                format!("no message {n}: this session has {c} message(s) of yours")
+            }
+            RewindError::Compacted => format!(
+                "cannot rewind to message {n}: it was summarised by a compaction; rewind to a later message"
+            ),
+            RewindError::Store(e) => e.to_string(),
+        })
+    }
+
+    /// `/undo`: restores the files of the last turn that changed any.
+    pub fn undo_last(&self, session: &str, force: bool) -> Result<Vec<String>, String> {
+        checkpoint::restore::undo_last(&self.store, &self.paths.data_dir, session, force)
+    }
+
+    /// Restores the files as they were before turn `n`.
+    pub fn undo_from(&self, session: &str, n: usize, force: bool) -> Result<Vec<String>, String> {
+        checkpoint::restore::undo_from(&self.store, &self.paths.data_dir, session, n, force)
+    }
+}
