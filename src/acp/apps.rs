@@ -210,3 +210,61 @@ fn client_servers(mcp: &[McpServer]) -> Result<BTreeMap<String, McpServerConfig>
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn servers(v: serde_json::Value) -> Vec<McpServer> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn client_servers_become_valid_navi_entries() {
+        let got = client_servers(&servers(json!([
+            {"name": "git hub/x", "command": "/bin/gh-mcp", "args": ["-v"],
+             "env": [{"name": "TOKEN", "value": "t"}]},
+            {"type": "http", "name": "docs__api", "url": "http://127.0.0.1:9/mcp",
+             "headers": [{"name": "Authorization", "value": "Bearer x"}]},
+            {"name": "a-very-long-name-that-goes-on-and-on-and-on", "command": "x", "args": [], "env": []}
+        ])))
+        .unwrap();
+        let names: Vec<&String> = got.keys().collect();
+        assert_eq!(
+            names,
+            [
+                "acp-a-very-long-name-that-goes-o",
+                "acp-docs_api",
+                "acp-git_hub_x"
+            ]
+        );
+        for name in got.keys() {
+            assert!(crate::config::mcp::valid_server_name(name), "{name}");
+        }
+        let gh = &got["acp-git_hub_x"];
+        assert_eq!(gh.command, "/bin/gh-mcp");
+        assert_eq!(gh.env["TOKEN"], "t");
+        let http = &got["acp-docs_api"];
+        assert_eq!(http.transport, "http");
+        assert_eq!(http.headers["Authorization"], "Bearer x");
+        crate::config::mcp::validate(&got, "test").unwrap();
+    }
+
+    #[test]
+    fn sse_and_duplicate_servers_are_refused() {
+        let sse =
+            servers(json!([{"type": "sse", "name": "old", "url": "http://h/sse", "headers": []}]));
+        assert!(client_servers(&sse).unwrap_err().contains("'old'"));
+        let twice = servers(json!([
+            {"name": "a", "command": "x", "args": [], "env": []},
+            {"name": "a", "command": "y", "args": [], "env": []}
+        ]));
+        assert!(
+            client_servers(&twice)
+                .unwrap_err()
+                .contains("two MCP servers named 'a'")
+        );
+    }
+}
