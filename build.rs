@@ -58,17 +58,17 @@ fn main() {
 }
 
 /// Release builds of the binary lay out the functions a one-shot `navi run`
-/// executes side by side (`build/startup-order.txt`, written by
+/// executes side by side (`benches/startup-order.txt`, written by
 /// `benches/startup_order.py`): the kernel maps code in 64 KB windows, and
 /// spread over the whole text those functions kept ~11 MB of it resident
 /// (docs/performance.md). Only where the linker is rust-lld (x86_64 Linux,
 /// rustc 1.90 or later, no other linker configured); names the file lists
 /// that no longer exist are ignored. `NAVI_NO_STARTUP_ORDER=1` turns it off.
 fn startup_order(root: &Path) {
-    println!("cargo:rerun-if-changed=build/startup-order.txt");
+    println!("cargo:rerun-if-changed=benches/startup-order.txt");
     println!("cargo:rerun-if-env-changed=NAVI_NO_STARTUP_ORDER");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
-    let order = root.join("build/startup-order.txt");
+    let order = root.join("benches/startup-order.txt");
     let flags = var("CARGO_ENCODED_RUSTFLAGS");
     let wanted = var("PROFILE") == "release"
         && var("TARGET") == "x86_64-unknown-linux-gnu"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes build/startup-order.txt: the functions of the navi binary that a
+"""Writes benches/startup-order.txt: the functions of the navi binary that a
 one-shot `navi run` executes, for the linker to lay out side by side
 (`--symbol-ordering-file`, see build.rs and docs/performance.md).
 
@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 from run_rss import Fake  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/release/navi")
-OUT = os.path.join(ROOT, "build/startup-order.txt")
+OUT = os.path.join(ROOT, "benches/startup-order.txt")
 
 
 def executed(env, args, out):

@@ -71,7 +71,7 @@ impl ArgLists {
 /// Resolves when the models' request ends (never while there is none).
 pub(crate) async fn fetched(
     fetch: &mut Option<Models>,
-) -> Result<Vec<crate::llm::ModelInfo>, String> {
+) -> Result<Vec<crate::protocol::ModelInfo>, String> {
     match fetch {
         Some(f) => f.await,
         None => std::future::pending().await,

@@ -25,7 +25,7 @@ impl<H: Host> EventLoop<'_, H> {
     }
 
     /// The models' request for completion ended.
-    pub(super) fn arg_models_fetched(&mut self, r: Result<Vec<crate::llm::ModelInfo>, String>) {
+    pub(super) fn arg_models_fetched(&mut self, r: Result<Vec<crate::protocol::ModelInfo>, String>) {
         self.state.args.fetch = None;
         match r {
             Ok(list) => self.keep_model_names(&list),
@@ -43,7 +43,7 @@ impl<H: Host> EventLoop<'_, H> {
     }
 
     /// Keeps the served names for completing `/model`.
-    pub(super) fn keep_model_names(&mut self, list: &[crate::llm::ModelInfo]) {
+    pub(super) fn keep_model_names(&mut self, list: &[crate::protocol::ModelInfo]) {
         let profile = self.state.status.profile.clone();
         let names = list.iter().map(|m| m.name.clone()).collect();
         self.state.args.models_listed(&profile, Some(names));
