@@ -25,7 +25,10 @@ impl<H: Host> EventLoop<'_, H> {
     }
 
     /// The models' request for completion ended.
-    pub(super) fn arg_models_fetched(&mut self, r: Result<Vec<crate::protocol::ModelInfo>, String>) {
+    pub(super) fn arg_models_fetched(
+        &mut self,
+        r: Result<Vec<crate::protocol::ModelInfo>, String>,
+    ) {
         self.state.args.fetch = None;
         match r {
             Ok(list) => self.keep_model_names(&list),
