@@ -129,16 +129,13 @@ impl Apps {
             backend_forced: b.backend_forced,
             backend: None,
             ephemeral: false,
+            work_dir: Some(cwd.to_path_buf()),
         };
-        let switched = cwd != self.home_cwd;
-        if switched {
-            std::env::set_current_dir(cwd).map_err(|e| format!("cwd '{}': {e}", cwd.display()))?;
+        if !cwd.is_dir() {
+            return Err(format!("cwd '{}' is not a directory", cwd.display()));
         }
-        let app = App::build(config, b.paths.clone(), b.overrides.clone(), opts);
-        if switched {
-            let _ = std::env::set_current_dir(&self.home_cwd);
-        }
-        let app = app.map_err(|e| e.to_string())?;
+        let app = App::build(config, b.paths.clone(), b.overrides.clone(), opts)
+            .map_err(|e| e.to_string())?;
         if b.no_plan {
             app.agent.set_turn_tweaks(crate::agent::tweaks::TurnTweaks {
                 no_plan: true,

@@ -45,6 +45,10 @@ pub struct AppOptions {
     /// Keep sessions in memory only (`navi run --no-save`): nothing is
     /// written to the database file.
     pub ephemeral: bool,
+    /// The directory tools work in; `None`: the process's current directory.
+    /// (An editor's sessions each name theirs; the process never changes
+    /// directory for them.)
+    pub work_dir: Option<PathBuf>,
 }
 
 pub struct App {
@@ -140,7 +144,10 @@ impl App {
         let profiles = Arc::new(ProfileRegistry::load(Some(
             &paths.config_dir.join("profiles"),
         )));
-        let work_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let work_dir = opts
+            .work_dir
+            .clone()
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
         let env = Arc::new(ToolEnv::new(config.clone(), paths.clone(), work_dir));
         env.attach_store(store.clone());
         let mut registry = ToolRegistry::new();
