@@ -539,3 +539,29 @@ async fn acp_sigterm_mid_turn_saves_and_unlocks() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Global flags before `acp`: `--no-plan` applies to its sessions (planner
+/// off: one model call per prompt); the front-end flags are refused (exit 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_takes_no_plan_and_refuses_front_end_flags() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake);
+    for flags in [&["--plain", "acp"][..], &["--profile", "tester", "acp"][..]] {
+        let out = home.navi(flags).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("does not apply to `navi acp`"), "{err}");
+    }
+    let out = home
+        .navi(&["--no-plan", "acp"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
+}

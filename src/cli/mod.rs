@@ -330,6 +330,11 @@ fn hoist_front_end_flags(cli: &mut Cli) -> Result<(), Failure> {
                 None => Ok(()),
             }
         }
+        // An editor's sessions plan or not as `--no-plan` says.
+        Some(Command::Acp) => match front.iter().flatten().find(|f| **f != "--no-plan") {
+            Some(f) => refuse(f, "acp"),
+            None => Ok(()),
+        },
         Some(other) => match front.iter().flatten().next() {
             Some(f) => refuse(f, command_name(other)),
             None => Ok(()),
