@@ -94,4 +94,5 @@ def main():
     srv.shutdown()
 
 
-main()
+if __name__ == "__main__":
+    main()

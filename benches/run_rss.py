@@ -23,41 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/release/navi")
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 
-import json
-
-
-class Fake(http.server.BaseHTTPRequestHandler):
-    """Ollama's three endpoints navi run uses, one streamed answer "ok"."""
-
-    def log_message(self, *a):
-        pass
-
-    def reply(self, body, ctype="application/json"):
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        if self.path.startswith("/api/tags"):
-            self.reply(json.dumps({"models": [{"name": "bench-model"}]}))
-        else:
-            self.reply(json.dumps({"version": "0.0.0"}))
-
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", "0"))
-        self.rfile.read(n)
-        if self.path.startswith("/api/show"):
-            self.reply(json.dumps({"model_info": {"bench.context_length": 8192}}))
-            return
-        lines = [
-            {"model": "bench-model", "message": {"role": "assistant", "content": "ok"}, "done": False},
-            {"model": "bench-model", "message": {"role": "assistant", "content": ""}, "done": True,
-             "prompt_eval_count": 100, "eval_count": 1},
-        ]
-        self.reply("".join(json.dumps(l) + "\n" for l in lines), "application/x-ndjson")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_continue import Fake  # noqa: E402  (Ollama's endpoints, one streamed "ok")
 
 
 def once(env):
