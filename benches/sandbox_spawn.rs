@@ -32,12 +32,14 @@ fn ctx(root: &Path, mode: &str) -> ToolContext {
         session_id: "bench".into(),
         parent_session_id: None,
         call_id: "c".into(),
-        env: Arc::new(ToolEnv::new(Arc::new(config), paths, work)),
+        env: Arc::new(ToolEnv::new(Arc::new(config), paths)),
         cancel: CancellationToken::new(),
         events,
         origin: None,
         tool_list: Arc::new(Vec::new()),
         step_validation: false,
+        session: Arc::new(navi::tools::SessionTools::new("bench", work, None)),
+        owner: None,
     }
 }
 

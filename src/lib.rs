@@ -25,5 +25,6 @@ pub mod profile;
 pub mod protocol;
 pub mod sandbox;
 pub mod session;
+pub(crate) mod text_diff;
 pub mod tools;
 pub mod ui;

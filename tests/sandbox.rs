@@ -365,14 +365,14 @@ fn shell_quote(s: &str) -> String {
 #[test]
 fn approvals_say_when_risky_calls_run_without_asking() {
     use navi::config::{ApprovalMode, SecurityConfig};
-    use navi::tools::ApprovalGate;
-    use navi::ui::commands::approvals;
+    use navi::tools::{ApprovalGate, SessionTools};
+    let s = SessionTools::new("s", std::path::PathBuf::from("."), None);
     let sec = SecurityConfig {
         approval: ApprovalMode::Auto,
         ..Default::default()
     };
     let g = ApprovalGate::new(&sec, true);
-    let out = approvals::run(&g, "s", &[]).unwrap().join("\n");
+    let out = g.report(&s).join("\n");
     assert!(
         out.contains("approval: auto") && out.contains("WITHOUT asking"),
         "{out}"
@@ -380,13 +380,13 @@ fn approvals_say_when_risky_calls_run_without_asking() {
     assert!(!out.contains("ask each time"), "{out}");
     assert_eq!(g.mode_label(), "auto");
     let g = ApprovalGate::new(&SecurityConfig::default(), true).with_preapproved([], true);
-    let out = approvals::run(&g, "s", &[]).unwrap().join("\n");
+    let out = g.report(&s).join("\n");
     assert!(
         out.contains("approve-all") && !out.contains("ask each time"),
         "{out}"
     );
     let g = ApprovalGate::new(&SecurityConfig::default(), true);
-    let out = approvals::run(&g, "s", &[]).unwrap().join("\n");
+    let out = g.report(&s).join("\n");
     assert!(
         out.contains("approval: ask") && out.contains("ask each time"),
         "{out}"

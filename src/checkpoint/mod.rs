@@ -19,7 +19,6 @@ use crate::protocol::AgentEvent;
 use crate::session::SessionStore;
 use serde::{Deserialize, Serialize};
 use shadow::Shadow;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -77,26 +76,23 @@ struct Active {
     failed: bool,
 }
 
-/// The turns in progress, by session.
+/// The turn in progress of one open session (owned by the session).
 #[derive(Default)]
 pub struct Checkpoints {
-    active: Mutex<HashMap<String, Active>>,
+    active: Mutex<Option<Active>>,
 }
 
 impl Checkpoints {
-    /// A turn of `session` starts; its user message is number `turn`.
-    pub(crate) fn begin(&self, session: &str, turn: usize, message: String, workspace: &Path) {
+    /// A turn starts; its user message is number `turn`.
+    pub(crate) fn begin(&self, turn: usize, message: String, workspace: &Path) {
         if let Ok(mut m) = self.active.lock() {
-            m.insert(
-                session.to_string(),
-                Active {
-                    turn,
-                    message,
-                    workspace: workspace.to_path_buf(),
-                    before: None,
-                    failed: false,
-                },
-            );
+            *m = Some(Active {
+                turn,
+                message,
+                workspace: workspace.to_path_buf(),
+                before: None,
+                failed: false,
+            });
         }
     }
 
@@ -113,7 +109,7 @@ impl Checkpoints {
         }
         let workspace = {
             let m = self.active.lock().ok()?;
-            let a = m.get(session)?;
+            let a = m.as_ref()?;
             if a.before.is_some() || a.failed {
                 return None;
             }
@@ -125,7 +121,7 @@ impl Checkpoints {
                 .await
                 .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
         let mut m = self.active.lock().ok()?;
-        let a = m.get_mut(session)?;
+        let a = m.as_mut()?;
         match taken {
             Ok((tree, note)) => {
                 a.before = Some(tree);
@@ -150,7 +146,7 @@ impl Checkpoints {
         store: &SessionStore,
         session: &str,
     ) -> Option<AgentEvent> {
-        let a = self.active.lock().ok()?.remove(session)?;
+        let a = self.active.lock().ok()?.take()?;
         let before = a.before.clone()?;
         let (data, sid, ws) = (
             data_dir.to_path_buf(),
@@ -222,30 +218,26 @@ pub(crate) fn save(store: &SessionStore, session: &str, records: &[Record]) -> R
 }
 
 /// Turn start (persistent sessions): numbers the turn and remembers its
-/// user message; `display` is the session's display buffer before it.
+/// user message; the workspace is the session's work directory.
 pub(crate) fn begin_turn(
-    env: &crate::tools::ToolEnv,
-    session: &str,
+    checkpoints: &Checkpoints,
+    work_dir: &Path,
     earlier_turns: usize,
     user: Option<&crate::session::StoredMessage>,
 ) {
     let key = user.map(crate::session::pins::key).unwrap_or_default();
-    env.checkpoints
-        .begin(session, earlier_turns + 1, key, &env.work_dir);
+    checkpoints.begin(earlier_turns + 1, key, work_dir);
 }
 
 /// Turn end: the `files_changed` event (or a warning) for the front end.
 pub(crate) async fn end_turn(
-    env: &crate::tools::ToolEnv,
+    checkpoints: &Checkpoints,
+    data_dir: &Path,
     store: &SessionStore,
     session: &str,
     sink: &crate::protocol::EventSink,
 ) {
-    if let Some(e) = env
-        .checkpoints
-        .end(&env.paths.data_dir, store, session)
-        .await
-    {
+    if let Some(e) = checkpoints.end(data_dir, store, session).await {
         sink.emit(e).await;
     }
 }

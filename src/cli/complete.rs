@@ -52,20 +52,7 @@ pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
             v.dedup();
             v
         }
-        "sessions" => {
-            // No database yet: nothing to offer (and nothing is created).
-            if !paths.db_path.exists() {
-                return Ok(0);
-            }
-            let store =
-                crate::session::SessionStore::open(&paths.db_path).map_err(Failure::runtime)?;
-            store
-                .list()
-                .map_err(Failure::runtime)?
-                .iter()
-                .map(|s| s.id[..8.min(s.id.len())].to_string())
-                .collect()
-        }
+        "sessions" => crate::app::stored_session_ids(&paths).map_err(Failure::runtime)?,
         other => {
             return Err(Failure::usage(format!(
                 "__complete: unknown list '{other}'; use profiles, models or sessions"

@@ -77,13 +77,15 @@ pub(crate) fn git_carve_outs(root: &Path) -> Vec<PathBuf> {
 }
 
 impl Policy {
-    /// The policy for a `terminal`/`code_exec`/user-tool child of `session`;
-    /// `None` when it runs unsandboxed (full access, or an approved escalation).
+    /// The policy for a `terminal`/`code_exec`/user-tool child of `tools`'s
+    /// session (writable: its work directory); `None` when it runs
+    /// unsandboxed (full access, or an approved escalation).
     pub(crate) fn for_tool(
         env: &ToolEnv,
-        session: &str,
+        tools: &crate::tools::SessionTools,
         escalation: Escalation,
     ) -> Result<Option<Policy>, String> {
+        let session = tools.id();
         let cfg = &env.config.sandbox;
         let mode = cfg.mode();
         if mode == SandboxMode::FullAccess || escalation == Escalation::Unsandboxed {
@@ -94,7 +96,7 @@ impl Policy {
             .session_dir(session, "tmp")
             .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?;
         if mode == SandboxMode::WorkspaceWrite {
-            writable.push(cfg.workspace_dir(&env.work_dir));
+            writable.push(cfg.workspace_dir(tools.work_dir()));
             writable.extend(cfg.writable_roots.iter().map(PathBuf::from));
             let files = crate::attach::FilesPolicy::from_config(&env.config, &env.paths)
                 .session_dir(session);

@@ -115,7 +115,7 @@ impl Tool for UserTool {
             env_passthrough: ctx.env.config.security.env_passthrough.clone(),
             sandbox: match crate::sandbox::Policy::for_tool(
                 &ctx.env,
-                ctx.state_session(),
+                &ctx.session,
                 crate::sandbox::policy::Escalation::None,
             ) {
                 Ok(p) => p,

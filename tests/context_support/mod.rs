@@ -4,11 +4,13 @@
 #![allow(dead_code)]
 
 use crate::support::FakeLlm;
-use navi::agent::{AgentError, TurnOutcome};
+use navi::agent::{AgentError, Session, TurnOutcome};
 use navi::app::{App, AppOptions};
 use navi::config::{BackendKind, Config, Overrides, Paths};
 use navi::protocol::{AgentEvent, EventSink};
+use navi::session::SessionStore;
 use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 pub const WINDOW: u64 = 2048;
@@ -45,6 +47,31 @@ pub struct Ctx {
     pub app: App,
     pub fake: FakeLlm,
     pub sid: String,
+    /// The database, opened beside the app to look at (and seed) what is
+    /// stored.
+    pub store: SessionStore,
+    /// The session, open in this process while a test works on it.
+    open: Mutex<Option<Arc<Session>>>,
+}
+
+impl Ctx {
+    /// The session, opened as its writer (once; again after [`release`]).
+    pub fn session(&self) -> Arc<Session> {
+        let mut open = self.open.lock().unwrap();
+        open.get_or_insert_with(|| {
+            self.app
+                .engine()
+                .open_session(&self.sid, self._dir.path().to_path_buf())
+                .unwrap()
+        })
+        .clone()
+    }
+
+    /// Lets the session go (its lock with it), as a front end that closed
+    /// it: another navi (the binary) may open it now.
+    pub fn release(&self) {
+        self.open.lock().unwrap().take();
+    }
 }
 
 pub async fn setup(kind: BackendKind, edit: impl FnOnce(&mut Config)) -> Ctx {
@@ -81,12 +108,23 @@ pub async fn setup_with(
         ..AppOptions::default()
     };
     let app = App::build(c, paths, Overrides::default(), opts).unwrap();
-    let sid = app.store.create("tester").unwrap().id;
-    Ctx {
-        _dir: dir,
-        app,
-        fake,
-        sid,
+    Ctx::new(dir, app, fake, "tester")
+}
+
+impl Ctx {
+    /// A context over `app` (built in `dir`) with a new stored session of
+    /// `profile`.
+    pub fn new(dir: tempfile::TempDir, app: App, fake: FakeLlm, profile: &str) -> Ctx {
+        let store = SessionStore::open(&app.paths().db_path).unwrap();
+        let sid = store.create(profile).unwrap().id;
+        Ctx {
+            _dir: dir,
+            app,
+            fake,
+            sid,
+            store,
+            open: Mutex::new(None),
+        }
     }
 }
 
@@ -101,8 +139,8 @@ pub async fn turn(ctx: &Ctx, msg: &str) -> (Result<TurnOutcome, AgentError>, Vec
     });
     let out = ctx
         .app
-        .agent
-        .run_stream(&ctx.sid, msg, &sink, &CancellationToken::new())
+        .engine()
+        .run_stream(&ctx.session(), msg, &sink, &CancellationToken::new())
         .await;
     drop(sink);
     (out, drain.await.unwrap())
