@@ -48,7 +48,7 @@ impl SessionHandle {
         };
         Ok(crate::session::rewind::turns(&display)
             .into_iter()
-            .map(|(n, m)| (n, m.msg.content.clone()))
+            .map(|(n, m)| (n, m.msg.text().into_owned()))
             .collect())
     }
 

@@ -56,7 +56,7 @@ impl LlmBackend for Gated {
             .iter()
             .rev()
             .find(|m| m.role == Role::User)
-            .map(|m| m.content.clone())
+            .map(|m| m.text().into_owned())
             .unwrap_or_default();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut l = self.0.lock().unwrap();
@@ -147,6 +147,7 @@ impl Harness {
             ChatChunk::Usage(Usage {
                 prompt_tokens: 90,
                 completion_tokens: 10,
+                ..Usage::default()
             }),
         );
         self.chunk(
