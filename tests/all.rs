@@ -27,6 +27,8 @@ mod acp_bad_input;
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
 mod acp_prompt;
+#[path = "acp_workdirs.rs"]
+mod acp_workdirs;
 #[path = "agent_delegate.rs"]
 mod agent_delegate;
 #[path = "agent_loop.rs"]

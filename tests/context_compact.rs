@@ -242,6 +242,57 @@ async fn navi_compact_on_the_command_line() {
     assert_eq!(held, ctx.store.load(&ctx.sid).unwrap().unwrap().context);
 }
 
+/// `navi compact` stopped by SIGTERM, SIGINT or SIGHUP while the summary
+/// is asked for: the session is left as it was and unlocked, navi says so
+/// and exits 143 / 130 / 129, like the other commands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_compact_stops_on_a_signal_and_leaves_the_session_as_it_was() {
+    let ctx = setup(BackendKind::Openai, |_| {}).await;
+    turns(&ctx, 0, 5).await;
+    ctx.release();
+    let dir = ctx._dir.path().to_path_buf();
+    let before = ctx.store.load(&ctx.sid).unwrap().unwrap();
+    let short: String = ctx.sid.chars().take(8).collect();
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let asked = ctx.fake.chat_requests().len();
+        // The summary takes long to start: the signal comes first.
+        ctx.fake
+            .push(Reply::text("- a summary never seen").with_prefill(20_000));
+        let child = navi_command(&dir, &ctx.fake, &["compact"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while ctx.fake.chat_requests().len() == asked {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the summary was never asked for"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {stderr}");
+        assert!(
+            stderr.contains(&format!("compaction stopped; session {short} is unchanged")),
+            "SIG{signal}: {stderr}"
+        );
+        // Unchanged, and free: this process can open it as its writer.
+        let now = ctx.store.load(&ctx.sid).unwrap().unwrap();
+        assert_eq!(before.context, now.context, "SIG{signal}");
+        let held = ctx.store.lock(&ctx.sid);
+        assert!(held.is_ok(), "SIG{signal}: the session is still locked");
+    }
+}
+
 #[test]
 fn slash_commands_parse() {
     use navi::ui::commands::{SlashCommand, parse};

@@ -544,3 +544,34 @@ async fn background_probe_runs_after_the_first_frame_and_keeps_typed_keys() {
         "the probe ran after the first frame was drawn"
     );
 }
+
+/// `/profile` while a turn runs is refused as `Op::SwitchProfile` is (the
+/// same words); once the turn is over it switches.
+#[tokio::test]
+async fn a_profile_switch_during_a_turn_is_refused_like_the_op() {
+    let (_screen, log) = run(|h| async move {
+        h.typed("work");
+        h.enter();
+        h.until_call(0).await;
+        h.typed("/profile developer");
+        h.enter();
+        h.until("refused", |_, c| {
+            c.iter()
+                .any(|x| x == "info:a turn is running; /stop it first")
+        })
+        .await;
+        h.end(0);
+        h.until("idle", |s, _| s == "idle").await;
+        h.typed("/profile developer");
+        h.enter();
+        h.until("switched", |_, c| {
+            c.iter()
+                .any(|x| x.starts_with("info:profile switched to") && x.ends_with("(developer)"))
+        })
+        .await;
+        h.ctrl_c();
+        h.ctrl_c();
+    })
+    .await;
+    assert_eq!(log.lock().unwrap().turns, vec!["work"]);
+}

@@ -267,6 +267,7 @@ impl Agent {
             lock,
             work_dir,
             None,
+            self.model_override.is_some(),
         )))
     }
 

@@ -115,19 +115,21 @@ impl Session {
     }
 
     /// A stored session, opened as its one writer (`lock` held); its stored
-    /// model choice is read.
+    /// model choice is read unless `fresh_model` (`--model` given for this
+    /// process wins, for this process: what is stored stays).
     pub(crate) fn stored(
         store: Arc<SessionStore>,
         held: SessionLock,
         work_dir: PathBuf,
         mcp: Option<SessionMcp>,
+        fresh_model: bool,
     ) -> Session {
         let id = held.session().to_string();
         let model = store
             .get_state(&id, MODEL_KEY)
             .ok()
             .flatten()
-            .filter(|m| !m.trim().is_empty())
+            .filter(|m| !m.trim().is_empty() && !fresh_model)
             .map(ModelChoice::Named);
         let s = Session::build(store, id, Row::Stored(held), work_dir, mcp);
         *lock(&s.model) = model;

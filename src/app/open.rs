@@ -44,7 +44,8 @@ impl App {
                         self.store.set_profile(&meta.id, p)?;
                     }
                     let mcp = self.session_mcp(&opts.mcp_servers)?;
-                    Session::stored(self.store.clone(), lock, work_dir, mcp)
+                    let fresh = self.agent.model_override().is_some();
+                    Session::stored(self.store.clone(), lock, work_dir, mcp, fresh)
                 }
                 Err(StoreError::Lock(e @ LockError::Busy { .. }))
                     if opts.new_if_busy && *choice == SessionChoice::Latest =>
@@ -88,7 +89,13 @@ impl App {
             return Ok(Session::pending(self.store.clone(), meta, work_dir, mcp));
         }
         let lock = self.store.materialize(&meta)?;
-        Ok(Session::stored(self.store.clone(), lock, work_dir, mcp))
+        Ok(Session::stored(
+            self.store.clone(),
+            lock,
+            work_dir,
+            mcp,
+            false,
+        ))
     }
 
     /// The directory a session works in: its own (absolute, an existing

@@ -220,8 +220,13 @@ pub fn warnings(ev: &[AgentEvent]) -> Vec<String> {
 
 /// `navi` with the test's config and data dirs, against the fake server.
 pub fn navi(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_navi"))
-        .env_clear()
+    navi_command(dir, fake, args).output().unwrap()
+}
+
+/// `navi --backend openai <args>` on the test's dirs, stdin closed.
+pub fn navi_command(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_navi"));
+    c.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("NAVI_DATA_DIR", dir.join("data"))
@@ -230,7 +235,6 @@ pub fn navi(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::proces
         .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
         .args(["--backend", "openai"])
         .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(std::process::Stdio::null());
+    c
 }

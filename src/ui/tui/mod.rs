@@ -110,8 +110,10 @@ pub fn initial_state(app: &App, session: &SessionHandle) -> Result<TuiState, Fai
     st.guard = app.guard_label();
     st.history_file = Some(app.paths().data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
-    // The window stored with the session, until the backend check says.
+    // The window stored with the session, until the backend check says;
+    // the model chosen for it, if one was.
     st.status.ctx_max = session.stored_window();
+    st.status.model = session.model().unwrap_or_default();
     st.loading = true;
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));

@@ -118,8 +118,11 @@ impl EventLoop<'_> {
                 let switched = matches!(out, commands::Outcome::Switched { .. });
                 self.state.absorb_ui_state(&ui);
                 if switched && let Some(rx) = self.session.take_events() {
-                    // Another session: its stream.
+                    // Another session: its stream, and its model if it has one.
                     self.events = Some(rx);
+                    if let Some(m) = self.session.model() {
+                        self.state.status.model = m;
+                    }
                 }
                 for a in self.state.apply_outcome(out) {
                     self.perform(a);
