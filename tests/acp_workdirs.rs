@@ -7,8 +7,8 @@ use crate::support::{FakeLlm, Reply};
 use serde_json::json;
 use std::time::Duration;
 
-/// Threads named `navi-db-writer` in every `navi acp` process of `home`
-/// (found by its HOME), and how many such processes there were.
+/// How many `navi acp` processes of `home` (found by their HOME) there are,
+/// and how many threads named `navi-db-writer` they have between them.
 fn writer_threads(home: &std::path::Path) -> (usize, usize) {
     let want = format!("HOME={}", home.display());
     let (mut procs, mut writers) = (0, 0);
@@ -118,7 +118,9 @@ async fn sessions_in_two_directories_share_one_core_and_work_in_their_own() {
         b.contains("BETA-MARKER") && !b.contains("ALPHA-MARKER"),
         "{b}"
     );
-    // One process, one core: one database writer thread for both sessions.
-    assert_eq!(procs, 1, "the agent process was watched");
+    // One core: one database writer thread for both sessions (a tool's
+    // child, between fork and exec, shows the agent's command line too, but
+    // not its threads).
+    assert!(procs >= 1, "the agent process was watched");
     assert_eq!(writers, 1, "one writer thread serves both sessions");
 }

@@ -379,13 +379,6 @@ impl App {
         self.agent.env.mcp.start();
     }
 
-    /// Starts the configured MCP servers and waits until each is ready or
-    /// failed (each bounded by its start-up timeout).
-    pub async fn start_mcp(&self) {
-        self.agent.env.mcp.start();
-        self.agent.env.mcp.wait_started().await;
-    }
-
     /// Stops the MCP servers (their process groups with them).
     pub fn stop_mcp(&self) {
         self.agent.env.mcp.shutdown();

@@ -146,7 +146,7 @@ impl Plain {
                 }
             }
             Outcome::Pick(_) | Outcome::Compacting(_) => {}
-            Outcome::Stop => self.say(&p.dim("nothing is running")),
+            Outcome::Stop => self.say(&p.dim(&crate::protocol::OpError::NotRunning.to_string())),
             Outcome::Quit => return true,
             Outcome::Copy(text) => {
                 if self.term.stdout_tty && !self.term.dumb {

@@ -98,7 +98,7 @@ impl TuiState {
             Outcome::Stop => match self.request_stop() {
                 Some(a) => return vec![a],
                 None if self.running => {}
-                None => self.hint("nothing to stop: no turn is running"),
+                None => self.hint(crate::protocol::OpError::NotRunning.to_string()),
             },
             Outcome::Quit => return vec![Action::Quit],
             Outcome::Copy(text) => {
