@@ -153,3 +153,33 @@ async fn full_access_children_still_have_no_terminal_or_inherited_fds() {
     }
     assert_eq!(std::fs::read_to_string(&fd77).unwrap(), "");
 }
+
+/// Where mount namespaces are unavailable (simulated with
+/// `NAVI_SANDBOX_NO_MOUNTS=1`), Landlock keeps writes in, seccomp refuses
+/// every metadata change (inside the workspace too, as documented), and
+/// the rest of the guarantees hold.
+#[tokio::test]
+async fn without_mount_namespaces_metadata_changes_are_refused_everywhere() {
+    let env = env_with("");
+    let work = env.path("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let x = env.path("x");
+    std::fs::write(&x, "keep").unwrap();
+    let fd77 = env.path("fd77.txt");
+    std::fs::write(&fd77, "").unwrap();
+    let args = json!({"outside": x, "inside": "$TMPDIR", "targets": []});
+    let vars = [("NAVI_SANDBOX_NO_MOUNTS", String::from("1"))];
+    let fronts = [Front::Terminal, Front::CodeExec];
+    let p = run_probes(&env, User::Root, &work, &vars, &fronts, &args, &fd77).await;
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    for (r, raw) in p.reports.iter().zip(&p.raw) {
+        assert!(!r.is_null(), "{raw}");
+        let bad = escapes(r, MUST_FAIL);
+        assert!(bad.is_empty(), "{bad:?}: {r}");
+        assert_eq!(r["chmod_inside"], "EPERM", "{r}");
+        assert_eq!(r["mkfifo_inside"], "ok", "{r}");
+        assert_eq!(r["tty_injected"], json!([]), "{r}");
+        assert_eq!(r["CapEff"], NO_CAPS, "{r}");
+    }
+    assert_eq!(std::fs::read_to_string(&x).unwrap(), "keep");
+}

@@ -30,7 +30,20 @@ pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     pub(crate) fn push(&self, raw: &[u8]) {
-        let mut line = String::from_utf8_lossy(raw).trim_end().to_string();
+        // Shown by `navi mcp check`/`list` and `/mcp`: control characters
+        // made visible, so a server cannot write escapes to the terminal.
+        let mut line: String = String::from_utf8_lossy(raw)
+            .trim_end()
+            .chars()
+            .map(|c| match c {
+                '\u{1b}' => '␛',
+                '\t' => c,
+                c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
+                '\u{7f}' => '␡',
+                c if c.is_control() => '\u{fffd}',
+                c => c,
+            })
+            .collect();
         if line.is_empty() {
             return;
         }

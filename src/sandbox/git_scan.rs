@@ -53,6 +53,13 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Listing>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Roots the scan gave up on (warned about once).
+fn warned() -> &'static Mutex<std::collections::HashSet<PathBuf>> {
+    static WARNED: std::sync::OnceLock<Mutex<std::collections::HashSet<PathBuf>>> =
+        std::sync::OnceLock::new();
+    WARNED.get_or_init(|| Mutex::new(std::collections::HashSet::new()))
+}
+
 fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
     if !v.contains(&p) {
         v.push(p);
@@ -145,10 +152,12 @@ pub(crate) fn scan(roots: &[PathBuf], skip: &[PathBuf]) -> Vec<DotGit> {
         while let Some(dir) = queue.pop_front() {
             seen += 1;
             if seen > MAX_DIRS {
-                tracing::warn!(
-                    "sandbox: stopped looking for git metadata in {} after {MAX_DIRS} directories; repositories deeper than that are not protected",
-                    root.display()
-                );
+                if warned().lock().is_ok_and(|mut w| w.insert(root.clone())) {
+                    tracing::warn!(
+                        "sandbox: stopped looking for git metadata in {} after {MAX_DIRS} directories; repositories deeper than that are not protected",
+                        root.display()
+                    );
+                }
                 break;
             }
             let Some(l) = listing(&dir, &mut cache, now) else {

@@ -174,6 +174,15 @@ fn bind(path: &CStr) -> io::Result<()> {
     } as libc::c_long)
 }
 
+/// `Ok(true)` when done, `Ok(false)` when the path no longer exists.
+fn gone_is_fine(r: io::Result<()>) -> io::Result<bool> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// `mount_setattr(dirfd, path, flags, {attr_set: set})`.
 fn set_attr(dirfd: libc::c_int, path: &CStr, flags: libc::c_uint, set: u64) -> io::Result<()> {
     let attr = MountAttr {
@@ -262,12 +271,15 @@ pub(crate) fn apply(plan: &mut MountPlan) -> io::Result<Applied> {
         };
         check(r)?;
     }
+    // A path removed since the policy was built has nothing to protect
+    // (a new `.git` in its place is neutralised after the call).
     for p in &plan.pinned {
-        bind(p)?;
+        gone_is_fine(bind(p))?;
     }
     for p in &plan.read_only {
-        bind(p)?;
-        set_attr(libc::AT_FDCWD, p, 0, MOUNT_ATTR_RDONLY)?;
+        if gone_is_fine(bind(p))? {
+            set_attr(libc::AT_FDCWD, p, 0, MOUNT_ATTR_RDONLY)?;
+        }
     }
     // SAFETY: mount of a new devpts instance with constant strings.
     let private_pts = unsafe {
