@@ -1,9 +1,9 @@
 //! Issue 37 item 3 through the real binary, as root and as an ordinary
 //! user: `core.fsmonitor` and hooks planted in a submodule's git dir, in a
-//! nested repository, through a rewritten `.git` file or a moved parent
-//! directory are refused; a repository created during the turn (a `git
-//! init`, a bare one named by a new `.git` file) is neutralised after the
-//! call; and the user's own `git status` / `git commit` afterwards, outside
+//! nested repository, a worktree or through a rewritten `.git` file are
+//! refused; a repository created during the turn (a `git init`, a bare one
+//! named by a new `.git` file, a new one in the place of a moved one) is
+//! neutralised after the call; and the user's own `git status` / `git commit` afterwards, outside
 //! any sandbox, runs nothing the model planted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use crate::mcp_support::env::{Env, tool_results};
@@ -100,7 +100,6 @@ async fn plant_and_check(user: User) {
         ),
         format!("git -C wt config core.fsmonitor 'touch {o}/wt'"),
         "echo 'gitdir: ../evil' > sub/.git".to_string(),
-        "mv nested nested-old && mkdir -p nested/deep/inner".to_string(),
         "mv .git/config .git/config.old".to_string(),
     ];
     let made = format!(
@@ -108,7 +107,9 @@ async fn plant_and_check(user: User) {
          git -C newrepo config alias.st '!touch {o}/new-alias' && \
          {} > newrepo/.git/hooks/pre-commit && chmod +x newrepo/.git/hooks/pre-commit && \
          git init -q --bare store.git && git -C store.git config core.fsmonitor 'touch {o}/bare' && \
-         mkdir other && echo 'gitdir: ../store.git' > other/.git && echo made",
+         mkdir other && echo 'gitdir: ../store.git' > other/.git && \
+         mv nested nested-old && git init -q nested/deep/inner && \
+         git -C nested/deep/inner config core.fsmonitor 'touch {o}/moved' && echo made",
         hook("new-hook")
     );
     let fake = FakeLlm::start().await;
@@ -177,7 +178,15 @@ async fn plant_and_check(user: User) {
     );
     // The user's own git, outside any sandbox, in every repository.
     let home = env.path("");
-    for dir in ["", "sub", "wt", "nested/deep/inner", "newrepo", "other"] {
+    for dir in [
+        "",
+        "sub",
+        "wt",
+        "nested/deep/inner",
+        "nested-old/deep/inner",
+        "newrepo",
+        "other",
+    ] {
         let d = work.join(dir);
         git(user, &home, &d, &["status"]);
         git(user, &home, &d, &["st"]);

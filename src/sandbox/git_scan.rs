@@ -43,7 +43,7 @@ pub(crate) struct DotGit {
 struct Listing {
     key: (u64, u64, i64, i64),
     settled: bool,
-    subdirs: Vec<OsString>,
+    subdirs: std::sync::Arc<[OsString]>,
     has_git: bool,
 }
 
@@ -131,7 +131,7 @@ fn listing(dir: &Path, cache: &mut HashMap<PathBuf, Listing>, now: i64) -> Optio
     let l = Listing {
         key,
         settled: meta.ctime() + (SETTLE.as_secs() as i64) < now,
-        subdirs,
+        subdirs: subdirs.into(),
         has_git,
     };
     cache.insert(dir.to_path_buf(), l.clone());
@@ -170,7 +170,7 @@ pub(crate) fn scan(roots: &[PathBuf], skip: &[PathBuf]) -> Vec<DotGit> {
             {
                 found.push(d);
             }
-            for sub in l.subdirs {
+            for sub in l.subdirs.iter() {
                 let p = dir.join(sub);
                 if !skip.contains(&p) && !roots.contains(&p) {
                     queue.push_back(p);

@@ -17,9 +17,11 @@
 //!    nosuid (no device node or set-uid file there works);
 //! 3. every mount made read-only (`mount_setattr(AT_RECURSIVE)`);
 //! 4. the copies attached over their roots, parents first;
-//! 5. the directories between a root and a carve-out bound onto themselves,
-//!    so they are mount points that cannot be renamed or removed (a parent
-//!    swapped away would let a new `.git` or config take the old one's place);
+//! 5. the directories between a root and a protected path of navi's
+//!    ([`super::protected`]) bound onto themselves, so they are mount points
+//!    that cannot be renamed or removed (a parent swapped away would let a
+//!    new config take the old one's place; a `.git` put in the place of a
+//!    moved one is new, and neutralised after the call);
 //! 6. each carve-out bound onto itself and made read-only (writable roots
 //!    inside a carve-out, attached in 4, stay writable);
 //! 7. a new `devpts` instance on `/dev/pts` (the user's terminals vanish;
@@ -59,7 +61,7 @@ pub(crate) struct MountPlan {
     writable: Vec<CString>,
     /// One slot per writable root for its detached copy.
     fds: Vec<libc::c_int>,
-    /// Directories between a writable root and a carve-out.
+    /// Directories between a writable root and a protected path.
     pinned: Vec<CString>,
     /// Carve-outs, bound read-only.
     read_only: Vec<CString>,
@@ -80,11 +82,11 @@ fn c_path(p: &Path) -> Option<CString> {
     CString::new(p.as_os_str().as_bytes()).ok()
 }
 
-/// The directories strictly between a writable root and each carve-out in
-/// it, shallow first.
-fn pins(writable: &[PathBuf], read_only: &[PathBuf]) -> Vec<PathBuf> {
+/// The directories strictly between a writable root and each of `targets`
+/// in it, shallow first (skipping those already under a carve-out).
+fn pins(writable: &[PathBuf], read_only: &[PathBuf], targets: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    for ro in read_only {
+    for ro in targets {
         let Some(root) = writable
             .iter()
             .filter(|w| ro.starts_with(w) && ro != *w)
@@ -115,7 +117,7 @@ impl MountPlan {
     pub(crate) fn new(policy: &super::Policy, cwd: Option<&Path>) -> Option<MountPlan> {
         let mut roots = policy.writable.clone();
         roots.sort_by_key(|p| p.components().count());
-        let pinned = pins(&roots, &policy.read_only);
+        let pinned = pins(&roots, &policy.read_only, &policy.keep_in_place);
         let writable: Vec<CString> = roots.iter().filter_map(|p| c_path(p)).collect();
         // SAFETY: geteuid/getegid have no preconditions and cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -313,13 +315,17 @@ mod tests {
             PathBuf::from("/w/d/s/tmp/x/.git"),
         ];
         assert_eq!(
-            pins(&w, &ro),
+            pins(&w, &ro, &ro),
             vec![
                 PathBuf::from("/w/a"),
                 PathBuf::from("/w/d"),
                 PathBuf::from("/w/a/b"),
                 PathBuf::from("/w/d/s/tmp/x"),
             ]
+        );
+        assert_eq!(
+            pins(&w, &ro, &[PathBuf::from("/w/d/s")]),
+            vec![PathBuf::from("/w/d")]
         );
     }
 }

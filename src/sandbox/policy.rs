@@ -33,6 +33,9 @@ pub(crate) struct Policy {
     pub(crate) git: Vec<DotGit>,
     /// Directories the git scan does not walk (navi's own, read-only).
     pub(crate) scan_skip: Vec<PathBuf>,
+    /// Carve-outs whose parents must not be renamed either (navi's own
+    /// configuration and state).
+    pub(crate) keep_in_place: Vec<PathBuf>,
 }
 
 /// What a tool call asks of the sandbox beyond its defaults.
@@ -161,13 +164,15 @@ impl Policy {
                 push_unique(&mut read_only, g.clone());
             }
         }
-        for p in own {
-            push_unique(&mut read_only, p);
+        for p in &own {
+            push_unique(&mut read_only, p.clone());
         }
         // A carve-out matters only inside a writable root. One that holds
         // a writable session dir (the data dir) keeps that dir writable (a
         // mount of its own; Landlock grants it by its own rule).
-        read_only.retain(|ro| writable.iter().any(|w| ro.starts_with(w) && ro != w));
+        let inside = |ro: &PathBuf| writable.iter().any(|w| ro.starts_with(w) && ro != w);
+        read_only.retain(inside);
+        let keep_in_place = own.into_iter().filter(inside).collect();
         Policy {
             writable,
             read_only,
@@ -176,6 +181,7 @@ impl Policy {
             required: cfg.is_required(),
             git,
             scan_skip,
+            keep_in_place,
         }
     }
 }
