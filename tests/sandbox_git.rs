@@ -108,10 +108,15 @@ async fn plant_and_check(user: User) {
          {} > newrepo/.git/hooks/pre-commit && chmod +x newrepo/.git/hooks/pre-commit && \
          git init -q --bare store.git && git -C store.git config core.fsmonitor 'touch {o}/bare' && \
          mkdir other && echo 'gitdir: ../store.git' > other/.git && \
+         mkdir ptr && echo 'gitdir: ../.git/modules' > ptr/.git && \
          mv nested nested-old && git init -q nested/deep/inner && \
          git -C nested/deep/inner config core.fsmonitor 'touch {o}/moved' && echo made",
         hook("new-hook")
     );
+    // The user's own git dirs stay as they are, even when a new `.git`
+    // file points into them.
+    let theirs = work.join(".git/modules/sub/config");
+    let before = std::fs::read(&theirs).unwrap();
     let fake = FakeLlm::start().await;
     for cmd in refused.iter().chain(std::iter::once(&made)) {
         fake.push(Reply::tool_call("terminal", json!({ "command": cmd })));
@@ -168,6 +173,11 @@ async fn plant_and_check(user: User) {
     assert!(last.contains("made"), "{last}");
     assert!(last.contains("neutralised"), "{last}");
     assert!(work.join("newrepo/.git/config.navi-unsafe").exists());
+    assert_eq!(
+        std::fs::read(&theirs).unwrap(),
+        before,
+        "the submodule's config changed"
+    );
     assert!(
         work.join("newrepo/.git/hooks.navi-unsafe/pre-commit")
             .exists()

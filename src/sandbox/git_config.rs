@@ -70,6 +70,7 @@ pub(crate) fn is_safe_key(e: &Entry) -> bool {
                 | "trustctime"
                 | "abbrev"
                 | "commentchar"
+                | "worktree"
         ),
         ("extensions", false) => true,
         ("remote", true) => matches!(
@@ -78,6 +79,7 @@ pub(crate) fn is_safe_key(e: &Entry) -> bool {
         ),
         ("branch", true) => matches!(k, "remote" | "merge" | "rebase" | "pushremote"),
         ("submodule", true) => matches!(k, "url" | "active" | "branch" | "ignore" | "shallow"),
+        ("submodule", false) => matches!(k, "active" | "recurse"),
         ("user", false) => matches!(k, "name" | "email"),
         ("init", false) => k == "defaultbranch",
         ("pull", false) => matches!(k, "rebase" | "ff"),

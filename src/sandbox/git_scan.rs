@@ -39,6 +39,13 @@ pub(crate) struct DotGit {
     pub(crate) git_dirs: Vec<PathBuf>,
 }
 
+/// The device and inode of `p` (following links), the identity that says
+/// whether a git directory is the one seen before (a path can be reused by
+/// a new directory; an inode of a directory that still exists cannot).
+pub(crate) fn id_of(p: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
 #[derive(Clone)]
 struct Listing {
     key: (u64, u64, i64, i64),

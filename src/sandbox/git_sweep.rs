@@ -43,7 +43,9 @@ pub(crate) fn after_call(policy: &Policy) -> Vec<String> {
         return Vec::new();
     }
     let now = git_scan::scan(&policy.writable, &policy.scan_skip);
-    let trusted: Vec<&PathBuf> = policy.git.iter().flat_map(|d| &d.git_dirs).collect();
+    // Trusted by identity, not by path: a repository made where a moved
+    // one was is new; the moved one is still the same directory.
+    let trusted = &policy.git_dir_ids;
     let mut done: Vec<PathBuf> = Vec::new();
     let mut notes = Vec::new();
     for d in &now {
@@ -56,8 +58,12 @@ pub(crate) fn after_call(policy: &Policy) -> Vec<String> {
         }
         for gd in &d.git_dirs {
             let writable = policy.writable.iter().any(|w| gd.starts_with(w))
-                && !policy.read_only.iter().any(|c| gd.starts_with(c));
-            if !writable || trusted.contains(&gd) || done.contains(gd) {
+                && !policy.keep_in_place.iter().any(|c| gd.starts_with(c));
+            // In (or under) a git directory seen before: the user's, left alone.
+            let known = gd
+                .ancestors()
+                .any(|a| git_scan::id_of(a).is_some_and(|id| trusted.contains(&id)));
+            if !writable || known || done.contains(gd) {
                 continue;
             }
             done.push(gd.clone());

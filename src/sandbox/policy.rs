@@ -31,6 +31,8 @@ pub(crate) struct Policy {
     /// read-only to the child); anything else found after the call was made
     /// by it ([`super::git_sweep`]).
     pub(crate) git: Vec<DotGit>,
+    /// Device and inode of every git directory in `git`.
+    pub(crate) git_dir_ids: Vec<(u64, u64)>,
     /// Directories the git scan does not walk (navi's own, read-only).
     pub(crate) scan_skip: Vec<PathBuf>,
     /// Carve-outs whose parents must not be renamed either (navi's own
@@ -154,6 +156,11 @@ impl Policy {
         );
         let scan_skip: Vec<PathBuf> = own.iter().filter(|p| p.is_dir()).cloned().collect();
         let git = git_scan::scan(&writable, &scan_skip);
+        let git_dir_ids = git
+            .iter()
+            .flat_map(|d| &d.git_dirs)
+            .filter_map(|g| git_scan::id_of(g))
+            .collect();
         let mut read_only = Vec::new();
         for d in &git {
             let is_link = std::fs::symlink_metadata(&d.path).is_ok_and(|m| m.is_symlink());
@@ -180,6 +187,7 @@ impl Policy {
             tmp_dir: canonical(&tmp),
             required: cfg.is_required(),
             git,
+            git_dir_ids,
             scan_skip,
             keep_in_place,
         }
