@@ -104,12 +104,11 @@ async fn attack(user: User, args: &[&str]) -> Value {
         "a raw escape reached the terminal: {out:?}"
     );
     let results = crate::mcp_support::env::tool_results(&fake, 1);
-    let report = results[0]
+    results[0]
         .lines()
         .find_map(|l| l.trim().strip_prefix("PROBE="))
         .and_then(|j| serde_json::from_str::<Value>(j).ok())
-        .unwrap_or_else(|| panic!("no report: {results:?}"));
-    report
+        .unwrap_or_else(|| panic!("no report: {results:?}"))
 }
 
 fn assert_no_terminal(r: &Value) {

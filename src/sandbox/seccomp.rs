@@ -26,7 +26,9 @@ use seccompiler::{
 };
 use std::collections::BTreeMap;
 
-/// `ioctl` requests no tool may make.
+/// `ioctl` requests no tool may make. (The casts matter where libc's
+/// request type is not `u64`, e.g. musl.)
+#[allow(clippy::unnecessary_cast)]
 const TERMINAL_IOCTLS: [u64; 4] = [
     libc::TIOCSTI as u64,
     libc::TIOCLINUX as u64,
@@ -166,7 +168,9 @@ pub(crate) fn sandbox(spec: Spec) -> Result<BpfProgram, Err> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     let mut ioctls = TERMINAL_IOCTLS.to_vec();
     if spec.metadata {
-        ioctls.extend([libc::FS_IOC_SETFLAGS as u64, FS_IOC_FSSETXATTR]);
+        #[allow(clippy::unnecessary_cast)]
+        let setflags = libc::FS_IOC_SETFLAGS as u64;
+        ioctls.extend([setflags, FS_IOC_FSSETXATTR]);
     }
     rules.insert(libc::SYS_ioctl, ioctl_rules(&ioctls)?);
     #[cfg(target_arch = "x86_64")]
