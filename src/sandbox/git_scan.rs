@@ -46,18 +46,33 @@ pub(crate) fn id_of(p: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
 }
 
-#[derive(Clone)]
+/// What one directory held when it was last read.
 struct Listing {
-    key: (u64, u64, i64, i64),
+    /// Its ctime then (seconds, nanoseconds).
+    ctime: (i64, i64),
+    /// Read at least [`SETTLE`] after that change: trusted while unchanged.
     settled: bool,
+    /// The scan generation that last saw it (old ones are dropped).
+    seen: u64,
     subdirs: std::sync::Arc<[OsString]>,
     has_git: bool,
 }
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, Listing>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<PathBuf, Listing>>> =
-        std::sync::OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+/// Listings by directory identity (device, inode): cheap to look up, and
+/// still right when a directory moves (its ctime changes then anyway).
+#[derive(Default)]
+struct Cache {
+    dirs: HashMap<(u64, u64), Listing>,
+    generation: u64,
+}
+
+/// Entries kept before old ones are dropped, and how many scans old.
+const CACHE_SOFT_LIMIT: usize = 4096;
+const CACHE_AGE: u64 = 16;
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: std::sync::OnceLock<Mutex<Cache>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Cache::default()))
 }
 
 /// Roots the scan gave up on (warned about once).
@@ -115,15 +130,24 @@ fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// The listing of `dir` (from the cache when still valid).
-fn listing(dir: &Path, cache: &mut HashMap<PathBuf, Listing>, now: i64) -> Option<Listing> {
+type Found = (std::sync::Arc<[OsString]>, bool);
+
+/// The subdirectories of `dir` and whether it holds a `.git` (from the
+/// cache when still valid).
+fn listing(dir: &Path, cache: &mut Cache, now: i64) -> Option<Found> {
     let meta = std::fs::symlink_metadata(dir).ok()?;
     if !meta.is_dir() {
         return None;
     }
-    let key = (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec());
-    if let Some(l) = cache.get(dir).filter(|l| l.settled && l.key == key) {
-        return Some(l.clone());
+    let id = (meta.dev(), meta.ino());
+    let ctime = (meta.ctime(), meta.ctime_nsec());
+    let generation = cache.generation;
+    if let Some(l) = cache.dirs.get_mut(&id)
+        && l.settled
+        && l.ctime == ctime
+    {
+        l.seen = generation;
+        return Some((l.subdirs.clone(), l.has_git));
     }
     let mut subdirs = Vec::new();
     let mut has_git = false;
@@ -135,24 +159,36 @@ fn listing(dir: &Path, cache: &mut HashMap<PathBuf, Listing>, now: i64) -> Optio
             subdirs.push(name);
         }
     }
-    let l = Listing {
-        key,
-        settled: meta.ctime() + (SETTLE.as_secs() as i64) < now,
-        subdirs: subdirs.into(),
-        has_git,
-    };
-    cache.insert(dir.to_path_buf(), l.clone());
-    Some(l)
+    let subdirs: std::sync::Arc<[OsString]> = subdirs.into();
+    cache.dirs.insert(
+        id,
+        Listing {
+            ctime,
+            settled: meta.ctime() + (SETTLE.as_secs() as i64) < now,
+            seen: generation,
+            subdirs: subdirs.clone(),
+            has_git,
+        },
+    );
+    Some((subdirs, has_git))
 }
 
 /// Every `.git` under `roots` (canonical directories). `skip`: directories
 /// not to walk into (navi's own data, already read-only).
 pub(crate) fn scan(roots: &[PathBuf], skip: &[PathBuf]) -> Vec<DotGit> {
+    use std::os::unix::ffi::OsStrExt;
     let now = now_secs();
     let mut found = Vec::new();
     let Ok(mut cache) = cache().lock() else {
         return found;
     };
+    cache.generation += 1;
+    // Canonical paths: comparing bytes is enough (and much cheaper).
+    let stop: Vec<&[u8]> = skip
+        .iter()
+        .chain(roots)
+        .map(|p| p.as_os_str().as_bytes())
+        .collect();
     for root in roots {
         let mut queue = VecDeque::from([root.clone()]);
         let mut seen = 0usize;
@@ -167,23 +203,26 @@ pub(crate) fn scan(roots: &[PathBuf], skip: &[PathBuf]) -> Vec<DotGit> {
                 }
                 break;
             }
-            let Some(l) = listing(&dir, &mut cache, now) else {
-                cache.remove(&dir);
+            let Some((subdirs, has_git)) = listing(&dir, &mut cache, now) else {
                 continue;
             };
-            if l.has_git
+            if has_git
                 && let Some(d) = resolve(&dir.join(".git"))
                 && !found.contains(&d)
             {
                 found.push(d);
             }
-            for sub in l.subdirs.iter() {
+            for sub in subdirs.iter() {
                 let p = dir.join(sub);
-                if !skip.contains(&p) && !roots.contains(&p) {
+                if !stop.contains(&p.as_os_str().as_bytes()) {
                     queue.push_back(p);
                 }
             }
         }
+    }
+    if cache.dirs.len() > CACHE_SOFT_LIMIT {
+        let g = cache.generation;
+        cache.dirs.retain(|_, l| l.seen + CACHE_AGE >= g);
     }
     found
 }
