@@ -22,6 +22,7 @@ mod map;
 mod prompt;
 mod server;
 mod session;
+mod stdin;
 
 use crate::app::launch::{Failure, GlobalArgs};
 use agent_client_protocol::v1::Responder;
@@ -32,7 +33,7 @@ use agent_client_protocol::v1::schema::{
     ResumeSessionRequest, ResumeSessionResponse, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent, Stdio, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, on_receive_notification, on_receive_request};
 use server::Server;
 use session::Cx;
 use std::sync::Arc;
@@ -176,7 +177,7 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
             },
             on_receive_notification!(),
         )
-        .connect_to(Stdio::new());
+        .connect_to(stdin::transport());
     let (result, stopped) = tokio::select! {
         r = serve => (r, None),
         s = signals.recv() => (Ok(()), Some(s)),

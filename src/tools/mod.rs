@@ -9,6 +9,7 @@ pub mod approval;
 pub(crate) mod arg_check;
 pub mod builtin;
 pub(crate) mod child_env;
+pub(crate) mod child_setup;
 pub(crate) mod exec_report;
 pub(crate) mod fetch;
 pub(crate) mod fs_guard;
