@@ -20,6 +20,7 @@ pub mod llm;
 pub(crate) mod logging;
 pub(crate) mod mcp;
 pub mod memory;
+pub(crate) mod nofollow;
 pub(crate) mod private_fs;
 pub mod profile;
 pub mod protocol;

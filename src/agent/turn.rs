@@ -368,15 +368,12 @@ impl<'a> Run<'a> {
             .unwrap_or_default();
         let tool_list = Arc::new(self.callable_schemas(&reg));
         let sub = self.is_subagent();
-        // Checkpoints (src/checkpoint): the workspace before the turn's first change.
-        let data_dir = &self.agent.env.paths.data_dir;
+        // Checkpoints (src/checkpoint): the workspace before the turn's first
+        // change; `window` records when the tools ran until it is dropped.
         let state = self.state_session();
-        let ckpt = self
-            .agent
-            .env
-            .checkpoints
-            .before_tools(data_dir, &state, calls);
-        if let Some(message) = ckpt.await {
+        let agent = self.agent;
+        let mut window = agent.env.checkpoints.before_tools(&state, calls).await;
+        if let Some(message) = window.warning.take() {
             self.emit(AgentEvent::Warning { message }).await;
         }
         for call in calls {

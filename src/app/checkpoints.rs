@@ -16,6 +16,11 @@ impl App {
         checkpoint::load(&self.store, session)
     }
 
+    /// Where checkpoints are kept and which directories tools can write.
+    pub(crate) fn checkpoint_place(&self) -> checkpoint::Place {
+        checkpoint::place(&self.agent.env)
+    }
+
     /// The user's messages as `/rewind N` numbers them, with their text.
     pub fn user_messages(&self, session: &str) -> Result<Vec<(usize, String)>, String> {
         let display = self
@@ -46,11 +51,11 @@ impl App {
 
     /// `/undo`: restores the files of the last turn that changed any.
     pub fn undo_last(&self, session: &str, force: bool) -> Result<Vec<String>, String> {
-        checkpoint::restore::undo_last(&self.store, &self.paths.data_dir, session, force)
+        checkpoint::restore::undo_last(&self.store, &self.checkpoint_place(), session, force)
     }
 
     /// Restores the files as they were before turn `n`.
     pub fn undo_from(&self, session: &str, n: usize, force: bool) -> Result<Vec<String>, String> {
-        checkpoint::restore::undo_from(&self.store, &self.paths.data_dir, session, n, force)
+        checkpoint::restore::undo_from(&self.store, &self.checkpoint_place(), session, n, force)
     }
 }

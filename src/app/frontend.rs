@@ -85,7 +85,9 @@ impl App {
 
     /// Reads a file the user attached by the rules of [`crate::attach`].
     pub fn attach_file(&self, session_id: &str, path: &Path) -> Result<Attachment, String> {
-        let policy = FilesPolicy::from_config(&self.config, &self.paths);
+        let policy = FilesPolicy::from_config(&self.config, &self.paths).guarding(
+            crate::checkpoint::untrusted(&self.config, &self.paths, &self.agent.env.work_dir),
+        );
         crate::attach::attach_path(&policy, session_id, path).map_err(|e| e.to_string())
     }
 

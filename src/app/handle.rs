@@ -84,12 +84,16 @@ impl App {
         if let Some(m) = opts.model {
             self.agent.set_model_choice(id, Some(ModelChoice::Named(m)));
         }
+        // Checkpoints: the session's first snapshot starts in the background.
+        crate::checkpoint::warm(&self.agent.env, id);
         let (tx, rx) = mpsc::channel(1024);
         SessionHandle {
             agent: self.agent.clone(),
             store: self.store.clone(),
             app_runs: self.runs.clone(),
-            files: FilesPolicy::from_config(&self.config, &self.paths),
+            files: FilesPolicy::from_config(&self.config, &self.paths).guarding(
+                crate::checkpoint::untrusted(&self.config, &self.paths, &self.agent.env.work_dir),
+            ),
             id: id.to_string(),
             tx,
             rx: Some(rx),

@@ -158,11 +158,13 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
         }
         SessionsCommand::Export { id, format } => super::extra::export(&store, &id, format),
         SessionsCommand::Diff { id, turn } => {
-            let (_, paths, _) = load_config(g)?;
+            let (config, paths, _) = load_config(g)?;
             let meta = store.resolve(&id).map_err(store_err)?;
             use crate::ui::commands::checkpoint::{diff_lines, line_text};
             let records = crate::checkpoint::load(&store, &meta.id);
-            match diff_lines(records, &paths.data_dir, &meta.id, turn) {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let place = crate::checkpoint::place_for(&config, &paths, &cwd);
+            match diff_lines(records, &place, &meta.id, turn) {
                 Ok(lines) => {
                     for l in &lines {
                         crate::outln!("{}", line_text(l))?;

@@ -4,10 +4,13 @@
 //!
 //! Diffs use the approval overlay's diff (`approval_diff::diff`) and its
 //! line marks (`+`, `-`, two spaces of context, `@@` headers).
+//!
+//! File names are shown escaped (`checkpoint::names`) and the diffed lines
+//! with their control characters made visible (`ui::neutral`): nothing a
+//! turn wrote reaches the terminal raw.
 use crate::app::App;
-use crate::checkpoint::{self, Record, shadow::Shadow};
+use crate::checkpoint::{self, Place, Record, shadow::Shadow};
 use crate::ui::tui::approval_diff::{DiffLine, diff};
-use std::path::Path;
 
 /// Blobs larger than this are not diffed.
 const MAX_DIFF: usize = 2 * 1024 * 1024;
@@ -25,11 +28,27 @@ pub(crate) fn line_text(l: &DiffLine) -> String {
     }
 }
 
-fn text_of(sh: &Shadow, tree: &str, path: &str) -> Result<Option<Option<String>>, String> {
-    let Some((id, _)) = sh.entry(tree, path)? else {
+/// A diffed line with its control characters made visible (a tab stays).
+fn clean(l: DiffLine) -> DiffLine {
+    let v = |t: String| crate::ui::neutral::visible(&t).replace('\n', "\\n");
+    match l {
+        DiffLine::Header(t) => DiffLine::Header(v(t)),
+        DiffLine::Added(t) => DiffLine::Added(v(t)),
+        DiffLine::Removed(t) => DiffLine::Removed(v(t)),
+        DiffLine::Context(t) => DiffLine::Context(v(t)),
+    }
+}
+
+/// The text of one side of a change: `None` no file, `Some(None)` binary
+/// or too large.
+fn text_of(sh: &Shadow, side: Option<(&str, &str)>) -> Result<Option<Option<String>>, String> {
+    let Some((id, mode)) = side else {
         return Ok(None);
     };
-    let data = sh.blob(&id)?;
+    if mode == "160000" {
+        return Ok(Some(None));
+    }
+    let data = sh.blob(id)?;
     if data.len() > MAX_DIFF {
         return Ok(Some(None));
     }
@@ -37,8 +56,13 @@ fn text_of(sh: &Shadow, tree: &str, path: &str) -> Result<Option<Option<String>>
 }
 
 /// The diff of one recorded turn: a header per file, then its lines.
-fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLine>, String> {
-    let sh = Shadow::open(data_dir, &r.workspace, session)?;
+fn record_diff(place: &Place, session: &str, r: &Record) -> Result<Vec<DiffLine>, String> {
+    let sh = Place {
+        workspace: r.workspace.clone(),
+        ..place.clone()
+    }
+    .shadow(session)?;
+    let raw = sh.raw(&r.before, &r.after, false)?;
     let mut out = Vec::new();
     for c in sh.changes(&r.before, &r.after)? {
         let f = checkpoint::summary::to_event(&c);
@@ -46,8 +70,11 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
             "── {} {} (+{} -{})",
             f.status, f.path, f.added, f.removed
         )));
-        let old = text_of(&sh, &r.before, &c.path)?;
-        let new = text_of(&sh, &r.after, &c.path)?;
+        let Some(entry) = raw.iter().find(|x| x.path == c.path) else {
+            continue;
+        };
+        let old = text_of(&sh, entry.old())?;
+        let new = text_of(&sh, entry.new())?;
         match (old, new) {
             (Some(None), _) | (_, Some(None)) => {
                 out.push(DiffLine::Header(
@@ -61,7 +88,7 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
                 if new.is_none() && !lines.is_empty() {
                     lines.insert(0, DiffLine::Header("deleted".into()));
                 }
-                out.extend(lines);
+                out.extend(lines.into_iter().map(clean));
             }
         }
     }
@@ -71,7 +98,7 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
 /// `/diff` (every turn) or `/diff N` (turn N), as diff lines.
 pub(crate) fn diff_lines(
     records: Vec<Record>,
-    data_dir: &Path,
+    place: &Place,
     session: &str,
     turn: Option<usize>,
 ) -> Result<Vec<DiffLine>, String> {
@@ -96,7 +123,7 @@ pub(crate) fn diff_lines(
     for r in chosen {
         let undone = if r.undone { " (undone)" } else { "" };
         out.push(DiffLine::Header(format!("turn {}{undone}", r.turn)));
-        match record_diff(data_dir, session, r) {
+        match record_diff(place, session, r) {
             Ok(lines) => out.extend(lines),
             Err(e) => out.push(DiffLine::Header(format!("cannot show this turn: {e}"))),
         }
@@ -118,12 +145,15 @@ pub(crate) fn diff_command(
     arg: Option<&str>,
 ) -> Result<Vec<String>, String> {
     let turn = arg.map(|a| number(a, "turn")).transpose()?;
-    Ok(
-        diff_lines(app.checkpoints(session), app.data_dir(), session, turn)?
-            .iter()
-            .map(line_text)
-            .collect(),
-    )
+    Ok(diff_lines(
+        app.checkpoints(session),
+        &app.checkpoint_place(),
+        session,
+        turn,
+    )?
+    .iter()
+    .map(line_text)
+    .collect())
 }
 
 /// `/undo [--force]`.
