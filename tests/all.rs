@@ -35,6 +35,8 @@ mod agent_loop;
 mod agent_planning;
 #[path = "checkpoints.rs"]
 mod checkpoints;
+#[path = "checkpoints_safety.rs"]
+mod checkpoints_safety;
 #[path = "cli_commands.rs"]
 mod cli_commands;
 #[path = "cli_scripts.rs"]

@@ -349,7 +349,10 @@ impl Shadow {
                 return Err(e);
             }
             Err(e) if e.contains("index.lock") => return Err(e),
-            Err(e) => Some(e),
+            // A nested repository git cannot read (its configuration is
+            // damaged, on purpose maybe) stops `git add`: again without
+            // the nested repositories.
+            Err(e) => self.add_without_nested()?.then_some(e),
         };
         let tree = if self.prefix.is_empty() {
             self.git.run(&["write-tree"], None)?
@@ -365,6 +368,60 @@ impl Shadow {
             }
         };
         Ok((String::from_utf8_lossy(&tree).trim().to_string(), note))
+    }
+
+    /// `git add` leaving every nested repository out: whether the failure
+    /// stays (there is none, or the add fails again).
+    fn add_without_nested(&self) -> Result<bool, String> {
+        let spec = self.pathspec();
+        let list = self.git.run(
+            &[
+                "ls-files".as_ref(),
+                "-z".as_ref(),
+                "--others".as_ref(),
+                "--directory".as_ref(),
+                "--exclude-standard".as_ref(),
+                "--".as_ref(),
+                std::ffi::OsStr::from_bytes(&spec),
+            ],
+            None,
+        )?;
+        let top = self.git.work_tree.clone();
+        let nested: Vec<&[u8]> = list
+            .split(|b| *b == 0)
+            .filter(|d| d.ends_with(b"/"))
+            .filter(|d| {
+                top.join(std::ffi::OsStr::from_bytes(d))
+                    .join(".git")
+                    .symlink_metadata()
+                    .is_ok()
+            })
+            .map(|d| &d[..d.len() - 1])
+            .collect();
+        if nested.is_empty() {
+            return Ok(true);
+        }
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "add".into(),
+            "--all".into(),
+            "--ignore-errors".into(),
+            "--".into(),
+        ];
+        let mut literal = std::ffi::OsString::from(":(literal)");
+        literal.push(std::ffi::OsStr::from_bytes(&spec));
+        args.push(literal);
+        for n in nested {
+            let mut x = std::ffi::OsString::from(":(exclude,literal)");
+            x.push(std::ffi::OsStr::from_bytes(n));
+            args.push(x);
+        }
+        let out = self
+            .git
+            .command(&args)
+            .env_remove("GIT_LITERAL_PATHSPECS")
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        Ok(!out.status.success())
     }
 
     /// Keeps `tree` alive under `refs/navi/<session>/<name>`.
