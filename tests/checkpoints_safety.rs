@@ -97,8 +97,9 @@ fn plant_works(home: &Path, ws: &Path, mark: &Path) {
         .args(["init", "-q"])
         .current_dir(&scratch)
         .env("HOME", home)
-        .status()
+        .output()
         .unwrap()
+        .status
         .success();
     assert!(ok);
     let _ = Command::new("git")
