@@ -36,12 +36,12 @@ const NULL_ID: &str = "0000000000000000000000000000000000000000";
 
 impl Raw {
     /// The old side (`None`: the path did not exist).
-    pub(crate) fn old(&self) -> Option<(&str, &str)> {
+    pub(crate) fn old_side(&self) -> Option<(&str, &str)> {
         (self.old_id != NULL_ID && self.old_mode != "000000")
             .then_some((self.old_id.as_str(), self.old_mode.as_str()))
     }
 
-    pub(crate) fn new(&self) -> Option<(&str, &str)> {
+    pub(crate) fn new_side(&self) -> Option<(&str, &str)> {
         (self.new_id != NULL_ID && self.new_mode != "000000")
             .then_some((self.new_id.as_str(), self.new_mode.as_str()))
     }
@@ -124,9 +124,9 @@ mod tests {
         assert_eq!(r.len(), 2);
         assert_eq!(r[0].path, b"a\nb.txt");
         assert_eq!(r[1].path, b"x\xff");
-        assert_eq!(r[1].old(), None);
+        assert_eq!(r[1].old_side(), None);
         assert_eq!(
-            r[1].new(),
+            r[1].new_side(),
             Some(("cccccccccccccccccccccccccccccccccccccccc", "100755"))
         );
         let c = with_counts(&r, b"3\t1\ta\nb.txt\0-\t-\tx\xff\0");

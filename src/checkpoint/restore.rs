@@ -26,6 +26,9 @@ use std::collections::BTreeMap;
 /// A blob id and mode.
 type Side = Option<(String, String)>;
 
+/// The files to restore by path, and the directories the turns created.
+type Plan = (BTreeMap<Vec<u8>, Item>, Vec<Vec<u8>>);
+
 #[derive(Debug)]
 struct Item {
     /// What the last of the turns left there.
@@ -42,7 +45,7 @@ fn side(s: Option<(&str, &str)>) -> Side {
 
 /// The files to put back when undoing `recs` (oldest first), and the
 /// directories the turns created.
-fn plan(sh: &Shadow, recs: &[&Record]) -> Result<(BTreeMap<Vec<u8>, Item>, Vec<Vec<u8>>), String> {
+fn plan(sh: &Shadow, recs: &[&Record]) -> Result<Plan, String> {
     let mut items: BTreeMap<Vec<u8>, Item> = BTreeMap::new();
     let mut dirs = Vec::new();
     for (k, r) in recs.iter().enumerate() {
@@ -64,13 +67,13 @@ fn plan(sh: &Shadow, recs: &[&Record]) -> Result<(BTreeMap<Vec<u8>, Item>, Vec<V
             let Raw { path, .. } = &c;
             let foreign = r.foreign.contains(path);
             match items.get_mut(path) {
-                Some(it) => it.expected = side(c.new()),
+                Some(it) => it.expected = side(c.new_side()),
                 None => {
                     items.insert(
                         path.clone(),
                         Item {
-                            expected: side(c.new()),
-                            target: side(c.old()),
+                            expected: side(c.new_side()),
+                            target: side(c.old_side()),
                             doubt: None,
                         },
                     );

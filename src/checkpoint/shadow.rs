@@ -472,7 +472,7 @@ impl Shadow {
             ids.insert(a.to_string());
             ids.insert(b.to_string());
             for r in self.raw(a, b, true)? {
-                for (id, mode) in [r.old(), r.new()].into_iter().flatten() {
+                for (id, mode) in [r.old_side(), r.new_side()].into_iter().flatten() {
                     if mode != "160000" {
                         ids.insert(id.to_string());
                     }

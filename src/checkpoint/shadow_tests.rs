@@ -133,7 +133,7 @@ fn planted_configuration_never_runs_a_program() {
         let raw = sh.raw(&t1, &t2, false).unwrap();
         // Stored byte for byte (no CRLF conversion, no filter).
         assert_eq!(
-            sh.blob(raw[0].new().unwrap().0).unwrap(),
+            sh.blob(raw[0].new_side().unwrap().0).unwrap(),
             b"one\r\nchanged\n"
         );
         assert!(
@@ -157,14 +157,14 @@ fn a_git_on_path_inside_the_workspace_is_not_run() {
     let path = std::env::join_paths([ws.join("bin"), real_dir.clone()]).unwrap();
     assert_eq!(git::find_in(&path, &[]).unwrap(), ws.join("bin/git"));
     assert_eq!(
-        git::find_in(&path, &[ws.clone()]).unwrap(),
+        git::find_in(&path, std::slice::from_ref(&ws)).unwrap(),
         real_dir.join("git")
     );
     // Relative PATH entries are never used.
     let rel = std::env::join_paths(["bin".into(), real_dir.clone()]).unwrap();
     assert_eq!(git::find_in(&rel, &[]).unwrap(), real_dir.join("git"));
     let only = std::env::join_paths([ws.join("bin")]).unwrap();
-    let e = git::find_in(&only, &[ws.clone()]).unwrap_err();
+    let e = git::find_in(&only, std::slice::from_ref(&ws)).unwrap_err();
     assert!(
         e.contains("tools can write") && e.contains("bin/git"),
         "{e}"
@@ -231,7 +231,7 @@ fn a_session_starts_from_the_users_index_and_only_new_files_are_hashed() {
     let ch = sh.changes(&t, &t2).unwrap();
     assert_eq!(ch.len(), 1);
     let raw = sh.raw(&t, &t2, false).unwrap();
-    assert_eq!(sh.blob(raw[0].old().unwrap().0).unwrap(), b"1\n");
+    assert_eq!(sh.blob(raw[0].old_side().unwrap().0).unwrap(), b"1\n");
 }
 
 #[test]

@@ -140,7 +140,7 @@ impl Checkpoints {
             failed: false,
             windows: Vec::new(),
         });
-        if st.off.is_none() && !st.job.as_ref().is_some_and(|j| !j.done()) {
+        if st.off.is_none() && st.job.as_ref().is_none_or(Job::done) {
             let seq = st.seq;
             start_job(st, session, Some(seq));
         }

@@ -125,7 +125,7 @@ fn a_fifo_does_not_block() {
     let (_d, ws, _) = setup();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &ws.join("fifo"),
+        ws.join("fifo"),
         FileType::Fifo,
         Mode::from_raw_mode(0o600),
         0,

@@ -73,8 +73,8 @@ fn record_diff(place: &Place, session: &str, r: &Record) -> Result<Vec<DiffLine>
         let Some(entry) = raw.iter().find(|x| x.path == c.path) else {
             continue;
         };
-        let old = text_of(&sh, entry.old())?;
-        let new = text_of(&sh, entry.new())?;
+        let old = text_of(&sh, entry.old_side())?;
+        let new = text_of(&sh, entry.new_side())?;
         match (old, new) {
             (Some(None), _) | (_, Some(None)) => {
                 out.push(DiffLine::Header(
