@@ -219,7 +219,8 @@ async fn a_database_from_before_display_data_opens_and_replays_as_text() {
     let path = env.path("data/navi.db");
     let db = rusqlite::Connection::open(&path).unwrap();
     db.execute_batch(
-        "ALTER TABLE messages DROP COLUMN display; DELETE FROM schema_version WHERE version >= 7;",
+        "ALTER TABLE messages DROP COLUMN display; ALTER TABLE messages DROP COLUMN blocks;
+         DELETE FROM schema_version WHERE version >= 7;",
     )
     .unwrap();
     drop(db);

@@ -31,7 +31,7 @@ impl App {
             .unwrap_or_default();
         Ok(crate::session::rewind::turns(&display)
             .into_iter()
-            .map(|(n, m)| (n, m.msg.content.clone()))
+            .map(|(n, m)| (n, m.msg.text().into_owned()))
             .collect())
     }
 

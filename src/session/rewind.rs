@@ -93,7 +93,7 @@ impl SessionStore {
             tx.commit()?;
             Ok(n)
         })?;
-        Ok((target.msg.content.clone(), marked))
+        Ok((target.msg.text().into_owned(), marked))
     }
 }
 
@@ -118,10 +118,10 @@ mod tests {
         assert_eq!((text.as_str(), marked), ("two", 4));
         let loaded = store.load(&s.id).unwrap().unwrap();
         assert_eq!(loaded.display.len(), 6, "nothing deleted");
-        let ctx: Vec<&str> = loaded
+        let ctx: Vec<String> = loaded
             .context
             .iter()
-            .map(|m| m.msg.content.as_str())
+            .map(|m| m.msg.text().into_owned())
             .collect();
         assert_eq!(ctx, ["one", "1"]);
         assert_eq!(turns(&loaded.display).len(), 1);
