@@ -40,6 +40,12 @@ mod agent_loop;
 mod agent_planning;
 #[path = "checkpoints.rs"]
 mod checkpoints;
+#[path = "checkpoints_safety.rs"]
+mod checkpoints_safety;
+#[path = "checkpoints_scale.rs"]
+mod checkpoints_scale;
+#[path = "checkpoints_undo.rs"]
+mod checkpoints_undo;
 #[path = "cli_commands.rs"]
 mod cli_commands;
 #[path = "cli_scripts.rs"]

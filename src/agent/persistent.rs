@@ -52,12 +52,13 @@ pub(super) async fn run_persistent(
     let earlier_turns = agent.store.turn_count(session_id)?;
     let mut conv = Conversation::persistent(agent.store.clone(), session_id, loaded.context);
     conv.push(user_message, MessageKind::Message, None)?;
-    crate::checkpoint::begin_turn(
-        session.checkpoints(),
-        session.work_dir(),
-        earlier_turns,
-        conv.context.last(),
-    );
+    crate::checkpoint::TurnStart {
+        env: &agent.env,
+        checkpoints: session.checkpoints(),
+        session: session_id,
+        work_dir: session.work_dir(),
+    }
+    .begin(earlier_turns, conv.context.last());
     let result = async {
         let profile = agent
             .turn_tweaks(session)
@@ -85,14 +86,7 @@ pub(super) async fn run_persistent(
         let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
         let _ = notice.push_display_only(ChatMessage::system(e.to_string()), MessageKind::Error);
         // Checkpoints: what the failed turn changed before it failed.
-        crate::checkpoint::end_turn(
-            session.checkpoints(),
-            &agent.env.paths.data_dir,
-            &agent.store,
-            session_id,
-            sink,
-        )
-        .await;
+        crate::checkpoint::end_turn(session.checkpoints(), &agent.store, session_id, sink).await;
     }
     result
 }

@@ -274,14 +274,12 @@ impl<'a> Run<'a> {
         let reg = self.agent.registry_for(&self.session);
         let tool_list = Arc::new(self.callable_schemas(&reg));
         let sub = self.is_subagent();
-        // Checkpoints (src/checkpoint): the workspace before the turn's first change.
-        let data_dir = &self.agent.env.paths.data_dir;
+        // Checkpoints (src/checkpoint): the workspace before the turn's first
+        // change; `window` records when the tools ran until it is dropped.
         let state = self.state_session();
-        let ckpt = self
-            .session
-            .checkpoints()
-            .before_tools(data_dir, &state, calls);
-        if let Some(message) = ckpt.await {
+        let session = self.session.clone();
+        let mut window = session.checkpoints().before_tools(&state, calls).await;
+        if let Some(message) = window.warning.take() {
             self.emit(AgentEvent::Warning { message }).await;
         }
         for call in calls {
@@ -457,7 +455,6 @@ impl<'a> Run<'a> {
     async fn checkpoint_end(&self) {
         crate::checkpoint::end_turn(
             self.session.checkpoints(),
-            &self.agent.env.paths.data_dir,
             &self.agent.store,
             &self.conv.session_id,
             self.sink,

@@ -4,7 +4,7 @@
 //! worded here once.
 use super::handle::{Reply, SessionHandle, invalid};
 use super::{App, AppError};
-use crate::checkpoint::{self, Record, shadow::Shadow};
+use crate::checkpoint::{self, Place, Record, shadow::Shadow};
 use crate::protocol::OpError;
 use crate::session::rewind::RewindError;
 use crate::text_diff::{DiffLine, diff};
@@ -29,7 +29,9 @@ impl App {
     ) -> Result<Result<Vec<String>, String>, AppError> {
         let meta = self.store.resolve(key)?;
         let records = checkpoint::load(&self.store, &meta.id);
-        Ok(diff_lines(records, &self.paths.data_dir, &meta.id, turn))
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let place = checkpoint::place_for(&self.config, &self.paths, &cwd);
+        Ok(diff_lines(records, &place, &meta.id, turn))
     }
 }
 
@@ -37,7 +39,12 @@ impl SessionHandle {
     /// `/diff [N]`: what the session (or its turn `n`) changed in the files.
     pub fn diff(&self, turn: Option<usize>) -> Result<Vec<String>, String> {
         let records = checkpoint::load(&self.store, self.session.id());
-        diff_lines(records, self.data_dir(), self.session.id(), turn)
+        diff_lines(records, &self.checkpoint_place(), self.session.id(), turn)
+    }
+
+    /// Where checkpoints are kept and which directories tools can write.
+    pub(crate) fn checkpoint_place(&self) -> checkpoint::Place {
+        checkpoint::place(&self.agent.env, self.session.work_dir())
     }
 
     /// The user's messages as `/rewind N` numbers them, with their text.
@@ -71,13 +78,14 @@ impl SessionHandle {
         Ok(out)
     }
 
-    fn data_dir(&self) -> &Path {
-        &self.agent.env.paths.data_dir
-    }
-
     /// `/undo`: restores the files of the last turn that changed any.
     pub(super) fn undo(&self, force: bool) -> Result<Vec<String>, String> {
-        checkpoint::restore::undo_last(&self.store, self.data_dir(), self.session.id(), force)
+        checkpoint::restore::undo_last(
+            &self.store,
+            &self.checkpoint_place(),
+            self.session.id(),
+            force,
+        )
     }
 
     /// `/rewind N`: files first (when asked; a refusal changes nothing),
@@ -95,7 +103,7 @@ impl SessionHandle {
             }));
         }
         let mut lines = if files {
-            checkpoint::restore::undo_from(&self.store, self.data_dir(), id, n, force)
+            checkpoint::restore::undo_from(&self.store, &self.checkpoint_place(), id, n, force)
                 .map_err(OpError::Invalid)?
         } else {
             Vec::new()
@@ -128,20 +136,41 @@ impl SessionHandle {
     }
 }
 
-fn text_of(sh: &Shadow, tree: &str, path: &str) -> Result<Option<Option<String>>, String> {
-    let Some((id, _)) = sh.entry(tree, path)? else {
+/// The text of one side of a change: `None` no file, `Some(None)` binary
+/// or too large.
+fn text_of(sh: &Shadow, side: Option<(&str, &str)>) -> Result<Option<Option<String>>, String> {
+    let Some((id, mode)) = side else {
         return Ok(None);
     };
-    let data = sh.blob(&id)?;
+    if mode == "160000" {
+        return Ok(Some(None));
+    }
+    let data = sh.blob(id)?;
     if data.len() > MAX_DIFF {
         return Ok(Some(None));
     }
     Ok(Some(String::from_utf8(data).ok()))
 }
 
+/// A diffed line with its control characters made visible (a tab stays).
+fn clean(l: DiffLine) -> DiffLine {
+    let v = |t: String| crate::controls::visible(&t).replace('\n', "\\n");
+    match l {
+        DiffLine::Header(t) => DiffLine::Header(v(t)),
+        DiffLine::Added(t) => DiffLine::Added(v(t)),
+        DiffLine::Removed(t) => DiffLine::Removed(v(t)),
+        DiffLine::Context(t) => DiffLine::Context(v(t)),
+    }
+}
+
 /// The diff of one recorded turn: a header per file, then its lines.
-fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLine>, String> {
-    let sh = Shadow::open(data_dir, &r.workspace, session)?;
+fn record_diff(place: &Place, session: &str, r: &Record) -> Result<Vec<DiffLine>, String> {
+    let sh = Place {
+        workspace: r.workspace.clone(),
+        ..place.clone()
+    }
+    .shadow(session)?;
+    let raw = sh.raw(&r.before, &r.after, false)?;
     let mut out = Vec::new();
     for c in sh.changes(&r.before, &r.after)? {
         let f = checkpoint::summary::to_event(&c);
@@ -149,8 +178,11 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
             "── {} {} (+{} -{})",
             f.status, f.path, f.added, f.removed
         )));
-        let old = text_of(&sh, &r.before, &c.path)?;
-        let new = text_of(&sh, &r.after, &c.path)?;
+        let Some(entry) = raw.iter().find(|x| x.path == c.path) else {
+            continue;
+        };
+        let old = text_of(&sh, entry.old_side())?;
+        let new = text_of(&sh, entry.new_side())?;
         match (old, new) {
             (Some(None), _) | (_, Some(None)) => {
                 out.push(DiffLine::Header(
@@ -164,7 +196,7 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
                 if new.is_none() && !lines.is_empty() {
                     lines.insert(0, DiffLine::Header("deleted".into()));
                 }
-                out.extend(lines);
+                out.extend(lines.into_iter().map(clean));
             }
         }
     }
@@ -174,7 +206,7 @@ fn record_diff(data_dir: &Path, session: &str, r: &Record) -> Result<Vec<DiffLin
 /// Every turn's changes (or turn `turn`'s), as diff lines.
 fn diff_lines(
     records: Vec<Record>,
-    data_dir: &Path,
+    place: &Place,
     session: &str,
     turn: Option<usize>,
 ) -> Result<Vec<String>, String> {
@@ -199,7 +231,7 @@ fn diff_lines(
     for r in chosen {
         let undone = if r.undone { " (undone)" } else { "" };
         out.push(DiffLine::Header(format!("turn {}{undone}", r.turn)));
-        match record_diff(data_dir, session, r) {
+        match record_diff(place, session, r) {
             Ok(lines) => out.extend(lines),
             Err(e) => out.push(DiffLine::Header(format!("cannot show this turn: {e}"))),
         }

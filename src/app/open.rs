@@ -63,12 +63,23 @@ impl App {
                 .map_err(AppError::Store)?;
         }
         let created = session.is_pending() || *choice == SessionChoice::New || note.is_some();
+        // Checkpoints: the session's first snapshot starts in the background.
+        crate::checkpoint::warm(
+            &self.agent.env,
+            session.checkpoints(),
+            session.id(),
+            session.work_dir(),
+        );
+        // Attachments never read what tools could have planted a link in.
+        let files = FilesPolicy::from_config(&self.config, &self.paths).guarding(
+            crate::checkpoint::untrusted(&self.config, &self.paths, session.work_dir()),
+        );
         let (tx, rx) = mpsc::channel(1024);
         Ok(SessionHandle {
             agent: self.agent.clone(),
             store: self.store.clone(),
             session: Arc::new(session),
-            files: FilesPolicy::from_config(&self.config, &self.paths),
+            files,
             tx,
             rx: Some(rx),
             created,

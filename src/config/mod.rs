@@ -401,6 +401,8 @@ pub struct Config {
     pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `[sandbox]`: the kernel sandbox around tool processes.
     pub sandbox: crate::sandbox::SandboxConfig,
+    /// `[checkpoints]`: recording what turns change (docs/checkpoints.md).
+    pub(crate) checkpoints: crate::checkpoint::CheckpointConfig,
 }
 
 /// When the planner is worth a call.

@@ -104,7 +104,7 @@ impl Policy {
         let network = cfg.network || escalation == Escalation::Network;
         let protect = Protect {
             tools_dir: Some(crate::tools::user::tools_dir(env)),
-            workspace: Some(cfg.workspace_dir(&env.work_dir)),
+            workspace: Some(cfg.workspace_dir(tools.work_dir())),
         };
         Ok(Some(Policy::build(
             cfg, &env.paths, writable, tmp, network, &protect,
