@@ -94,6 +94,8 @@ mod security_cli;
 mod session_handle;
 #[path = "session_lock.rs"]
 mod session_lock;
+#[path = "session_migrate.rs"]
+mod session_migrate;
 #[path = "session_store.rs"]
 mod session_store;
 #[path = "tool_display.rs"]

@@ -1,6 +1,7 @@
 //! Versioned schema migrations. Each entry runs once, in order, in a
-//! transaction; `schema_version` records how far a database got.
-use rusqlite::Connection;
+//! transaction that holds the database's write lock; `schema_version`
+//! records how far a database got (see [`migrate`] for concurrent starts).
+use rusqlite::{Connection, TransactionBehavior};
 
 const MIGRATIONS: &[&str] = &[
     // 1: sessions and the two message buffers.
@@ -111,21 +112,44 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub(crate) const CURRENT: i64 = MIGRATIONS.len() as i64;
 
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
-    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")?;
-    let version: i64 = conn.query_row(
+/// The highest version recorded in `schema_version` (0 for a new database).
+fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
         "SELECT COALESCE(MAX(version), 0) FROM schema_version",
         [],
         |r| r.get(0),
-    )?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
+    )
+}
+
+/// Brings the database up to [`CURRENT`]; returns the version it had.
+///
+/// Any number of processes may do this at once on one database (ten `navi
+/// run` started together on a new data directory): each step runs in a
+/// `BEGIN IMMEDIATE` transaction — the database's write lock, taken before
+/// anything is read — that reads the version again and applies the next
+/// migration only if no other process has meanwhile. A process that waited
+/// for the lock finds the work done and applies nothing twice. Adding a
+/// migration is adding an entry to [`MIGRATIONS`].
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")?;
+    let found = version(conn)?;
+    if found >= CURRENT {
+        // The common case: nothing to do, no write lock taken.
+        return Ok(found);
+    }
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = version(&tx)?;
+        let Some(sql) = usize::try_from(now).ok().and_then(|v| MIGRATIONS.get(v)) else {
+            // Up to date (or newer: the caller refuses that).
+            tx.commit()?;
+            return Ok(found);
+        };
         tx.execute_batch(sql)?;
         tx.execute(
             "INSERT INTO schema_version (version) VALUES (?1)",
-            [i as i64 + 1],
+            [now + 1],
         )?;
         tx.commit()?;
     }
-    Ok(version)
 }
