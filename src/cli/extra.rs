@@ -1,22 +1,14 @@
 //! Small commands for scripts and set-up: `navi completions`, `navi man`,
 //! `navi config path|check`, `navi last`, `navi sessions export`.
 //! Everything they print goes through `out` (a closed pipe is a quiet exit 0).
-use super::{Cli, ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
+use super::{ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
 use crate::config::{Config, Paths};
 use crate::session::SessionStore;
-use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 
 /// `navi completions SHELL`.
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "navi", &mut buf);
-    let script = String::from_utf8_lossy(&buf);
-    let script = match shell {
-        clap_complete::Shell::Bash => super::complete::patch_bash(&script),
-        _ => script.into_owned(),
-    };
-    out::text(&script)?;
+    out::text(&super::complete::script(shell))?;
     Ok(0)
 }
 
