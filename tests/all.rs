@@ -37,6 +37,8 @@ mod agent_planning;
 mod checkpoints;
 #[path = "cli_commands.rs"]
 mod cli_commands;
+#[path = "cli_complete.rs"]
+mod cli_complete;
 #[path = "cli_scripts.rs"]
 mod cli_scripts;
 #[path = "config.rs"]
@@ -71,6 +73,10 @@ mod llm_openai;
 mod llm_realserver;
 #[path = "mcp.rs"]
 mod mcp;
+#[path = "mcp_errors.rs"]
+mod mcp_errors;
+#[path = "mcp_readme.rs"]
+mod mcp_readme;
 #[path = "memory.rs"]
 mod memory;
 #[path = "plain_pipe.rs"]
