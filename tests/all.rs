@@ -102,6 +102,8 @@ mod session_handle;
 mod session_lock;
 #[path = "session_migrate.rs"]
 mod session_migrate;
+#[path = "session_pages.rs"]
+mod session_pages;
 #[path = "session_store.rs"]
 mod session_store;
 #[path = "tool_display.rs"]

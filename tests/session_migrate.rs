@@ -9,13 +9,18 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 
 /// Turns a current database back into the schema navi had at version 4
-/// (before `user_set`, `memory_decisions`, `rewound` and `display`), the way
-/// an older navi left it: the same tables, columns and version rows.
+/// (before `user_set`, `memory_decisions`, `rewound`, `display` and the
+/// stored message count), the way an older navi left it: the same tables,
+/// columns and version rows.
 fn make_version_4(path: &Path) {
     drop(SessionStore::open(path).unwrap());
     let c = rusqlite::Connection::open(path).unwrap();
     c.execute_batch(
-        "DROP TABLE memory_decisions;
+        "DROP TRIGGER messages_counted;
+         DROP TRIGGER messages_uncounted;
+         DROP INDEX messages_user_turns;
+         ALTER TABLE sessions DROP COLUMN message_count;
+         DROP TABLE memory_decisions;
          ALTER TABLE memory_facts DROP COLUMN user_set;
          ALTER TABLE messages DROP COLUMN rewound;
          ALTER TABLE messages DROP COLUMN display;
@@ -151,4 +156,44 @@ async fn ten_navi_runs_started_together_on_a_new_and_an_old_data_dir_all_succeed
     ten_runs(&old).await;
     assert_current(&db, &fresh);
     assert_eq!(SessionStore::open(&db).unwrap().list().unwrap().len(), 10);
+}
+
+/// The stored message count: filled from the rows an older navi wrote, then
+/// kept by the database for every writer (navi, or rows added with SQL).
+#[test]
+fn the_message_count_survives_the_upgrade_and_follows_every_insert() {
+    use navi::llm::ChatMessage;
+    use navi::session::{Buffer, MessageKind, StoredMessage};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navi.db");
+    let id = {
+        let store = SessionStore::open(&path).unwrap();
+        let s = store.create("developer").unwrap();
+        for text in ["one", "two"] {
+            let m = StoredMessage::new(ChatMessage::user(text), MessageKind::Message);
+            store.append_both(&s.id, &m).unwrap();
+        }
+        let m = StoredMessage::new(ChatMessage::assistant("ctx"), MessageKind::Message);
+        store.append(&s.id, Buffer::Context, &m).unwrap();
+        assert_eq!(store.meta(&s.id).unwrap().unwrap().message_count, 2);
+        s.id
+    };
+    make_version_4(&path);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute(
+        "INSERT INTO messages (session_id, buffer, role, content, created_at) VALUES (?1, 0, 'user', 'old', 1)",
+        [&id],
+    )
+    .unwrap();
+    drop(c);
+    let store = SessionStore::open(&path).unwrap();
+    assert_eq!(store.meta(&id).unwrap().unwrap().message_count, 3);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute(
+        "INSERT INTO messages (session_id, buffer, role, content, created_at) VALUES (?1, 0, 'assistant', 'sql', 2)",
+        [&id],
+    )
+    .unwrap();
+    assert_eq!(store.meta(&id).unwrap().unwrap().message_count, 4);
+    assert_eq!(store.list().unwrap()[0].message_count, 4);
 }

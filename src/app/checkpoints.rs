@@ -16,18 +16,22 @@ impl App {
         checkpoint::load(&self.store, session)
     }
 
-    /// The user's messages as `/rewind N` numbers them, with their text.
-    pub fn user_messages(&self, session: &str) -> Result<Vec<(usize, String)>, String> {
-        let display = self
+    /// How many messages of the user's `/rewind N` can go back to, and the
+    /// last `last` of them, numbered as `/rewind N` takes them, with their
+    /// text (read from an index: the cost does not grow with the history).
+    pub fn user_messages(
+        &self,
+        session: &str,
+        last: usize,
+    ) -> Result<(usize, Vec<(usize, String)>), String> {
+        let (count, rows) = self
             .store
-            .load(session)
-            .map_err(|e| e.to_string())?
-            .map(|s| s.display)
-            .unwrap_or_default();
-        Ok(crate::session::rewind::turns(&display)
-            .into_iter()
-            .map(|(n, m)| (n, m.msg.content.clone()))
-            .collect())
+            .recent_turns(session, last)
+            .map_err(|e| e.to_string())?;
+        Ok((
+            count,
+            rows.into_iter().map(|(n, m)| (n, m.msg.content)).collect(),
+        ))
     }
 
     /// Rewinds the conversation to before user message `n`: that message's

@@ -17,8 +17,9 @@ use std::time::Duration;
 const DETAILS_FOR: usize = 40;
 
 impl App {
-    /// A stored session's display history as events, read on a blocking
-    /// thread (never on a frame).
+    /// The recent part of a stored session's display history as events
+    /// (what a resumed front end shows: see [`Self::recent_history`]), read
+    /// on a blocking thread (never on a frame).
     pub fn load_history(
         &self,
         session_id: &str,
@@ -27,7 +28,11 @@ impl App {
         let id = session_id.to_string();
         async move {
             let loaded = tokio::task::spawn_blocking(move || {
-                crate::session::replay::load_events(&store, &id)
+                crate::session::replay::tail_events(
+                    &store,
+                    &id,
+                    crate::session::replay::RESUME_ROWS,
+                )
             })
             .await
             .map_err(|e| format!("cannot load the session: {e}"))?;
@@ -38,8 +43,22 @@ impl App {
         }
     }
 
-    /// A stored session's display history as events (an unknown or pending
-    /// session has none).
+    /// The tail of a stored session's display history as events, after a
+    /// notice of how many earlier messages it leaves out: what resuming or
+    /// switching to a session shows, at a cost that does not grow with the
+    /// history (an unknown or pending session has none).
+    pub fn recent_history(&self, session_id: &str) -> Result<Vec<AgentEvent>, String> {
+        crate::session::replay::tail_events(
+            &self.store,
+            session_id,
+            crate::session::replay::RESUME_ROWS,
+        )
+        .map(Option::unwrap_or_default)
+        .map_err(|e| e.to_string())
+    }
+
+    /// A stored session's whole display history as events (an unknown or
+    /// pending session has none).
     pub fn history(&self, session_id: &str) -> Result<Vec<AgentEvent>, String> {
         crate::session::replay::load_events(&self.store, session_id)
             .map(Option::unwrap_or_default)

@@ -109,34 +109,9 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
         }
         SessionsCommand::Show { id, json } => {
             let meta = store.resolve(&id).map_err(store_err)?;
-            let session = store
-                .load(&meta.id)
-                .map_err(store_err)?
-                .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
             let account =
                 crate::agent::account::ContextAccount::load(&store, &meta.id).map_err(store_err)?;
-            if json {
-                return json_out(&serde_json::json!({
-                    "session": session.meta,
-                    "context": { "tokens": account.used, "window": account.window },
-                    "messages": session.display
-                }));
-            }
-            crate::outln!(
-                "# {} ({}, profile {})",
-                if meta.title.is_empty() {
-                    "(untitled)"
-                } else {
-                    &meta.title
-                },
-                meta.id,
-                meta.profile_id
-            )?;
-            crate::outln!("context: {}", account.describe())?;
-            let pins = crate::session::pins::load(&store, &meta.id).map_err(store_err)?;
-            let history = crate::session::replay::events(&session.display, &pins);
-            super::out::text(&super::transcript::listing(&history))?;
-            Ok(0)
+            super::transcript::show(&store, &meta, &account, json)
         }
         SessionsCommand::Delete { id } => {
             let meta = store.resolve(&id).map_err(store_err)?;

@@ -285,12 +285,10 @@ pub(crate) fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
             .map_err(store_err)?
             .ok_or_else(|| Failure::runtime("no sessions yet; start one with `navi run \"…\"`"))?,
     };
-    let session = store
-        .load(&meta.id)
+    // Read back from the end: the cost is the last turns, not the history.
+    let answer = crate::session::replay::last_answer(&store, &meta.id)
         .map_err(store_err)?
         .ok_or_else(|| Failure::usage(format!("no session {}", meta.id)))?;
-    let history = crate::session::replay::events(&session.display, &Default::default());
-    let answer = crate::protocol::last_answer(&history);
     if answer.is_empty() {
         return Err(Failure::runtime(format!(
             "session {} has no answer yet",
@@ -301,23 +299,39 @@ pub(crate) fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// `navi sessions export ID --format md|json`.
+/// `navi sessions export ID --format md|json`, streamed a page at a time.
 pub(crate) fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8, Failure> {
+    use super::transcript::{json_array_end, json_field, json_row};
     let meta = store.resolve(id).map_err(store_err)?;
-    let session = store
-        .load(&meta.id)
-        .map_err(store_err)?
-        .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
-    if format == ExportFormat::Json {
-        let v = serde_json::json!({ "session": session.meta, "messages": session.display });
-        let s = serde_json::to_string_pretty(&v).map_err(Failure::runtime)?;
-        out::line(&s)?;
-        return Ok(0);
-    }
     let pins = crate::session::pins::load(store, &meta.id).map_err(store_err)?;
-    let history = crate::session::replay::events(&session.display, &pins);
-    let md = crate::ui::commands::export_markdown(&meta, &history);
-    out::text(&md)?;
+    let json = format == ExportFormat::Json;
+    let mut pages = crate::session::replay::Pages::new(store, &meta.id, pins);
+    // The members in the order navi always wrote them: session, messages.
+    if json {
+        out::text(&format!(
+            "{{\n{}  \"messages\": [",
+            json_field("session", &meta, true)
+        ))?;
+    } else {
+        out::text(&crate::ui::commands::export_header(&meta))?;
+    }
+    let mut first = true;
+    while let Some((rows, events)) = pages.next_page().map_err(store_err)? {
+        let chunk = if json {
+            let mut s = String::new();
+            for m in &rows {
+                s.push_str(&json_row(m, first));
+                first = false;
+            }
+            s
+        } else {
+            crate::ui::commands::export_body(&events)
+        };
+        out::text(&chunk)?;
+    }
+    if json {
+        out::line(&format!("{}}}", json_array_end(!first, false)))?;
+    }
     Ok(0)
 }
 
@@ -380,7 +394,8 @@ fn program_found(cmd: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::cli::Cli;
+    use clap::CommandFactory;
 
     /// Every argument and subcommand in `--help` says what it does.
     #[test]

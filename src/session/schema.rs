@@ -107,6 +107,22 @@ const MIGRATIONS: &[&str] = &[
     // kept on display-buffer rows only; NULL for every other row and for rows
     // written before it existed (they replay as plain text).
     "ALTER TABLE messages ADD COLUMN display TEXT;",
+    // 8: reading costs what is read, not the history. `message_count` (the
+    // display rows) is kept by triggers, for every writer, instead of
+    // counted on each `meta`; the partial index holds the user's messages
+    // (the turns `/rewind` numbers), so counting or finding one reads the
+    // index only.
+    "ALTER TABLE sessions ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
+    UPDATE sessions SET message_count =
+        (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id AND m.buffer = 0);
+    CREATE TRIGGER messages_counted AFTER INSERT ON messages WHEN NEW.buffer = 0 BEGIN
+        UPDATE sessions SET message_count = message_count + 1 WHERE id = NEW.session_id;
+    END;
+    CREATE TRIGGER messages_uncounted AFTER DELETE ON messages WHEN OLD.buffer = 0 BEGIN
+        UPDATE sessions SET message_count = message_count - 1 WHERE id = OLD.session_id;
+    END;
+    CREATE INDEX messages_user_turns ON messages(session_id, rewound, id)
+        WHERE buffer = 0 AND role = 'user' AND kind = 'message';",
 ];
 
 /// The schema version this build writes.

@@ -13,6 +13,7 @@ use super::{
     title_from,
 };
 use crate::llm::{ChatMessage, Role};
+pub(crate) use pages::PAGE_ROWS;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -74,12 +75,12 @@ pub struct SessionStore {
 }
 
 mod images;
+pub(crate) mod pages;
 mod pending;
 mod state;
 
-const META_COLS: &str =
-    "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count,
-     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.buffer = 0)";
+// `message_count` is kept by triggers (schema migration 8): no count here.
+const META_COLS: &str = "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count, s.message_count";
 
 fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
     Ok(SessionMeta {
@@ -94,7 +95,10 @@ fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
     })
 }
 
-fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
+/// The columns [`message_from_row`] reads, in its order.
+pub(super) const MESSAGE_COLS: &str = "id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, rewound, display";
+
+pub(super) fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
     let role: String = r.get(1)?;
     let role = match role.as_str() {
         "system" => Role::System,
@@ -345,10 +349,10 @@ impl SessionStore {
         id: &str,
         buffer: Buffer,
     ) -> Result<Vec<StoredMessage>, StoreError> {
-        let mut st = c.prepare_cached(
-            "SELECT id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, rewound, display
-             FROM messages WHERE session_id = ?1 AND buffer = ?2 AND (?2 = 0 OR rewound = 0) ORDER BY id",
-        )?;
+        let mut st = c.prepare_cached(&format!(
+            "SELECT {MESSAGE_COLS} FROM messages
+             WHERE session_id = ?1 AND buffer = ?2 AND (?2 = 0 OR rewound = 0) ORDER BY id"
+        ))?;
         let rows = st
             .query_map(params![id, buffer.code()], message_from_row)?
             .collect::<Result<Vec<_>, _>>()?;

@@ -4,7 +4,7 @@ use crate::agent::per_session::ModelChoice;
 use crate::app::App;
 use crate::protocol::AgentEvent;
 use crate::protocol::SessionMeta;
-pub(crate) use export::export_markdown;
+pub(crate) use export::{export_body, export_header, export_markdown};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -356,7 +356,7 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
                 app.agent.set_model_choice(&meta.id, Some(c));
             }
         }
-        let history = app.history(&meta.id)?;
+        let history = app.recent_history(&meta.id)?;
         let window = app.stored_window(&meta.id);
         Ok(Outcome::Switched {
             session: meta,

@@ -166,9 +166,12 @@ pub(crate) fn parse_rewind(args: &[String]) -> Result<Rewind, String> {
     }
 }
 
-/// Your messages, numbered as `/rewind N` takes them.
+/// How many of your latest messages `/rewind` lists.
+const REWIND_LISTED: usize = 50;
+
+/// Your latest messages, numbered as `/rewind N` takes them.
 pub(crate) fn rewind_list(app: &App, session: &str) -> Result<Vec<String>, String> {
-    let list = app.user_messages(session)?;
+    let (count, list) = app.user_messages(session, REWIND_LISTED)?;
     if list.is_empty() {
         return Ok(vec![
             "nothing to rewind: you have sent no message in this session".into(),
@@ -181,6 +184,16 @@ pub(crate) fn rewind_list(app: &App, session: &str) -> Result<Vec<String>, Strin
             format!("{n:>4}  {}", crate::ui::format::preview(&text, 70))
         })
         .collect();
+    if count > list.len() {
+        out.insert(
+            0,
+            format!(
+                "… {} earlier message(s), 1 to {}: /rewind N takes any of them",
+                count - list.len(),
+                count - list.len()
+            ),
+        );
+    }
     out.push("/rewind N goes back to before message N (it and later messages stay in the history, marked); add --files to restore the files too".into());
     Ok(out)
 }
@@ -194,7 +207,7 @@ pub(crate) fn rewind_to(
     files: bool,
     force: bool,
 ) -> Result<(String, Vec<String>), String> {
-    let count = app.user_messages(session)?.len();
+    let count = app.user_messages(session, 0)?.0;
     if n > count {
         return Err(match count {
             0 => format!("no message {n}: you have sent no message in this session"),

@@ -260,7 +260,10 @@ impl Plain {
     }
 
     fn greet(&mut self) {
-        let history = self.app.history(&self.st.session.id).unwrap_or_default();
+        let history = self
+            .app
+            .recent_history(&self.st.session.id)
+            .unwrap_or_default();
         self.st.last_answer = crate::protocol::last_answer(&history).to_string();
         if !history.is_empty() {
             self.show_history(&history, 6);
