@@ -104,7 +104,7 @@ async fn turn(fake: &FakeLlm, store: Arc<SessionStore>, dir: &std::path::Path) -
     let _ = drain.await;
     assert_eq!(out.text.len(), CHUNKS * CHUNK_BYTES);
     let loaded = store.load(&s.id).unwrap().unwrap();
-    let stored = loaded.display.last().map_or(0, |m| m.msg.content.len());
+    let stored = loaded.display.last().map_or(0, |m| m.msg.text().len());
     (written, stored)
 }
 

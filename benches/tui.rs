@@ -56,7 +56,7 @@ fn history(n: usize) -> Vec<StoredMessage> {
             "Step {i} fails because **the cache key** differs.\n\n- CI uses `--locked`\n- local builds do not\n\n```rust\nfn key(i: u32) -> String {{\n    format!(\"build-{{i}}\")\n}}\n```\n\nRun the build again with the same flags."
         ));
         if i % 3 == 0 {
-            a.tool_calls.push(ToolCall {
+            a.push_tool_call(ToolCall {
                 id: format!("call_{i}"),
                 name: "terminal".into(),
                 arguments: json!({"command": format!("cargo build --locked -p crate{i}")}),
@@ -64,7 +64,7 @@ fn history(n: usize) -> Vec<StoredMessage> {
             out.push(StoredMessage::new(a.clone(), MessageKind::Message));
             let mut r = StoredMessage::new(
                 ChatMessage::tool_result(
-                    &a.tool_calls[0],
+                    a.tool_calls().next().unwrap(),
                     "Compiling crate\nFinished dev profile in 3.2s",
                 ),
                 MessageKind::Message,

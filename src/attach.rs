@@ -373,7 +373,7 @@ pub(crate) fn compose(text: &str, items: &[Attachment]) -> ChatMessage {
         ));
     }
     let mut msg = ChatMessage::user(body.trim_start().to_string());
-    msg.images = images;
+    images.into_iter().for_each(|i| msg.push_image(i));
     msg
 }
 

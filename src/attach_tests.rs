@@ -17,7 +17,7 @@ fn small_text_is_inlined_in_a_fence_longer_than_its_backticks() {
     std::fs::write(&f, "say ```hi```\n").unwrap();
     let a = attach_path(&policy(d.path()), "s1", &f).unwrap();
     let msg = compose("look", std::slice::from_ref(&a));
-    assert_eq!(msg.content, "look\n\nnotes.md:\n````\nsay ```hi```\n````");
+    assert_eq!(msg.text(), "look\n\nnotes.md:\n````\nsay ```hi```\n````");
     assert!(
         !d.path().join("files").exists(),
         "inline text is not copied"
@@ -31,9 +31,9 @@ fn images_by_magic_bytes_not_extension() {
     std::fs::write(&f, b"\x89PNG\r\n\x1a\nrest").unwrap();
     let a = attach_path(&policy(d.path()), "s1", &f).unwrap();
     let msg = compose("what is it", &[a]);
-    assert_eq!(msg.images.len(), 1);
-    assert_eq!(msg.images[0].mime, "image/png");
-    assert_eq!(msg.content, "what is it");
+    assert_eq!(msg.image_count(), 1);
+    assert_eq!(msg.images().next().unwrap().mime, "image/png");
+    assert_eq!(msg.text(), "what is it");
 }
 
 #[test]
@@ -53,14 +53,14 @@ fn binary_and_large_text_are_stored_with_suffixes_and_a_note() {
     assert_eq!(std::fs::read(dir.join("log.txt")).unwrap().len(), 250);
     let msg = compose("check", &[a1, a2, a3]);
     assert!(
-        msg.content
+        msg.text()
             .contains("[Uploaded files on disk:\n- data.bin.gz → ")
     );
-    assert!(msg.content.contains("data.bin-1.gz"));
+    assert!(msg.text().contains("data.bin-1.gz"));
     assert!(
-        msg.content.contains("log.txt (first lines"),
+        msg.text().contains("log.txt (first lines"),
         "{}",
-        msg.content
+        msg.text()
     );
 }
 

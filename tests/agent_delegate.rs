@@ -65,7 +65,7 @@ async fn spawn_agent_runs_a_subagent_and_returns_its_report() {
             .count(),
         1
     );
-    assert!(helper_req.messages[1].content.starts_with("SUBTASK"));
+    assert!(helper_req.messages[1].text().starts_with("SUBTASK"));
     // Only the parent's messages are stored.
     let stored = h.store.load(&s.id).unwrap().unwrap();
     assert_eq!(stored.display.len(), 4);
@@ -73,7 +73,7 @@ async fn spawn_agent_runs_a_subagent_and_returns_its_report() {
         stored
             .display
             .iter()
-            .all(|m| !m.msg.content.contains("from helper"))
+            .all(|m| !m.msg.text().contains("from helper"))
     );
 }
 
@@ -97,8 +97,8 @@ async fn switch_profile_takes_effect_on_the_next_call() {
     assert!(ev.iter().any(|e| matches!(e, AgentEvent::ToolCall { result, success: false, .. } if result.contains("unknown profile 'nope'"))));
     assert!(ev.iter().any(|e| matches!(e, AgentEvent::ProfileSwitched { profile_id, profile_name } if profile_id == "q" && profile_name == "Queue")));
     let reqs = h.backend.requests();
-    assert!(reqs[1].messages[0].content.ends_with("PROMPT-p"));
-    assert!(reqs[2].messages[0].content.ends_with("PROMPT-q"));
+    assert!(reqs[1].messages[0].text().ends_with("PROMPT-p"));
+    assert!(reqs[2].messages[0].text().ends_with("PROMPT-q"));
     let names: Vec<&str> = reqs[2].tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, vec!["todo"]);
     assert_eq!(h.store.meta(&s.id).unwrap().unwrap().profile_id, "q");

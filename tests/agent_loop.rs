@@ -31,9 +31,9 @@ async fn plain_answer_is_streamed_and_persisted() {
     let loaded = h.store.load(&s.id).unwrap().unwrap();
     let roles: Vec<Role> = loaded.display.iter().map(|m| m.msg.role).collect();
     assert_eq!(roles, vec![Role::User, Role::Assistant]);
-    assert_eq!(loaded.display[1].msg.content, "Hello there friend");
+    assert_eq!(loaded.display[1].msg.text(), "Hello there friend");
     assert_eq!(
-        loaded.display[1].msg.thinking.as_deref(),
+        loaded.display[1].msg.thinking().as_deref(),
         Some("let me think")
     );
     assert_eq!(loaded.meta.title, "hi");
@@ -42,10 +42,10 @@ async fn plain_answer_is_streamed_and_persisted() {
     let req = &h.backend.requests()[0];
     assert_eq!(req.messages[0].role, Role::System);
     assert_eq!(
-        req.messages[0].content,
+        req.messages[0].text(),
         format!("{PERSONA}\n\n---\n\nPROMPT-p")
     );
-    assert_eq!(req.messages[1].content, "hi");
+    assert_eq!(req.messages[1].text(), "hi");
     assert_eq!(req.temperature, Some(0.7));
 }
 
@@ -84,12 +84,12 @@ async fn tool_calls_run_in_order_and_results_are_paired() {
     let names: Vec<&str> = reqs[0].tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, vec!["todo", "scratchpad", "echo", "sleepy"]);
     let second = &reqs[1].messages;
-    let call_ids: Vec<String> = second[2].tool_calls.iter().map(|c| c.id.clone()).collect();
+    let call_ids: Vec<String> = second[2].tool_calls().map(|c| c.id.clone()).collect();
     assert_eq!(second[3].role, Role::Tool);
-    assert_eq!(second[3].tool_call_id.as_ref(), Some(&call_ids[0]));
-    assert_eq!(second[3].tool_name.as_deref(), Some("echo"));
-    assert_eq!(second[3].content, "echo: one");
-    assert_eq!(second[4].tool_call_id.as_ref(), Some(&call_ids[1]));
+    assert_eq!(second[3].tool_call_id(), Some(call_ids[0].as_str()));
+    assert_eq!(second[3].tool_name(), Some("echo"));
+    assert_eq!(second[3].text(), "echo: one");
+    assert_eq!(second[4].tool_call_id(), Some(call_ids[1].as_str()));
     let stored = h.store.load(&s.id).unwrap().unwrap();
     assert_eq!(
         stored.display.len(),
@@ -143,11 +143,11 @@ async fn bad_calls_become_error_results_not_aborts() {
     assert!(results[2].0.contains("missing required argument 'text'") && !results[2].1);
     // The model saw all three errors.
     let last = h.backend.requests().pop().unwrap();
-    let tool_msgs: Vec<&str> = last
+    let tool_msgs: Vec<String> = last
         .messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.as_str())
+        .map(|m| m.text().into_owned())
         .collect();
     assert_eq!(tool_msgs.len(), 3);
 }
@@ -176,7 +176,7 @@ async fn iteration_cap_ends_with_a_toolless_summary() {
             .messages
             .last()
             .unwrap()
-            .content
+            .text()
             .contains("Do not call any tools")
     );
     assert_eq!(kinds(&ev).last(), Some(&"stream_end"));
@@ -205,11 +205,11 @@ async fn stop_during_tool_pairs_every_call_and_saves() {
     assert!(out.stopped);
     assert_eq!(kinds(&events).last(), Some(&"stream_stopped"));
     let loaded = h.store.load(&s.id).unwrap().unwrap();
-    let results: Vec<&str> = loaded
+    let results: Vec<String> = loaded
         .context
         .iter()
         .filter(|m| m.msg.role == Role::Tool)
-        .map(|m| m.msg.content.as_str())
+        .map(|m| m.msg.text().into_owned())
         .collect();
     assert_eq!(
         results,
@@ -229,7 +229,7 @@ async fn stop_during_tool_pairs_every_call_and_saves() {
             .last()
             .unwrap()
             .msg
-            .content
+            .text()
             .contains("stopped")
     );
 }
@@ -260,14 +260,16 @@ async fn stop_mid_stream_keeps_partial_text() {
     assert!(out.stopped);
     assert_eq!(out.text, "partial answer");
     let loaded = h.store.load(&s.id).unwrap().unwrap();
-    assert_eq!(loaded.context.last().unwrap().msg.content, "partial answer");
+    assert_eq!(loaded.context.last().unwrap().msg.text(), "partial answer");
     // The next turn works and sees the partial answer.
     h.backend.push_text("continuing");
     let (out2, _) = turn(&h, &s.id, "go on").await;
     assert_eq!(out2.unwrap().text, "continuing");
     let req = h.backend.requests().pop().unwrap();
-    let contents: Vec<&str> = req.messages.iter().map(|m| m.content.as_str()).collect();
-    assert!(contents.contains(&"partial answer") && contents.contains(&"go on"));
+    let contents: Vec<String> = req.messages.iter().map(|m| m.text().into_owned()).collect();
+    assert!(
+        contents.iter().any(|c| c == "partial answer") && contents.iter().any(|c| c == "go on")
+    );
 }
 
 #[tokio::test]
@@ -358,16 +360,21 @@ async fn image_results_go_to_context_only() {
     let s = h.store.create("p").unwrap();
     let _ = turn(&h, &s.id, "look").await;
     let loaded = h.store.load(&s.id).unwrap().unwrap();
-    assert!(loaded.display.iter().all(|m| m.msg.images.is_empty()));
+    assert!(
+        loaded
+            .display
+            .iter()
+            .all(|m| m.msg.images().next().is_none())
+    );
     let with_img: Vec<_> = loaded
         .context
         .iter()
-        .filter(|m| !m.msg.images.is_empty())
+        .filter(|m| m.msg.has_images())
         .collect();
     assert_eq!(with_img.len(), 1);
-    assert_eq!(with_img[0].msg.images[0].base64, "AAAA");
+    assert_eq!(with_img[0].msg.images().next().unwrap().base64, "AAAA");
     let req = h.backend.requests().pop().unwrap();
-    assert!(req.messages.iter().any(|m| m.images.len() == 1));
+    assert!(req.messages.iter().any(|m| m.image_count() == 1));
 }
 
 #[tokio::test]
@@ -412,14 +419,14 @@ async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
         reqs[0]
             .messages
             .iter()
-            .all(|m| !m.content.contains("second file")),
+            .all(|m| !m.text().contains("second file")),
         "the steer must wait for the safe point"
     );
     // The second call: both tool results, then the steer as a user message.
     let roles: Vec<(Role, String)> = reqs[1]
         .messages
         .iter()
-        .map(|m| (m.role, m.content.clone()))
+        .map(|m| (m.role, m.text().into_owned()))
         .collect();
     let n = roles.len();
     assert_eq!(
@@ -438,7 +445,7 @@ async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
     let shown: Vec<(Role, String)> = loaded
         .display
         .iter()
-        .map(|m| (m.msg.role, m.msg.content.clone()))
+        .map(|m| (m.msg.role, m.msg.text().into_owned()))
         .collect();
     let at = shown
         .iter()

@@ -33,7 +33,7 @@ async fn direct_skips_phases_two_and_three() {
     assert_eq!(reqs[0].messages[0], reqs[1].messages[0]);
     assert_eq!(reqs[0].temperature, Some(0.3));
     assert_eq!(reqs[0].think, Some(ThinkSetting::Bool(false)));
-    assert!(reqs[0].messages.last().unwrap().content.contains("DIRECT"));
+    assert!(reqs[0].messages.last().unwrap().text().contains("DIRECT"));
     assert!(!kinds(&ev).contains(&"plan_ready"));
     // The planning phase is announced and closed even without a plan.
     let phases: Vec<bool> = ev
@@ -68,13 +68,13 @@ async fn reflect_yes_runs_one_review_that_reaches_phase_three_and_plan_becomes_t
         assert_eq!(r.messages[0], reqs[3].messages[0], "same system prompt");
         assert_eq!(r.temperature, Some(0.3));
     }
-    assert!(reqs[1].messages.last().unwrap().content.contains("Critic"));
+    assert!(reqs[1].messages.last().unwrap().text().contains("Critic"));
     assert!(
         reqs[2]
             .messages
             .last()
             .unwrap()
-            .content
+            .text()
             .contains("REVIEW-MARKER"),
         "review embedded in phase 3 input"
     );
@@ -87,9 +87,9 @@ async fn reflect_yes_runs_one_review_that_reaches_phase_three_and_plan_becomes_t
     );
     let plan_msg = main.last().expect("user message");
     assert_eq!(plan_msg.role, Role::User);
-    assert!(plan_msg.content.contains("1. Read the failing test"));
-    assert!(plan_msg.content.contains("3. Report"));
-    assert!(plan_msg.content.contains("[navi] Plan for this request"));
+    assert!(plan_msg.text().contains("1. Read the failing test"));
+    assert!(plan_msg.text().contains("3. Report"));
+    assert!(plan_msg.text().contains("[navi] Plan for this request"));
     assert!(!reqs[3].tools.is_empty());
     let plan = ev
         .iter()
@@ -237,7 +237,7 @@ async fn planning_runs_on_first_message_only_unless_enabled() {
             .messages
             .last()
             .unwrap()
-            .content
+            .text()
             .contains("DIRECT"),
         "mandatory planning offers no DIRECT"
     );
@@ -268,12 +268,12 @@ async fn budget_anchor_stall_validation_and_replan_reach_the_requests() {
     assert_eq!(out.unwrap().text, "stopping here");
     let reqs = h.backend.requests();
     assert_eq!(reqs.len(), 6);
-    let tail = |i: usize| reqs[i].messages.last().unwrap().content.clone();
+    let tail = |i: usize| reqs[i].messages.last().unwrap().text().into_owned();
     // The first call carries no note at all; the budget speaks only when
     // two rounds or fewer are left (the 6th call of 8).
-    assert_eq!(reqs[0].messages.last().unwrap().content, "GOAL-XYZ");
+    assert_eq!(reqs[0].messages.last().unwrap().text(), "GOAL-XYZ");
     for (i, r) in reqs.iter().enumerate() {
-        let t = r.messages.last().unwrap().content.clone();
+        let t = r.messages.last().unwrap().text().into_owned();
         assert_eq!(t.contains("tool round(s) left"), i == 5, "call {i}: {t}");
     }
     // Notes stay in the history: each request is the previous one plus new
@@ -303,7 +303,7 @@ async fn budget_anchor_stall_validation_and_replan_reach_the_requests() {
         r.messages
             .last()
             .unwrap()
-            .content
+            .text()
             .contains("without progress on the todo list")
     }));
     // The failed step triggers the replan note on the next call only.
@@ -316,19 +316,19 @@ async fn budget_anchor_stall_validation_and_replan_reach_the_requests() {
         stored
             .display
             .iter()
-            .all(|m| !m.msg.content.contains("[navi]"))
+            .all(|m| !m.msg.text().contains("[navi]"))
     );
     assert!(
         stored
             .context
             .iter()
-            .any(|m| m.msg.content.contains("[navi]"))
+            .any(|m| m.msg.text().contains("[navi]"))
     );
     assert!(
         stored
             .context
             .iter()
-            .filter(|m| m.msg.content.contains("[navi]"))
+            .filter(|m| m.msg.text().contains("[navi]"))
             .all(|m| m.msg.role == Role::Tool)
     );
 }
@@ -360,16 +360,12 @@ async fn compaction_replaces_old_turns_with_a_summary() {
     // The summary call is the session's own prefix (cache reuse): the
     // replaced turns as they were sent, then the instruction.
     let req = h.backend.requests().pop().unwrap();
-    let last = &req.messages.last().unwrap().content;
+    let last = &req.messages.last().unwrap().text();
     assert!(last.starts_with("[navi: compaction]"), "{last}");
-    assert!(req.messages.iter().any(|m| m.content == "question 0"));
-    assert!(
-        !req.messages
-            .iter()
-            .any(|m| m.content.contains("question 3"))
-    );
+    assert!(req.messages.iter().any(|m| m.text() == "question 0"));
+    assert!(!req.messages.iter().any(|m| m.text().contains("question 3")));
     let stored = h.store.load(&s.id).unwrap().unwrap();
     assert_eq!(stored.display.len(), 8, "display history untouched");
     assert_eq!(stored.context[0].kind, MessageKind::Summary);
-    assert_eq!(stored.context[1].msg.content, "question 2");
+    assert_eq!(stored.context[1].msg.text(), "question 2");
 }

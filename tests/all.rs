@@ -79,6 +79,8 @@ mod mcp_errors;
 mod mcp_readme;
 #[path = "memory.rs"]
 mod memory;
+#[path = "message_blocks.rs"]
+mod message_blocks;
 #[path = "plain_pipe.rs"]
 mod plain_pipe;
 #[path = "plain_pty.rs"]
@@ -106,6 +108,8 @@ mod session_migrate;
 mod session_pages;
 #[path = "session_store.rs"]
 mod session_store;
+#[path = "session_upgrade.rs"]
+mod session_upgrade;
 #[path = "tool_display.rs"]
 mod tool_display;
 #[path = "tools_code_exec.rs"]

@@ -48,7 +48,7 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
     let display = ctx.app.store.load(&ctx.sid).unwrap().unwrap().display;
     let (n, m) = pins::numbered(&display)
         .into_iter()
-        .find(|(_, m)| m.msg.content == pinned_text)
+        .find(|(_, m)| m.msg.text() == pinned_text)
         .unwrap();
     assert_eq!(n, 1);
     assert!(pins::set(&ctx.app.store, &ctx.sid, m, true).unwrap());
@@ -63,7 +63,7 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
         assert_eq!(context[0].kind, MessageKind::Summary);
         let kept: Vec<_> = context
             .iter()
-            .filter(|m| m.msg.content == pinned_text)
+            .filter(|m| m.msg.text() == pinned_text)
             .collect();
         assert_eq!(kept.len(), 1, "round {round}: {context:#?}");
         assert_eq!(kept[0].kind, MessageKind::Message);
@@ -84,14 +84,14 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
     let display = ctx.app.store.load(&ctx.sid).unwrap().unwrap().display;
     let m = display
         .iter()
-        .find(|m| m.msg.content == pinned_text)
+        .find(|m| m.msg.text() == pinned_text)
         .unwrap();
     assert!(pins::set(&ctx.app.store, &ctx.sid, m, false).unwrap());
     turns(&ctx, 90, 3).await;
     ctx.fake.push(Reply::text("- everything so far"));
     compact(&ctx, CompactMode::Now).await.0.unwrap();
     let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
-    assert!(!context.iter().any(|m| m.msg.content == pinned_text));
+    assert!(!context.iter().any(|m| m.msg.text() == pinned_text));
 }
 
 #[tokio::test]
@@ -162,7 +162,7 @@ async fn a_preview_changes_nothing_until_applied_and_a_stale_plan_is_refused() {
             .any(|e| matches!(e, AgentEvent::ContextCompressed { .. }))
     );
     let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
-    assert!(context[0].msg.content.contains("six questions were asked"));
+    assert!(context[0].msg.text().contains("six questions were asked"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -210,7 +210,7 @@ async fn navi_compact_on_the_command_line() {
         "{stdout}"
     );
     let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
-    assert!(context[0].msg.content.contains("the real summary"));
+    assert!(context[0].msg.text().contains("the real summary"));
     assert_eq!(
         ctx.app.store.load(&ctx.sid).unwrap().unwrap().display.len(),
         before.display.len()

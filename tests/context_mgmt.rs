@@ -72,7 +72,7 @@ async fn repeated_turns_never_send_a_request_over_the_window_and_the_account_agr
         let users = s
             .display
             .iter()
-            .filter(|m| m.msg.content.starts_with("question "))
+            .filter(|m| m.msg.text().starts_with("question "))
             .count();
         assert_eq!(users, 14);
     }
@@ -149,7 +149,7 @@ async fn a_summary_request_the_server_refuses_as_too_long_is_retried_smaller() {
     assert!(second.contains("first question"), "{second}");
     let ctx_rows = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
     assert_eq!(ctx_rows[0].kind, MessageKind::Summary);
-    assert!(ctx_rows[0].msg.content.contains("the user added a task"));
+    assert!(ctx_rows[0].msg.text().contains("the user added a task"));
 }
 
 #[tokio::test]

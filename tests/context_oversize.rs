@@ -79,7 +79,7 @@ async fn a_30_kb_tool_result_is_cut_in_the_context_stored_in_full_and_readable()
         .find(|m| m.msg.role == Role::Tool)
         .unwrap()
         .msg
-        .content
+        .text()
         .clone();
     assert_eq!(stored, shown, "the file holds what the transcript shows");
     assert!(shown.len() > 20_000);
@@ -134,12 +134,11 @@ async fn a_1_mb_tool_argument_reaches_the_tool_but_later_requests_carry_a_refere
     assert_eq!(std::fs::read_to_string(path).unwrap(), content);
     // The transcript keeps the call as it was made.
     let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
-    let shown = s
-        .display
-        .iter()
-        .find(|m| !m.msg.tool_calls.is_empty())
-        .unwrap();
-    assert_eq!(shown.msg.tool_calls[0].arguments["content"], json!(content));
+    let shown = s.display.iter().find(|m| m.msg.has_tool_calls()).unwrap();
+    assert_eq!(
+        shown.msg.tool_calls().next().unwrap().arguments["content"],
+        json!(content)
+    );
 }
 
 #[tokio::test]
@@ -164,8 +163,8 @@ async fn a_5_mb_message_is_stored_and_previewed() {
     let path = stored_path(&sent[sent.find("The full text is in").unwrap()..]);
     assert_eq!(std::fs::read_to_string(path).unwrap(), message);
     let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
-    assert!(s.display.iter().any(|m| m.msg.content == message));
-    assert!(s.context.iter().all(|m| m.msg.content.len() < 10_000));
+    assert!(s.display.iter().any(|m| m.msg.text() == message));
+    assert!(s.context.iter().all(|m| m.msg.text().len() < 10_000));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -151,7 +151,7 @@ async fn a_3000_word_paste_and_five_follow_ups_in_a_4096_window_are_all_answered
     assert!(sent.contains("The full text is in"), "{sent}");
     let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
     assert!(
-        s.display.iter().any(|m| m.msg.content == text),
+        s.display.iter().any(|m| m.msg.text() == text),
         "the transcript keeps the paste whole"
     );
     // The paste turn was compacted away at some point.
@@ -522,7 +522,7 @@ async fn a_model_that_calls_a_tool_instead_of_summarising_gets_the_fresh_prompt(
     assert!(
         s.context[0]
             .msg
-            .content
+            .text()
             .contains("the user asked a first question")
     );
     // No tool ran for the summary call.

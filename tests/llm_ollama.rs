@@ -69,7 +69,8 @@ async fn streams_thinking_text_usage_and_done() {
         chunks[n - 2],
         ChatChunk::Usage(Usage {
             prompt_tokens: 12,
-            completion_tokens: 5
+            completion_tokens: 5,
+            ..Usage::default()
         })
     );
     assert_eq!(
@@ -97,13 +98,13 @@ async fn request_body_has_tools_think_options_history_and_images() {
         arguments: json!({"path": "/tmp/x"}),
     };
     let mut user = ChatMessage::user("what is in this picture and file?");
-    user.images = vec![ImageData {
+    user.push_image(ImageData {
         mime: "image/png".into(),
         base64: "iVBORw0KGgo=".into(),
-    }];
+    });
     let mut asst = ChatMessage::assistant("");
-    asst.thinking = Some("I should read it".into());
-    asst.tool_calls = vec![call.clone()];
+    asst.set_thinking(Some("I should read it".into()));
+    asst.set_tool_calls(vec![call.clone()]);
     let mut r = ChatRequest::new(
         "test-model",
         vec![

@@ -74,7 +74,8 @@ async fn streams_text_after_null_content_with_usage_last() {
         chunks[3],
         ChatChunk::Usage(Usage {
             prompt_tokens: 20,
-            completion_tokens: 3
+            completion_tokens: 3,
+            ..Usage::default()
         })
     );
     assert_eq!(
@@ -172,13 +173,13 @@ async fn request_body_and_bearer_header() {
         arguments: json!({"path": "/tmp/x"}),
     };
     let mut user = ChatMessage::user("look");
-    user.images = vec![ImageData {
+    user.push_image(ImageData {
         mime: "image/jpeg".into(),
         base64: "/9j/4AAQ".into(),
-    }];
+    });
     let mut asst = ChatMessage::assistant("");
-    asst.thinking = Some("private".into());
-    asst.tool_calls = vec![call.clone()];
+    asst.set_thinking(Some("private".into()));
+    asst.set_tool_calls(vec![call.clone()]);
     let mut r = ChatRequest::new(
         "test-model",
         vec![

@@ -354,7 +354,7 @@ async fn a_runaway_repetition_is_stopped_with_a_warning() {
         );
         // The stored answer is what was shown.
         let stored = app.store.load(&s.id).unwrap().unwrap();
-        assert_eq!(stored.display.last().unwrap().msg.content, text);
+        assert_eq!(stored.display.last().unwrap().msg.text(), text);
         // An ordinary answer raises no warning.
         let (out, ev) = turn(&app, &s.id, "And a table?").await;
         out.unwrap();

@@ -41,7 +41,7 @@ fn planner_calls(h: &Harness) -> usize {
         .filter(|r| {
             r.messages
                 .last()
-                .is_some_and(|m| m.content.contains("Planning stage"))
+                .is_some_and(|m| m.text().contains("Planning stage"))
         })
         .count()
 }
@@ -177,9 +177,9 @@ async fn junk_plans_give_no_plan_and_one_warning() {
         // The answer call carries no plan either.
         let last = h.backend.requests().pop().unwrap();
         assert!(
-            last.messages.iter().all(|m| !m.content.contains("1.1.1.")
-                && !m.content.contains("Step 16")
-                && !m.content.contains("The Elbe")),
+            last.messages.iter().all(|m| !m.text().contains("1.1.1.")
+                && !m.text().contains("Step 16")
+                && !m.text().contains("The Elbe")),
             "{why}"
         );
     }

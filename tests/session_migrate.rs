@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 
 /// Turns a current database back into the schema navi had at version 4
-/// (before `user_set`, `memory_decisions`, `rewound`, `display` and the
-/// stored message count), the way an older navi left it: the same tables,
+/// (before `user_set`, `memory_decisions`, `rewound`, `display`, `blocks`
+/// and the stored message count), the way an older navi left it: the same tables,
 /// columns and version rows.
 fn make_version_4(path: &Path) {
     drop(SessionStore::open(path).unwrap());
@@ -20,6 +20,7 @@ fn make_version_4(path: &Path) {
          DROP TRIGGER messages_uncounted;
          DROP INDEX messages_user_turns;
          ALTER TABLE sessions DROP COLUMN message_count;
+         ALTER TABLE messages DROP COLUMN blocks;
          DROP TABLE memory_decisions;
          ALTER TABLE memory_facts DROP COLUMN user_set;
          ALTER TABLE messages DROP COLUMN rewound;

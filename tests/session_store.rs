@@ -53,24 +53,27 @@ fn messages_round_trip_and_survive_reopen() {
         let store = SessionStore::open(&path).unwrap();
         let s = store.create("p").unwrap();
         let mut a = ChatMessage::assistant("calling");
-        a.thinking = Some("hmm".into());
-        a.tool_calls = vec![ToolCall {
+        a.set_thinking(Some("hmm".into()));
+        a.set_tool_calls(vec![ToolCall {
             id: "c1".into(),
             name: "todo".into(),
             arguments: json!({"action": "read"}),
-        }];
+        }]);
         store
             .append_both(&s.id, &msg(ChatMessage::user("hi")))
             .unwrap();
         store.append_both(&s.id, &msg(a.clone())).unwrap();
-        let mut r = msg(ChatMessage::tool_result(&a.tool_calls[0], "empty"));
+        let mut r = msg(ChatMessage::tool_result(
+            a.tool_calls().next().unwrap(),
+            "empty",
+        ));
         r.success = Some(true);
         store.append_both(&s.id, &r).unwrap();
         let mut img = ChatMessage::user("[image]");
-        img.images = vec![navi::llm::ImageData {
+        img.push_image(navi::llm::ImageData {
             mime: "image/png".into(),
             base64: "QUJD".into(),
-        }];
+        });
         store.append(&s.id, Buffer::Context, &msg(img)).unwrap();
         store
             .append(
@@ -85,15 +88,15 @@ fn messages_round_trip_and_survive_reopen() {
     let s = store.load(&id).unwrap().unwrap();
     assert_eq!(s.display.len(), 4);
     assert_eq!(s.context.len(), 4);
-    assert_eq!(s.display[1].msg.thinking.as_deref(), Some("hmm"));
+    assert_eq!(s.display[1].msg.thinking().as_deref(), Some("hmm"));
     assert_eq!(
-        s.display[1].msg.tool_calls[0].arguments,
+        s.display[1].msg.tool_calls().next().unwrap().arguments,
         json!({"action": "read"})
     );
-    assert_eq!(s.display[2].msg.tool_call_id.as_deref(), Some("c1"));
+    assert_eq!(s.display[2].msg.tool_call_id(), Some("c1"));
     assert_eq!(s.display[2].success, Some(true));
     assert_eq!(s.display[3].kind, MessageKind::Notice);
-    assert_eq!(s.context[3].msg.images[0].base64, "QUJD");
+    assert_eq!(s.context[3].msg.images().next().unwrap().base64, "QUJD");
     assert_eq!(s.meta.message_count, 4);
 }
 
@@ -103,7 +106,7 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     let store = SessionStore::open(&dir.path().join("navi.db")).unwrap();
     let s = store.create("p").unwrap();
     let mut a = ChatMessage::assistant("");
-    a.tool_calls = vec![
+    a.set_tool_calls(vec![
         ToolCall {
             id: "x".into(),
             name: "terminal".into(),
@@ -114,7 +117,7 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
             name: "terminal".into(),
             arguments: json!({}),
         },
-    ];
+    ]);
     store
         .append_both(&s.id, &msg(ChatMessage::user("go")))
         .unwrap();
@@ -122,7 +125,10 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     store
         .append_both(
             &s.id,
-            &msg(ChatMessage::tool_result(&a.tool_calls[0], "ok")),
+            &msg(ChatMessage::tool_result(
+                a.tool_calls().next().unwrap(),
+                "ok",
+            )),
         )
         .unwrap();
     // "crash": y never got a result. While another store (another navi)
@@ -146,10 +152,10 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     for buf in [&loaded.display, &loaded.context] {
         let results: Vec<_> = buf
             .iter()
-            .filter_map(|m| m.msg.tool_call_id.clone())
+            .filter_map(|m| m.msg.tool_call_id().map(String::from))
             .collect();
         assert_eq!(results, vec!["x", "y"]);
-        assert!(buf.last().unwrap().msg.content.contains("interrupted"));
+        assert!(buf.last().unwrap().msg.text().contains("interrupted"));
     }
     let again = store.load(&s.id).unwrap().unwrap();
     assert_eq!(
@@ -318,7 +324,7 @@ fn streamed_deltas_fold_into_one_final_row_at_the_end() {
         .append_both(&s.id, &msg(ChatMessage::user("story?")))
         .unwrap();
     let mut first = ChatMessage::assistant("Once");
-    first.thinking = Some("let me".into());
+    first.set_thinking(Some("let me".into()));
     let (d, x) = store.append_both(&s.id, &msg(first)).unwrap();
     let pieces = [(" upon", " think"), (" a", ""), (" tíme", "…")];
     for (c, t) in pieces {
@@ -329,16 +335,16 @@ fn streamed_deltas_fold_into_one_final_row_at_the_end() {
     let mid = store.load(&s.id).unwrap().unwrap();
     for buf in [&mid.display, &mid.context] {
         assert_eq!(buf.len(), 2);
-        assert_eq!(buf[1].msg.content, "Once upon a tíme");
-        assert_eq!(buf[1].msg.thinking.as_deref(), Some("let me think…"));
+        assert_eq!(buf[1].msg.text(), "Once upon a tíme");
+        assert_eq!(buf[1].msg.thinking().as_deref(), Some("let me think…"));
     }
     let mut last = ChatMessage::assistant("Once upon a tíme, the end.");
-    last.thinking = Some("let me think…".into());
-    last.tool_calls = vec![ToolCall {
+    last.set_thinking(Some("let me think…".into()));
+    last.set_tool_calls(vec![ToolCall {
         id: "c9".into(),
         name: "todo".into(),
         arguments: json!({"action": "read"}),
-    }];
+    }]);
     store.finish_stream(&[d, x], &last).unwrap();
     assert_eq!(store.pending_deltas(&s.id).unwrap(), 0);
     assert_eq!(
@@ -385,9 +391,9 @@ fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
     let shown: String = (0..40).map(|i| format!("w{i} ")).collect();
     let reader = SessionStore::open(&path).unwrap();
     let seen = reader.load(&id).unwrap().unwrap();
-    assert_eq!(seen.display[1].msg.content, shown);
-    assert_eq!(seen.context[1].msg.content, shown);
-    assert_eq!(seen.display[1].msg.thinking, None);
+    assert_eq!(seen.display[1].msg.text(), shown);
+    assert_eq!(seen.context[1].msg.text(), shown);
+    assert_eq!(seen.display[1].msg.thinking(), None);
     assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 39);
     // Memory extraction reads the same text.
     let reader = std::sync::Arc::new(reader);
@@ -396,8 +402,8 @@ fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
     assert_eq!(window[1].2, shown);
     reader.lock(&id).unwrap();
     let owned = reader.load(&id).unwrap().unwrap();
-    assert_eq!(owned.display[1].msg.content, shown);
-    assert_eq!(owned.context[1].msg.content, shown);
+    assert_eq!(owned.display[1].msg.text(), shown);
+    assert_eq!(owned.context[1].msg.text(), shown);
     assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 0);
     let c = rusqlite::Connection::open(&path).unwrap();
     for row in [rows.0, rows.1] {
@@ -471,10 +477,10 @@ fn concurrent_writes_from_many_tasks_keep_their_order() {
     let loaded = store.load(&s.id).unwrap().unwrap();
     assert_eq!(loaded.display.len(), TASKS * (EACH + 1));
     for t in 0..TASKS {
-        let mine: Vec<&str> = loaded
+        let mine: Vec<String> = loaded
             .display
             .iter()
-            .map(|m| m.msg.content.as_str())
+            .map(|m| m.msg.text().into_owned())
             .filter(|c| c.starts_with(&format!("t{t}-")))
             .collect();
         let want: Vec<String> = (0..EACH).map(|i| format!("t{t}-{i}")).collect();
@@ -484,7 +490,7 @@ fn concurrent_writes_from_many_tasks_keep_their_order() {
             .collect();
         for buf in [&loaded.display, &loaded.context] {
             assert!(
-                buf.iter().any(|m| m.msg.content == answer),
+                buf.iter().any(|m| m.msg.text() == answer),
                 "task {t}'s streamed answer in order"
             );
         }
@@ -529,5 +535,5 @@ fn a_failing_write_is_an_error_for_the_caller_not_a_panic_or_hang() {
     other.execute_batch("DROP TRIGGER full;").unwrap();
     store.append_delta(d, Some(x), " more", "").unwrap();
     let loaded = store.load(&s.id).unwrap().unwrap();
-    assert_eq!(loaded.display[0].msg.content, "first more");
+    assert_eq!(loaded.display[0].msg.text(), "first more");
 }

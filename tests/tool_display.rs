@@ -222,7 +222,8 @@ async fn a_database_from_before_display_data_opens_and_replays_as_text() {
     db.execute_batch(
         "DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
          DROP INDEX messages_user_turns; ALTER TABLE sessions DROP COLUMN message_count;
-         ALTER TABLE messages DROP COLUMN display; DELETE FROM schema_version WHERE version >= 7;",
+         ALTER TABLE messages DROP COLUMN display; ALTER TABLE messages DROP COLUMN blocks;
+         DELETE FROM schema_version WHERE version >= 7;",
     )
     .unwrap();
     drop(db);

@@ -401,11 +401,14 @@ async fn a_server_that_refuses_an_image_does_not_poison_the_session() {
         let s = &app.store.list().unwrap()[0];
         let loaded = app.store.load(&s.id).unwrap().unwrap();
         assert!(
-            loaded.display.iter().any(|m| !m.msg.images.is_empty()),
+            loaded.display.iter().any(|m| m.msg.has_images()),
             "{kind:?}: the transcript keeps the image"
         );
         assert!(
-            loaded.context.iter().all(|m| m.msg.images.is_empty()),
+            loaded
+                .context
+                .iter()
+                .all(|m| m.msg.images().next().is_none()),
             "{kind:?}: the model's copy has none"
         );
     }

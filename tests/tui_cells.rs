@@ -190,8 +190,8 @@ fn history_renders_with_the_same_cells() {
         arguments: json!({"command": "make test"}),
     };
     let mut asst = ChatMessage::assistant("Running the tests.");
-    asst.thinking = Some("Tests first.".into());
-    asst.tool_calls = vec![call.clone()];
+    asst.set_thinking(Some("Tests first.".into()));
+    asst.set_tool_calls(vec![call.clone()]);
     let mut result = StoredMessage::new(
         ChatMessage::tool_result(&call, "2 failed"),
         MessageKind::Message,

@@ -133,7 +133,7 @@ impl Agent {
             MessageKind::Summary,
         )];
         new_context.extend(kept.into_iter().map(|mut m| {
-            m.msg.tool_calls.clear();
+            m.msg.set_tool_calls(Vec::new());
             m
         }));
         new_context.extend(recent);

@@ -23,7 +23,7 @@ pub(crate) fn partition(
         .iter()
         .enumerate()
         .filter(|(_, m)| {
-            m.msg.role == Role::User && m.kind != MessageKind::Summary && m.msg.images.is_empty()
+            m.msg.role == Role::User && m.kind != MessageKind::Summary && !m.msg.has_images()
         })
         .map(|(i, _)| i)
         .collect();
@@ -56,12 +56,12 @@ pub(crate) fn render_for_summary(
     for m in messages {
         let line = match m.msg.role {
             Role::User if m.kind == MessageKind::Summary => {
-                format!("[earlier summary]\n{}", m.msg.content)
+                format!("[earlier summary]\n{}", m.msg.text())
             }
-            Role::User => format!("User: {}", m.msg.content),
+            Role::User => format!("User: {}", m.msg.text()),
             Role::Assistant => {
-                let mut s = format!("Assistant: {}", m.msg.content);
-                for c in &m.msg.tool_calls {
+                let mut s = format!("Assistant: {}", m.msg.text());
+                for c in m.msg.tool_calls() {
                     s.push_str(&format!(
                         "\n  called {}({})",
                         c.name,
@@ -72,8 +72,8 @@ pub(crate) fn render_for_summary(
             }
             Role::Tool if tool_output => format!(
                 "  result of {}: {}",
-                m.msg.tool_name.as_deref().unwrap_or("tool"),
-                cut(&m.msg.content, 300)
+                m.msg.tool_name().unwrap_or("tool"),
+                cut(&m.msg.text(), 300)
             ),
             Role::Tool | Role::System => continue,
         };
@@ -149,9 +149,7 @@ pub(crate) fn choose_keep(
 /// `/compact` and by automatic compaction alike.
 pub(crate) fn min_keep(context: &[StoredMessage]) -> usize {
     let answered = context.last().is_some_and(|m| {
-        m.msg.role == Role::Assistant
-            && m.msg.tool_calls.is_empty()
-            && m.kind == MessageKind::Message
+        m.msg.role == Role::Assistant && !m.msg.has_tool_calls() && m.kind == MessageKind::Message
     });
     if answered { 0 } else { 1 }
 }
@@ -182,7 +180,7 @@ mod tests {
         ];
         let (old, recent) = partition(&ctx, 2);
         assert_eq!(old.len(), 2);
-        assert_eq!(recent[0].msg.content, "2");
+        assert_eq!(recent[0].msg.text(), "2");
         let (old, recent) = partition(&ctx, 5);
         assert!(old.is_empty() && recent.len() == 6);
     }
@@ -192,13 +190,13 @@ mod tests {
         for i in 0..n {
             out.push(m(Role::User, &format!("q{i}")));
             let mut a = ChatMessage::assistant("");
-            a.tool_calls.push(crate::llm::ToolCall {
+            a.push_tool_call(crate::llm::ToolCall {
                 id: format!("c{i}"),
                 name: "todo".into(),
                 arguments: serde_json::json!({}),
             });
             out.push(StoredMessage::new(a, MessageKind::Message));
-            let call = out[out.len() - 1].msg.tool_calls[0].clone();
+            let call = out[out.len() - 1].msg.tool_calls().next().unwrap().clone();
             out.push(StoredMessage::new(
                 ChatMessage::tool_result(&call, "x".repeat(400)),
                 MessageKind::Message,
@@ -230,11 +228,11 @@ mod tests {
             assert_eq!(old.len() + recent.len(), ctx.len());
             // Every tool call in `recent` has its result in `recent`.
             for (i, msg) in recent.iter().enumerate() {
-                for c in &msg.msg.tool_calls {
+                for c in msg.msg.tool_calls() {
                     assert!(
                         recent[i..]
                             .iter()
-                            .any(|r| r.msg.tool_call_id.as_deref() == Some(&c.id))
+                            .any(|r| r.msg.tool_call_id() == Some(c.id.as_str()))
                     );
                 }
             }

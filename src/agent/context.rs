@@ -110,7 +110,7 @@ pub(crate) fn build_messages(
             .join("\n");
         match out.last_mut() {
             Some(last) if matches!(last.role, Role::User | Role::Tool) => {
-                last.content = format!("{}\n\n{text}", last.content);
+                last.push_text(&format!("\n\n{text}"));
             }
             _ => out.push(ChatMessage::user(text)),
         }
@@ -126,11 +126,11 @@ pub(crate) fn last_user_goal(context: &[StoredMessage]) -> Option<String> {
         .find(|m| {
             m.msg.role == Role::User
                 && m.kind == crate::session::MessageKind::Message
-                && m.msg.images.is_empty()
+                && !m.msg.has_images()
         })
         .map(|m| {
             // Without navi's own notes (the plan) added to its context copy.
-            let c = &m.msg.content;
+            let c = m.msg.text();
             let end = c.find(&format!("\n\n{NOTE_PREFIX} ")).unwrap_or(c.len());
             c[..end].to_string()
         })

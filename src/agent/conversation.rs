@@ -155,7 +155,7 @@ impl Conversation {
         let thinking_opt = (!thinking.is_empty()).then_some(thinking);
         let Some(s) = &mut self.streaming else {
             let mut msg = ChatMessage::assistant(content);
-            msg.thinking = thinking_opt.map(String::from);
+            msg.set_thinking(thinking_opt.map(String::from));
             let mut m = StoredMessage::new(msg, MessageKind::Message);
             let (mut display, mut context) = (0, 0);
             if let Some(store) = &self.store {
@@ -183,10 +183,8 @@ impl Conversation {
                         .await?
                 }
                 _ => {
-                    let m = ChatMessage {
-                        thinking: thinking_opt.map(String::from),
-                        ..ChatMessage::assistant(content)
-                    };
+                    let mut m = ChatMessage::assistant(content);
+                    m.set_thinking(thinking_opt.map(String::from));
                     store
                         .finish_stream_async(&[s.display, s.context], &m)
                         .await?
@@ -196,8 +194,8 @@ impl Conversation {
         s.content_len = content.len();
         s.thinking_len = thinking.len();
         if let Some(m) = self.context.get_mut(s.idx) {
-            m.msg.content = content.to_string();
-            m.msg.thinking = thinking_opt.map(String::from);
+            m.msg.set_text(content);
+            m.msg.set_thinking(thinking_opt.map(String::from));
         }
         Ok(())
     }
@@ -230,10 +228,10 @@ impl Conversation {
         let Some(m) = self.context.get_mut(idx) else {
             return Ok(());
         };
-        if !m.msg.content.is_empty() {
-            m.msg.content.push_str("\n\n");
+        if !m.msg.text().is_empty() {
+            m.msg.push_text("\n\n");
         }
-        m.msg.content.push_str(extra);
+        m.msg.push_text(extra);
         if let Some(store) = &self.store
             && m.id > 0
         {

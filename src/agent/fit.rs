@@ -241,11 +241,11 @@ impl Run<'_> {
             .conv
             .context
             .iter()
-            .rposition(|m| !m.msg.tool_calls.is_empty())
+            .rposition(|m| m.msg.has_tool_calls())
         else {
             return Ok(());
         };
-        let mut calls = self.conv.context[idx].msg.tool_calls.clone();
+        let mut calls: Vec<_> = self.conv.context[idx].msg.tool_calls().cloned().collect();
         let mut changed = false;
         for c in &mut calls {
             if c.arguments.to_string().len() <= max {
@@ -265,7 +265,7 @@ impl Run<'_> {
         {
             store.set_tool_calls(&[row], &calls)?;
         }
-        self.conv.context[idx].msg.tool_calls = calls;
+        self.conv.context[idx].msg.set_tool_calls(calls);
         Ok(())
     }
 
@@ -293,11 +293,11 @@ impl Run<'_> {
         let Some(last) = self.conv.context.last() else {
             return Ok(());
         };
-        if last.msg.content.len() <= max {
+        if last.msg.text().len() <= max {
             return Ok(());
         }
-        let text = last.msg.content.clone();
-        let (row, thinking) = (last.id, last.msg.thinking.clone());
+        let text = last.msg.text().into_owned();
+        let (row, thinking) = (last.id, last.msg.thinking().map(String::from));
         let cut = self.agent.fit_text(
             &self.conv.session_id,
             "message.txt",
@@ -311,7 +311,7 @@ impl Run<'_> {
             store.update_content(&[row], &cut, thinking.as_deref())?;
         }
         if let Some(m) = self.conv.context.last_mut() {
-            m.msg.content = cut;
+            m.msg.set_text(cut);
         }
         // The context changed: the next figure is counted again.
         self.tracker.counted_len = None;

@@ -168,7 +168,7 @@ impl Run<'_> {
             .conv
             .context
             .last()
-            .is_some_and(|m| m.msg.content.len() > COUNT_MAX_CHARS);
+            .is_some_and(|m| m.msg.text().len() > COUNT_MAX_CHARS);
         if huge {
             let req = self.request(self.messages(&[]), true);
             self.count_base(&req).await;

@@ -54,7 +54,7 @@ impl Run<'_> {
             .iter()
             .enumerate()
             .filter(|(_, m)| matches!(m.msg.role, Role::User | Role::Tool))
-            .map(|(i, m)| (start + i, m.msg.content.len()))
+            .map(|(i, m)| (start + i, m.msg.text().len()))
             .filter(|(_, len)| *len > FLOOR_CHARS * 2)
             .max_by_key(|(_, len)| *len)
         else {
@@ -62,14 +62,14 @@ impl Run<'_> {
         };
         let max = (len / 2).max(FLOOR_CHARS);
         let m = &self.conv.context[idx];
-        let cut = match shrink_cut(&m.msg.content, max) {
+        let cut = match shrink_cut(&m.msg.text(), max) {
             Some(c) => c,
             None => {
-                let (name, what) = match (&m.msg.role, &m.msg.tool_name) {
+                let (name, what) = match (&m.msg.role, m.msg.tool_name()) {
                     (Role::Tool, Some(tool)) => (
                         format!(
                             "output-{tool}-{}.txt",
-                            m.msg.tool_call_id.as_deref().unwrap_or("call")
+                            m.msg.tool_call_id().unwrap_or("call")
                         ),
                         format!("output of {tool}"),
                     ),
@@ -77,19 +77,19 @@ impl Run<'_> {
                 };
                 let session = self.state_session();
                 self.agent
-                    .fit_text(&session, &name, &what, &m.msg.content, max)
+                    .fit_text(&session, &name, &what, &m.msg.text(), max)
             }
         };
         if cut.len() >= len {
             return Ok(false);
         }
-        let (row, thinking) = (m.id, m.msg.thinking.clone());
+        let (row, thinking) = (m.id, m.msg.thinking().map(String::from));
         if let Some(store) = self.conv.store()
             && row > 0
         {
             store.update_content(&[row], &cut, thinking.as_deref())?;
         }
-        self.conv.context[idx].msg.content = cut;
+        self.conv.context[idx].msg.set_text(cut);
         self.tracker.counted_len = None;
         Ok(true)
     }

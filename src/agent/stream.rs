@@ -9,7 +9,7 @@
 use super::AgentError;
 use super::repetition::{RepetitionGuard, Runaway};
 use super::turn::{CallResult, FLUSH_EVERY, Run};
-use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmError, ToolCall, guard};
+use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmError, Thinking, ToolCall, guard};
 use crate::protocol::AgentEvent;
 use crate::session::MessageKind;
 use std::time::Instant;
@@ -27,6 +27,8 @@ impl Run<'_> {
         let mut text = String::new();
         let mut thinking = String::new();
         let mut calls: Vec<ToolCall> = Vec::new();
+        // Finished reasoning blocks with what the server needs back.
+        let mut sealed: Vec<Thinking> = Vec::new();
         let mut usage = None;
         let mut stopped = false;
         let mut failure = None;
@@ -84,6 +86,7 @@ impl Run<'_> {
                             .await;
                         }
                         Ok(ChatChunk::ToolCalls(c)) => calls.extend(c),
+                        Ok(ChatChunk::Reasoning(t)) => sealed.push(t),
                         Ok(ChatChunk::Usage(u)) => usage = Some(u),
                         Ok(ChatChunk::Done { finish_reason }) => {
                             cut_at_length = finish_reason.as_deref() == Some("length");
@@ -127,15 +130,15 @@ impl Run<'_> {
             }
         }
         let mut msg = ChatMessage::assistant(text);
-        msg.thinking = (!thinking.is_empty()).then_some(thinking);
+        msg.set_thinking_blocks(thinking_blocks(sealed, &thinking));
         if !stopped && failure.is_none() {
-            msg.tool_calls = calls;
+            msg.set_tool_calls(calls);
         }
         if persist
             && (!self.conv.stream_finish(&msg).await?
-                && (!msg.content.is_empty()
-                    || msg.thinking.is_some()
-                    || !msg.tool_calls.is_empty()
+                && (!msg.text().is_empty()
+                    || msg.thinking().is_some()
+                    || msg.has_tool_calls()
                     || !stopped))
         {
             self.conv.push(msg.clone(), MessageKind::Message, None)?;
@@ -247,6 +250,19 @@ impl Run<'_> {
             profile: self.profile.id.clone(),
         }
     }
+}
+
+/// The thinking blocks of an answer: the finished blocks the server sent
+/// (signatures and encrypted payloads kept for the next request), then the
+/// streamed reasoning they do not cover (a block cut short, or all of it
+/// from a server that sends no finished blocks) as a plain block.
+fn thinking_blocks(sealed: Vec<Thinking>, streamed: &str) -> Vec<Thinking> {
+    let covered: usize = sealed.iter().map(|t| t.text.len()).sum();
+    let mut out = sealed;
+    if let Some(rest) = streamed.get(covered..).filter(|r| !r.is_empty()) {
+        out.push(Thinking::text(rest));
+    }
+    out
 }
 
 /// A server whose chat template raised an error on the request (llama.cpp's

@@ -79,7 +79,7 @@ impl Agent {
             u64::MAX
         };
         let room = limit.saturating_sub(used).min(budget);
-        if room < MIN_ANSWER || req.messages.iter().any(|m| !m.images.is_empty()) {
+        if room < MIN_ANSWER || req.messages.iter().any(ChatMessage::has_images) {
             return None;
         }
         req.temperature = Some(self.config.context.summary_temperature);

@@ -23,10 +23,9 @@ pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
     let chars: usize = messages
         .iter()
         .map(|m| {
-            m.content.len()
-                + m.thinking.as_ref().map_or(0, String::len)
-                + m.tool_calls
-                    .iter()
+            m.text().len()
+                + m.thinking().map_or(0, |t| t.len())
+                + m.tool_calls()
                     .map(|c| c.name.len() + c.arguments.to_string().len())
                     .sum::<usize>()
                 + FRAMING_CHARS_PER_MESSAGE
@@ -220,6 +219,7 @@ mod tests {
         let u = Usage {
             prompt_tokens: 790,
             completion_tokens: 20,
+            ..Usage::default()
         };
         let req = ChatRequest::new("m", vec![ChatMessage::user("y".repeat(400))]);
         t.record(Some(u), &req, &ChatMessage::assistant("x"));

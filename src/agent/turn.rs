@@ -188,7 +188,7 @@ impl<'a> Run<'a> {
         let seen_ids = conv
             .context
             .iter()
-            .flat_map(|m| m.msg.tool_calls.iter().map(|c| c.id.clone()))
+            .flat_map(|m| m.msg.tool_calls().map(|c| c.id.clone()))
             .collect();
         let listed = if origin.is_some() && !profile.subagent_tools.is_empty() {
             &profile.subagent_tools
@@ -320,12 +320,12 @@ impl<'a> Run<'a> {
             }
             let call = self.call_fitting(&[]).await?;
             if call.stopped {
-                return self.stopped(call.msg.content).await;
+                return self.stopped(call.msg.text().into_owned()).await;
             }
-            if call.msg.tool_calls.is_empty() {
-                return self.finish(call.msg.content, true).await;
+            if !call.msg.has_tool_calls() {
+                return self.finish(call.msg.text().into_owned(), true).await;
             }
-            let calls = call.msg.tool_calls.clone();
+            let calls: Vec<ToolCall> = call.msg.tool_calls().cloned().collect();
             self.run_tools(&calls).await?;
             self.fit_call_arguments()?;
             if self.cancel.is_cancelled() {
@@ -435,7 +435,7 @@ impl<'a> Run<'a> {
                         "[image returned by {} for you to look at]",
                         call.name
                     ));
-                    img.images.push(ImageData {
+                    img.push_image(ImageData {
                         mime: mime.to_string(),
                         base64: b64.to_string(),
                     });
@@ -571,21 +571,21 @@ impl<'a> Run<'a> {
         };
         let call = self.stream_call(&req, true).await?;
         if call.stopped {
-            return self.stopped(call.msg.content).await;
+            return self.stopped(call.msg.text().into_owned()).await;
         }
-        for c in &call.msg.tool_calls {
+        for c in call.msg.tool_calls() {
             let r = ChatMessage::tool_result(
                 c,
                 "not executed: the iteration limit for this turn was reached",
             );
             self.conv.push(r, MessageKind::Message, Some(false))?;
         }
-        let text = if call.msg.content.trim().is_empty() {
+        let text = if call.msg.text().trim().is_empty() {
             format!(
                 "I stopped after {max} tool-calling iterations without finishing. Ask me to continue to pick up where I left off."
             )
         } else {
-            call.msg.content
+            call.msg.text().into_owned()
         };
         self.finish(text, false).await
     }

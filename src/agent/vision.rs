@@ -35,7 +35,7 @@ pub(super) async fn check(
     profile_id: &str,
     msg: &ChatMessage,
 ) -> Result<(), AgentError> {
-    if msg.images.is_empty() {
+    if !msg.has_images() {
         return Ok(());
     }
     let profile = agent
@@ -94,7 +94,7 @@ pub(super) async fn after_error(
                 .iter()
                 .rev()
                 .find(|m| m.msg.role == Role::User)
-                .map(|m| !m.msg.images.is_empty())
+                .map(|m| m.msg.has_images())
         })
         .unwrap_or(false);
     let dropped = match agent.store.drop_context_images(session_id) {

@@ -30,7 +30,9 @@ impl App {
             .map_err(|e| e.to_string())?;
         Ok((
             count,
-            rows.into_iter().map(|(n, m)| (n, m.msg.content)).collect(),
+            rows.into_iter()
+                .map(|(n, m)| (n, m.msg.text().into_owned()))
+                .collect(),
         ))
     }
 

@@ -113,13 +113,8 @@ impl GuardedStream {
                 })),
             },
         };
-        if !matches!(
-            result,
-            Some(Ok(ChatChunk::Thinking(_)
-                | ChatChunk::Text(_)
-                | ChatChunk::ToolCalls(_)
-                | ChatChunk::Usage(_)))
-        ) {
+        let more = matches!(&result, Some(Ok(c)) if !matches!(c, ChatChunk::Done { .. }));
+        if !more {
             // Done, error, cancellation, timeout or end: release the body now.
             self.inner = None;
         }

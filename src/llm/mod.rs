@@ -12,6 +12,7 @@ pub mod guard;
 pub(crate) mod host;
 pub(crate) mod http;
 pub(crate) mod llama;
+pub mod message;
 pub(crate) mod modalities;
 pub mod ndjson;
 pub mod ollama;
@@ -26,6 +27,7 @@ pub(crate) mod url_auth;
 pub use crate::protocol::ModelInfo;
 pub(crate) use descriptor::{BackendDescriptor, descriptor};
 pub use error::LlmError;
+pub use message::{Block, ChatMessage, FlatMessage, ImageData, Role, Thinking, ToolCall};
 
 use crate::config::{BackendKind, Config, ThinkSetting};
 use futures_util::Stream;
@@ -33,91 +35,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::pin::Pin;
 use std::sync::Arc;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-    Tool,
-}
-
-impl Role {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-    }
-}
-
-/// A complete tool call requested by the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    /// Normally a JSON object. When the model sent arguments that are not valid
-    /// JSON, this is `Value::String(raw)` and the agent answers with an error.
-    pub arguments: Value,
-}
-
-/// An image attached to a message (base64 without a `data:` prefix).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ImageData {
-    pub mime: String,
-    pub base64: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    pub role: Role,
-    #[serde(default)]
-    pub content: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCall>,
-    /// For role `tool`: the id of the call this answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    /// For role `tool`: the tool's name (Ollama pairs results by name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<ImageData>,
-}
-
-impl ChatMessage {
-    fn new(role: Role, content: impl Into<String>) -> Self {
-        ChatMessage {
-            role,
-            content: content.into(),
-            thinking: None,
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            tool_name: None,
-            images: Vec::new(),
-        }
-    }
-    pub fn system(content: impl Into<String>) -> Self {
-        Self::new(Role::System, content)
-    }
-    pub fn user(content: impl Into<String>) -> Self {
-        Self::new(Role::User, content)
-    }
-    pub fn assistant(content: impl Into<String>) -> Self {
-        Self::new(Role::Assistant, content)
-    }
-    pub fn tool_result(call: &ToolCall, content: impl Into<String>) -> Self {
-        let mut m = Self::new(Role::Tool, content);
-        m.tool_call_id = Some(call.id.clone());
-        m.tool_name = Some(call.name.clone());
-        m
-    }
-}
 
 /// A tool definition as sent to the model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -169,8 +86,18 @@ impl ChatRequest {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// The whole prompt, cached parts included.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the prompt: tokens read from the server's prompt cache, where the
+    /// server says (Anthropic `cache_read_input_tokens`, OpenAI
+    /// `cached_tokens`).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Of the prompt: tokens written to the prompt cache (Anthropic
+    /// `cache_creation_input_tokens`).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// One normalised piece of a streamed answer.
@@ -180,6 +107,11 @@ pub enum ChatChunk {
     Text(String),
     /// Complete calls, arguments parsed.
     ToolCalls(Vec<ToolCall>),
+    /// A finished reasoning block with what the server needs to get it
+    /// back (signature, encrypted payload, item id). Its text is exactly
+    /// the `Thinking` pieces streamed for it before (the answer is shown
+    /// from those); this block is what the answer's message keeps.
+    Reasoning(Thinking),
     Usage(Usage),
     /// The stream ended normally (`done: true`, `finish_reason`, or `[DONE]`).
     Done {

@@ -189,6 +189,7 @@ impl NdjsonDecoder {
                 out.push(ChatChunk::Usage(Usage {
                     prompt_tokens: line.prompt_eval_count.unwrap_or(0),
                     completion_tokens: line.eval_count.unwrap_or(0),
+                    ..Usage::default()
                 }));
             }
             out.push(ChatChunk::Done {
@@ -263,6 +264,7 @@ mod tests {
             ChatChunk::Usage(Usage {
                 prompt_tokens: 12,
                 completion_tokens: 3,
+                ..Usage::default()
             }),
             ChatChunk::Done {
                 finish_reason: Some("stop".into()),

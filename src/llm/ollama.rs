@@ -163,15 +163,14 @@ pub(crate) fn chat_body(req: &ChatRequest, send_think: bool, send_tools: bool) -
 fn message(m: &ChatMessage) -> Value {
     let mut o = Map::new();
     o.insert("role".into(), json!(m.role.as_str()));
-    o.insert("content".into(), json!(m.content));
-    if !m.images.is_empty() {
-        let images: Vec<&str> = m.images.iter().map(|i| i.base64.as_str()).collect();
+    o.insert("content".into(), json!(m.text()));
+    if m.has_images() {
+        let images: Vec<&str> = m.images().map(|i| i.base64.as_str()).collect();
         o.insert("images".into(), json!(images));
     }
-    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+    if m.role == Role::Assistant && m.has_tool_calls() {
         let calls = m
-            .tool_calls
-            .iter()
+            .tool_calls()
             .map(|c| {
                 let arguments = match &c.arguments {
                     Value::Object(_) => c.arguments.clone(),
@@ -187,10 +186,10 @@ fn message(m: &ChatMessage) -> Value {
         o.insert("tool_calls".into(), Value::Array(calls));
     }
     if m.role == Role::Tool {
-        if let Some(name) = &m.tool_name {
+        if let Some(name) = m.tool_name() {
             o.insert("tool_name".into(), json!(name));
         }
-        if let Some(id) = &m.tool_call_id {
+        if let Some(id) = m.tool_call_id() {
             o.insert("tool_call_id".into(), json!(id));
         }
     }
@@ -325,13 +324,13 @@ mod tests {
             arguments: json!({"p": 1}),
         };
         let mut asst = ChatMessage::assistant("");
-        asst.tool_calls = vec![call.clone()];
-        asst.thinking = Some("secret".into());
+        asst.set_tool_calls(vec![call.clone()]);
+        asst.set_thinking(Some("secret".into()));
         let mut user = ChatMessage::user("look");
-        user.images = vec![ImageData {
+        user.push_image(ImageData {
             mime: "image/png".into(),
             base64: "AAA=".into(),
-        }];
+        });
         let mut req =
             ChatRequest::new("m", vec![user, asst, ChatMessage::tool_result(&call, "ok")]);
         req.tools = vec![ToolSchema {

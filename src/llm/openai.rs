@@ -261,21 +261,20 @@ pub(crate) fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
 fn message(m: &ChatMessage) -> Value {
     let mut o = Map::new();
     o.insert("role".into(), json!(m.role.as_str()));
-    if m.images.is_empty() {
-        o.insert("content".into(), json!(m.content));
+    if !m.has_images() {
+        o.insert("content".into(), json!(m.text()));
     } else {
-        let mut parts = vec![json!({"type": "text", "text": m.content})];
-        parts.extend(m.images.iter().map(|i| {
+        let mut parts = vec![json!({"type": "text", "text": m.text()})];
+        parts.extend(m.images().map(|i| {
             json!({"type": "image_url", "image_url": {
                 "url": format!("data:{};base64,{}", i.mime, i.base64)
             }})
         }));
         o.insert("content".into(), Value::Array(parts));
     }
-    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+    if m.role == Role::Assistant && m.has_tool_calls() {
         let calls = m
-            .tool_calls
-            .iter()
+            .tool_calls()
             .map(|c| {
                 let arguments = match &c.arguments {
                     Value::String(raw) => raw.clone(),
@@ -288,7 +287,7 @@ fn message(m: &ChatMessage) -> Value {
         o.insert("tool_calls".into(), Value::Array(calls));
     }
     if m.role == Role::Tool
-        && let Some(id) = &m.tool_call_id
+        && let Some(id) = m.tool_call_id()
     {
         o.insert("tool_call_id".into(), json!(id));
     }
@@ -500,12 +499,12 @@ mod tests {
             arguments: Value::String("{oops".into()),
         };
         let mut asst = ChatMessage::assistant("");
-        asst.tool_calls = vec![good.clone(), bad];
+        asst.set_tool_calls(vec![good.clone(), bad]);
         let mut user = ChatMessage::user("see");
-        user.images = vec![ImageData {
+        user.push_image(ImageData {
             mime: "image/png".into(),
             base64: "AAA=".into(),
-        }];
+        });
         let mut req =
             ChatRequest::new("m", vec![user, asst, ChatMessage::tool_result(&good, "ok")]);
         req.temperature = Some(0.25);

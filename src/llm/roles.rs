@@ -36,28 +36,28 @@ pub(crate) fn normalize(messages: &[ChatMessage]) -> Vec<ChatMessage> {
     for m in messages {
         match m.role {
             Role::System => match &mut system {
-                Some(s) => join(&mut s.content, &m.content),
+                Some(s) => join(s, &m.text()),
                 None => system = Some(m.clone()),
             },
             Role::User => push_user(&mut out, m.clone()),
             Role::Assistant => match out.last_mut() {
                 Some(prev) if prev.role == Role::Assistant => {
-                    join(&mut prev.content, &m.content);
-                    prev.tool_calls.extend(m.tool_calls.iter().cloned());
-                    prev.thinking = None;
+                    join(prev, &m.text());
+                    m.tool_calls().for_each(|c| prev.push_tool_call(c.clone()));
+                    prev.set_thinking(None);
                 }
                 _ => out.push(m.clone()),
             },
             Role::Tool => {
                 let answers_a_call = out.last().is_some_and(|p| {
-                    p.role == Role::Tool || (p.role == Role::Assistant && !p.tool_calls.is_empty())
+                    p.role == Role::Tool || (p.role == Role::Assistant && p.has_tool_calls())
                 });
                 if answers_a_call {
                     out.push(m.clone());
                 } else {
-                    let name = m.tool_name.as_deref().unwrap_or("a tool");
-                    let mut u = ChatMessage::user(format!("[result of {name}]\n{}", m.content));
-                    u.images = m.images.clone();
+                    let name = m.tool_name().unwrap_or("a tool");
+                    let mut u = ChatMessage::user(format!("[result of {name}]\n{}", m.text()));
+                    m.images().for_each(|i| u.push_image(i.clone()));
                     push_user(&mut out, u);
                 }
             }
@@ -69,30 +69,32 @@ pub(crate) fn normalize(messages: &[ChatMessage]) -> Vec<ChatMessage> {
     all
 }
 
-fn push_user(out: &mut Vec<ChatMessage>, m: ChatMessage) {
+fn push_user(out: &mut Vec<ChatMessage>, mut m: ChatMessage) {
     match out.last_mut() {
         Some(prev) if prev.role == Role::User => {
-            join(&mut prev.content, &m.content);
-            prev.images.extend(m.images);
+            join(prev, &m.text());
+            m.take_images().into_iter().for_each(|i| prev.push_image(i));
         }
-        Some(prev) if prev.role == Role::Tool && m.images.is_empty() => {
-            let text = m.content.trim();
+        Some(prev) if prev.role == Role::Tool && !m.has_images() => {
+            let text = m.text();
+            let text = text.trim();
             if !text.is_empty() {
-                join(&mut prev.content, &format!("{USER_ADDS} {text}"));
+                join(prev, &format!("{USER_ADDS} {text}"));
             }
         }
         _ => out.push(m),
     }
 }
 
-fn join(into: &mut String, more: &str) {
+/// Adds `more` to the text of `into`, after a blank line.
+fn join(into: &mut ChatMessage, more: &str) {
     if more.is_empty() {
         return;
     }
-    if !into.is_empty() {
-        into.push_str("\n\n");
+    if !into.text().is_empty() {
+        into.push_text("\n\n");
     }
-    into.push_str(more);
+    into.push_text(more);
 }
 
 /// True when `messages` alternate as [`normalize`] promises: at most one
@@ -107,7 +109,7 @@ pub(crate) fn alternates(messages: &[ChatMessage]) -> bool {
             (Role::User, Some(p)) => p.role != Role::User,
             (Role::Assistant, Some(p)) => p.role != Role::Assistant,
             (Role::Tool, Some(p)) => {
-                p.role == Role::Tool || (p.role == Role::Assistant && !p.tool_calls.is_empty())
+                p.role == Role::Tool || (p.role == Role::Assistant && p.has_tool_calls())
             }
             (Role::Tool, None) => false,
             (_, None) => true,
@@ -137,7 +139,7 @@ mod tests {
 
     fn asst_calls(ids: &[&str]) -> ChatMessage {
         let mut m = ChatMessage::assistant("");
-        m.tool_calls = ids.iter().map(|i| call(i)).collect();
+        m.set_tool_calls(ids.iter().map(|i| call(i)).collect());
         m
     }
 
@@ -149,14 +151,14 @@ mod tests {
             ChatMessage::user("hi"),
         ]);
         assert_eq!(out.len(), 2);
-        assert_eq!(out[0].content, "persona\n\nmemory");
+        assert_eq!(out[0].text(), "persona\n\nmemory");
         assert!(alternates(&out));
     }
 
     #[test]
     fn same_roles_in_a_row_merge() {
         let mut img = ChatMessage::user("look");
-        img.images.push(ImageData {
+        img.push_image(ImageData {
             mime: "image/png".into(),
             base64: "AA==".into(),
         });
@@ -171,9 +173,9 @@ mod tests {
         assert!(!alternates(&input));
         let out = normalize(&input);
         assert!(alternates(&out), "{out:?}");
-        assert_eq!(out[1].content, "summary of earlier\n\nlook");
-        assert_eq!(out[1].images.len(), 1);
-        assert_eq!(out[2].content, "plan\n\nanswer");
+        assert_eq!(out[1].text(), "summary of earlier\n\nlook");
+        assert_eq!(out[1].image_count(), 1);
+        assert_eq!(out[2].text(), "plan\n\nanswer");
         assert_eq!(out.len(), 4);
     }
 
@@ -190,7 +192,7 @@ mod tests {
         ]);
         assert!(alternates(&out), "{out:?}");
         assert_eq!(out.len(), 5);
-        assert_eq!(out[3].content, "done\n\nThe user adds: also check the logs");
+        assert_eq!(out[3].text(), "done\n\nThe user adds: also check the logs");
     }
 
     #[test]
@@ -198,7 +200,7 @@ mod tests {
         let c = call("c9");
         let out = normalize(&[ChatMessage::user("q"), ChatMessage::tool_result(&c, "x")]);
         assert_eq!(out.len(), 1);
-        assert!(out[0].content.ends_with("[result of terminal]\nx"));
+        assert!(out[0].text().ends_with("[result of terminal]\nx"));
         assert!(alternates(&out));
     }
 

@@ -45,6 +45,7 @@ pub fn text_chunks(text: &str) -> Vec<ChatChunk> {
     out.push(ChatChunk::Usage(Usage {
         prompt_tokens: 0,
         completion_tokens: 0,
+        ..Usage::default()
     }));
     out.push(ChatChunk::Done {
         finish_reason: Some("stop".into()),

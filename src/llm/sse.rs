@@ -165,6 +165,7 @@ impl SseDecoder {
             self.usage = Some(Usage {
                 prompt_tokens: u.prompt_tokens.unwrap_or(0),
                 completion_tokens: u.completion_tokens.unwrap_or(0),
+                ..Usage::default()
             });
         }
         for choice in chunk.choices.into_iter().flatten() {
@@ -375,6 +376,7 @@ mod tests {
             ChatChunk::Usage(Usage {
                 prompt_tokens: 5,
                 completion_tokens: 2,
+                ..Usage::default()
             }),
             ChatChunk::Done {
                 finish_reason: Some("stop".into()),

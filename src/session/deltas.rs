@@ -15,6 +15,7 @@
 //!   for good only by the session's lock holder (on load), like crash repair;
 //! - a delta row names the display row (`message_id`) and the context row
 //!   (`context_id`) of the same message; both get the text.
+use super::store::rows::{edit_messages, write_message};
 use super::store::{SessionStore, StoreError};
 use super::{Buffer, StoredMessage};
 use crate::llm::ChatMessage;
@@ -66,16 +67,19 @@ fn gains(deltas: Vec<Delta>) -> HashMap<i64, (String, String)> {
     out
 }
 
+/// `msg` with a stream's pieces added: `content` to its text, `thinking`
+/// to its reasoning.
+fn gain(msg: &mut ChatMessage, content: &str, thinking: &str) {
+    msg.push_text(content);
+    if !thinking.is_empty() {
+        msg.push_thinking(thinking);
+    }
+}
+
 fn apply(messages: &mut [StoredMessage], gains: &HashMap<i64, (String, String)>) {
     for m in messages.iter_mut() {
         if let Some((content, thinking)) = gains.get(&m.id) {
-            m.msg.content.push_str(content);
-            if !thinking.is_empty() {
-                m.msg
-                    .thinking
-                    .get_or_insert_with(String::new)
-                    .push_str(thinking);
-            }
+            gain(&mut m.msg, content, thinking);
         }
     }
 }
@@ -175,12 +179,7 @@ impl SessionStore {
             }
             let displays: Vec<i64> = deltas.iter().map(|d| d.0).collect();
             for (row, (content, thinking)) in gains(deltas) {
-                tx.prepare_cached(
-                    "UPDATE messages SET content = content || ?2,
-                     thinking = CASE WHEN ?3 = '' THEN thinking ELSE COALESCE(thinking, '') || ?3 END
-                     WHERE id = ?1",
-                )?
-                .execute(params![row, content, thinking])?;
+                edit_messages(&tx, &[row], |m| gain(m, &content, &thinking))?;
             }
             for row in displays {
                 tx.prepare_cached("DELETE FROM message_deltas WHERE message_id = ?1")?
@@ -191,9 +190,11 @@ impl SessionStore {
         })
     }
 
-    /// Updates the content of an already-written message (e.g. a stopped
+    /// Updates the text of an already-written message (e.g. a stopped
     /// answer's partial text written while streaming); its pending deltas
-    /// are dropped, the new content replaces what they added.
+    /// are dropped, the new content replaces what they added. Thinking
+    /// blocks stay as they are (signatures included) when `thinking` is
+    /// their text; otherwise they become `thinking` alone.
     pub(crate) fn update_content(
         &self,
         rows: &[i64],
@@ -207,7 +208,12 @@ impl SessionStore {
         );
         self.with(move |c| {
             let tx = c.transaction()?;
-            Self::set_content(&tx, &rows, &content, thinking.as_deref())?;
+            edit_messages(&tx, &rows, |m| {
+                m.set_text(content.as_str());
+                if m.thinking().as_deref() != thinking.as_deref() {
+                    m.set_thinking(thinking.clone());
+                }
+            })?;
             tx.commit()?;
             Ok(())
         })
@@ -219,34 +225,13 @@ impl SessionStore {
         rows: &[i64],
         calls: &[crate::llm::ToolCall],
     ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(calls).unwrap_or_default();
-        let rows = rows.to_vec();
+        let (rows, calls) = (rows.to_vec(), calls.to_vec());
         self.with(move |c| {
             let tx = c.transaction()?;
-            for row in &rows {
-                tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
-                    .execute(params![row, json])?;
-            }
+            edit_messages(&tx, &rows, |m| m.set_tool_calls(calls.clone()))?;
             tx.commit()?;
             Ok(())
         })
-    }
-
-    /// Sets the content of message rows and drops their pending deltas (the
-    /// new content replaces what they added).
-    pub(super) fn set_content(
-        c: &Connection,
-        rows: &[i64],
-        content: &str,
-        thinking: Option<&str>,
-    ) -> Result<(), StoreError> {
-        for row in rows {
-            c.prepare_cached("UPDATE messages SET content = ?2, thinking = ?3 WHERE id = ?1")?
-                .execute(params![row, content, thinking])?;
-            c.prepare_cached("DELETE FROM message_deltas WHERE message_id = ?1")?
-                .execute([row])?;
-        }
-        Ok(())
     }
 
     /// Appends streamed text to a message written earlier in both buffers
@@ -276,8 +261,9 @@ impl SessionStore {
         self.with(move |c| insert_delta(c, display, context, &content, &thinking))
     }
 
-    /// Ends a streamed message: its rows get the final content, thinking and
-    /// tool calls, and its deltas are deleted, in one transaction.
+    /// Ends a streamed message: its rows get the final message (text,
+    /// thinking blocks, tool calls), and its deltas are deleted, in one
+    /// transaction.
     pub(crate) async fn finish_stream_async(
         &self,
         rows: &[i64],
@@ -315,13 +301,8 @@ fn insert_delta(
 
 fn finish(c: &mut Connection, rows: &[i64], msg: &ChatMessage) -> Result<(), StoreError> {
     let tx = c.transaction()?;
-    SessionStore::set_content(&tx, rows, &msg.content, msg.thinking.as_deref())?;
-    if !msg.tool_calls.is_empty() {
-        let json = serde_json::to_string(&msg.tool_calls).unwrap_or_default();
-        for row in rows {
-            tx.prepare_cached("UPDATE messages SET tool_calls = ?2 WHERE id = ?1")?
-                .execute(params![row, json])?;
-        }
+    for &row in rows {
+        write_message(&tx, row, msg)?;
     }
     tx.commit()?;
     Ok(())

@@ -144,15 +144,15 @@ pub(crate) fn repair_unpaired(messages: &mut Vec<StoredMessage>) -> bool {
     while i < messages.len() {
         let m = messages[i].clone();
         i += 1;
-        let calls = m.msg.tool_calls.clone();
+        let calls: Vec<crate::llm::ToolCall> = m.msg.tool_calls().cloned().collect();
         out.push(m);
         if calls.is_empty() {
             continue;
         }
         let mut answered = std::collections::HashSet::new();
         while i < messages.len() && messages[i].msg.role == Role::Tool {
-            if let Some(id) = &messages[i].msg.tool_call_id {
-                answered.insert(id.clone());
+            if let Some(id) = messages[i].msg.tool_call_id() {
+                answered.insert(id.to_string());
             }
             out.push(messages[i].clone());
             i += 1;

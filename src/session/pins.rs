@@ -18,7 +18,7 @@ pub(crate) fn key(m: &StoredMessage) -> String {
         "{}:{}:{}",
         m.created_at,
         m.msg.role.as_str(),
-        m.msg.content.len()
+        m.msg.text().len()
     )
 }
 
@@ -28,7 +28,7 @@ pub(crate) fn key(m: &StoredMessage) -> String {
 pub(crate) fn pinnable(m: &StoredMessage) -> bool {
     m.kind == MessageKind::Message
         && matches!(m.msg.role, Role::User | Role::Assistant)
-        && (!m.msg.content.trim().is_empty() || !m.msg.images.is_empty())
+        && (!m.msg.text().trim().is_empty() || m.msg.has_images())
         && !m.rewound
 }
 
@@ -76,7 +76,7 @@ fn entry(n: usize, m: &StoredMessage, pins: &BTreeSet<String>) -> Entry {
     Entry {
         n,
         role: m.msg.role.as_str(),
-        text: m.msg.content.clone(),
+        text: m.msg.text().into_owned(),
         pinned: pins.contains(&key(m)),
     }
 }
@@ -173,12 +173,12 @@ mod tests {
         let store = SessionStore::open_in_memory().unwrap();
         let s = store.create("default").unwrap();
         let mut with_image = ChatMessage::user("what is in this picture?");
-        with_image.images.push(crate::llm::ImageData {
+        with_image.push_image(crate::llm::ImageData {
             mime: "image/png".into(),
             base64: "iVBORw0KGgo=".into(),
         });
         let mut only_image = ChatMessage::user("");
-        only_image.images.push(crate::llm::ImageData {
+        only_image.push_image(crate::llm::ImageData {
             mime: "image/png".into(),
             base64: "iVBORw0KGgo=".into(),
         });

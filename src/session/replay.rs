@@ -14,7 +14,7 @@ pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Histor
     display
         .iter()
         .filter_map(|m| {
-            let text = m.msg.content.clone();
+            let text = m.msg.text().into_owned();
             if m.rewound {
                 return rewound(m);
             }
@@ -32,15 +32,14 @@ pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Histor
                 (_, Role::User) => HistoryItem::User {
                     text,
                     pinned: is_pinned(m),
-                    images: m.msg.images.len(),
+                    images: m.msg.image_count(),
                 },
                 (_, Role::Assistant) => HistoryItem::Assistant {
                     text,
-                    thinking: m.msg.thinking.clone(),
+                    thinking: m.msg.thinking().map(Into::into),
                     calls: m
                         .msg
-                        .tool_calls
-                        .iter()
+                        .tool_calls()
                         .map(|c| CallItem {
                             id: c.id.clone(),
                             tool: c.name.clone(),
@@ -50,8 +49,8 @@ pub fn items(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Histor
                     pinned: is_pinned(m),
                 },
                 (_, Role::Tool) => HistoryItem::ToolResult {
-                    id: m.msg.tool_call_id.clone().unwrap_or_default(),
-                    tool: m.msg.tool_name.clone().unwrap_or_else(|| "tool".into()),
+                    id: m.msg.tool_call_id().unwrap_or_default().to_string(),
+                    tool: m.msg.tool_name().unwrap_or("tool").to_string(),
                     output: text,
                     success: m.success != Some(false),
                     display: m.display.clone(),
@@ -70,7 +69,7 @@ fn rewound(m: &StoredMessage) -> Option<HistoryItem> {
     };
     let text = m
         .msg
-        .content
+        .text()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");

@@ -59,7 +59,7 @@ impl SessionStore {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {} FROM messages WHERE session_id = ?1 AND buffer = 0 AND role = 'user'
                  AND rewound = 0 AND created_at = ?2 AND id > ?3",
-                super::store::MESSAGE_COLS
+                super::store::message_select()
             ))?;
             let later = st
                 .query_map(
@@ -93,7 +93,7 @@ impl SessionStore {
             tx.commit()?;
             Ok(n)
         })?;
-        Ok((target.msg.content.clone(), marked))
+        Ok((target.msg.text().into_owned(), marked))
     }
 }
 
@@ -119,19 +119,16 @@ mod tests {
         assert_eq!((text.as_str(), marked), ("two", 4));
         let loaded = store.load(&s.id).unwrap().unwrap();
         assert_eq!(loaded.display.len(), 6, "nothing deleted");
-        let ctx: Vec<&str> = loaded
+        let ctx: Vec<String> = loaded
             .context
             .iter()
-            .map(|m| m.msg.content.as_str())
+            .map(|m| m.msg.text().into_owned())
             .collect();
         assert_eq!(ctx, ["one", "1"]);
         assert_eq!(store.turn_count(&s.id).unwrap(), 1);
         let (count, recent) = store.recent_turns(&s.id, 5).unwrap();
         assert_eq!((count, recent.len(), recent[0].0), (1, 1, 1));
-        assert_eq!(
-            store.turn_row(&s.id, 1).unwrap().unwrap().msg.content,
-            "one"
-        );
+        assert_eq!(store.turn_row(&s.id, 1).unwrap().unwrap().msg.text(), "one");
         assert!(store.turn_row(&s.id, 2).unwrap().is_none());
         assert!(matches!(
             store.rewind(&s.id, 2),

@@ -107,7 +107,14 @@ const MIGRATIONS: &[&str] = &[
     // kept on display-buffer rows only; NULL for every other row and for rows
     // written before it existed (they replay as plain text).
     "ALTER TABLE messages ADD COLUMN display TEXT;",
-    // 8: reading costs what is read, not the history. `message_count` (the
+    // 8: messages are lists of content blocks (see session/store/rows.rs):
+    // the columns above keep a message's flat form (text, thinking, calls,
+    // the result's call, images), which is all every earlier row holds, so
+    // those rows need no rewriting; `blocks` holds the whole list as JSON
+    // when the flat form cannot (a thinking signature, an encrypted
+    // reasoning payload, blocks in another order).
+    "ALTER TABLE messages ADD COLUMN blocks TEXT;",
+    // 9: reading costs what is read, not the history. `message_count` (the
     // display rows) is kept by triggers, for every writer, instead of
     // counted on each `meta`; the partial index holds the user's messages
     // (the turns `/rewind` numbers), so counting or finding one reads the

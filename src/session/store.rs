@@ -12,7 +12,7 @@ use super::{
     Buffer, MessageKind, Session, SessionMeta, StoredMessage, now_ms, repair_unpaired, schema,
     title_from,
 };
-use crate::llm::{ChatMessage, Role};
+use crate::llm::Role;
 pub(crate) use pages::PAGE_ROWS;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -77,9 +77,10 @@ pub struct SessionStore {
 mod images;
 pub(crate) mod pages;
 mod pending;
+pub(crate) mod rows;
 mod state;
 
-// `message_count` is kept by triggers (schema migration 8): no count here.
+// `message_count` is kept by triggers (schema migration 9): no count here.
 const META_COLS: &str = "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count, s.message_count";
 
 fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
@@ -95,41 +96,27 @@ fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
     })
 }
 
-/// The columns [`message_from_row`] reads, in its order.
-pub(super) const MESSAGE_COLS: &str = "id, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, rewound, display";
+/// The select list [`message_from_row`] reads, in its order.
+pub(super) fn message_select() -> String {
+    format!(
+        "id, {}, kind, success, created_at, rewound, display",
+        rows::MESSAGE_COLS
+    )
+}
 
+/// A message row read with [`message_select`].
 pub(super) fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
-    let role: String = r.get(1)?;
-    let role = match role.as_str() {
-        "system" => Role::System,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        _ => Role::User,
-    };
-    let json_col = |i: usize| -> rusqlite::Result<Option<String>> { r.get(i) };
-    let tool_calls = json_col(4)?
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
-    let images = json_col(7)?
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
     Ok(StoredMessage {
         id: r.get(0)?,
-        msg: ChatMessage {
-            role,
-            content: r.get(2)?,
-            thinking: r.get(3)?,
-            tool_calls,
-            tool_call_id: r.get(5)?,
-            tool_name: r.get(6)?,
-            images,
-        },
-        kind: MessageKind::parse(&r.get::<_, String>(8)?),
-        success: r.get::<_, Option<i64>>(9)?.map(|v| v != 0),
-        created_at: r.get(10)?,
-        rewound: r.get::<_, i64>(11)? != 0,
+        msg: rows::chat_message(r, 1)?,
+        kind: MessageKind::parse(&r.get::<_, String>(9)?),
+        success: r.get::<_, Option<i64>>(10)?.map(|v| v != 0),
+        created_at: r.get(11)?,
+        rewound: r.get::<_, i64>(12)? != 0,
         // A value this build cannot read (a newer navi's) is left out.
-        display: json_col(12)?.and_then(|s| serde_json::from_str(&s).ok()),
+        display: r
+            .get::<_, Option<String>>(13)?
+            .and_then(|s| serde_json::from_str(&s).ok()),
     })
 }
 
@@ -350,8 +337,9 @@ impl SessionStore {
         buffer: Buffer,
     ) -> Result<Vec<StoredMessage>, StoreError> {
         let mut st = c.prepare_cached(&format!(
-            "SELECT {MESSAGE_COLS} FROM messages
-             WHERE session_id = ?1 AND buffer = ?2 AND (?2 = 0 OR rewound = 0) ORDER BY id"
+            "SELECT id, {}, kind, success, created_at, rewound, display
+             FROM messages WHERE session_id = ?1 AND buffer = ?2 AND (?2 = 0 OR rewound = 0) ORDER BY id",
+            rows::MESSAGE_COLS
         ))?;
         let rows = st
             .query_map(params![id, buffer.code()], message_from_row)?
@@ -410,10 +398,7 @@ impl SessionStore {
         buffer: Buffer,
         m: &StoredMessage,
     ) -> Result<i64, StoreError> {
-        let tool_calls = (!m.msg.tool_calls.is_empty())
-            .then(|| serde_json::to_string(&m.msg.tool_calls).unwrap_or_default());
-        let images = (!m.msg.images.is_empty())
-            .then(|| serde_json::to_string(&m.msg.images).unwrap_or_default());
+        let v = rows::columns(&m.msg);
         // Display data is for showing, so only display rows keep it.
         let display = m
             .display
@@ -421,23 +406,24 @@ impl SessionStore {
             .filter(|_| buffer == Buffer::Display)
             .and_then(|d| serde_json::to_string(d).ok());
         let mut st = c.prepare_cached(
-            "INSERT INTO messages (session_id, buffer, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, display)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "INSERT INTO messages (session_id, buffer, role, content, thinking, tool_calls, tool_call_id, tool_name, images, kind, success, created_at, display, blocks)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
         st.execute(params![
             id,
             buffer.code(),
             m.msg.role.as_str(),
-            m.msg.content,
-            m.msg.thinking,
-            tool_calls,
-            m.msg.tool_call_id,
-            m.msg.tool_name,
-            images,
+            v.content,
+            v.thinking,
+            v.tool_calls,
+            v.tool_call_id,
+            v.tool_name,
+            v.images,
             m.kind.as_str(),
             m.success.map(i64::from),
             m.created_at,
-            display
+            display,
+            v.blocks
         ])?;
         Ok(c.last_insert_rowid())
     }
@@ -447,7 +433,7 @@ impl SessionStore {
             .execute(params![id, now_ms()])?;
         if m.msg.role == Role::User && m.kind == MessageKind::Message {
             c.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''")?
-                .execute(params![id, title_from(&m.msg.content)])?;
+                .execute(params![id, title_from(&m.msg.text())])?;
         }
         Ok(())
     }

@@ -177,7 +177,7 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
         .iter()
         .rev()
         .find(|m| m.msg.role == crate::llm::Role::User && m.kind == MessageKind::Message)
-        .map(|m| m.msg.content.clone())
+        .map(|m| m.msg.text().into_owned())
         .unwrap_or_default();
     if let Some(why) = gate::skip_reason(
         &run.profile,

@@ -1,8 +1,7 @@
 //! Images a model refused: the context copy of every message that carries
 //! images loses them and says so in its text; the display copy keeps them
 //! (the transcript still shows what the user attached).
-use super::{SessionStore, StoreError};
-use rusqlite::params;
+use super::{SessionStore, StoreError, rows};
 
 /// The note that takes the place of images in the model's copy.
 pub(crate) fn not_sent_note(count: usize) -> String {
@@ -21,32 +20,32 @@ impl SessionStore {
         let id = id.to_string();
         self.with(move |c| {
             let tx = c.transaction()?;
-            let rows: Vec<(i64, String, String)> = {
+            let ids: Vec<i64> = {
                 let mut st = tx.prepare(
-                    "SELECT id, content, images FROM messages
+                    "SELECT id FROM messages
                      WHERE session_id = ?1 AND buffer = 1 AND images IS NOT NULL AND images != ''",
                 )?;
-                st.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                st.query_map([&id], |r| r.get(0))?
                     .collect::<Result<_, _>>()?
             };
             let mut changed = 0;
-            for (row, content, images) in rows {
-                let count = serde_json::from_str::<Vec<serde_json::Value>>(&images)
-                    .map(|v| v.len())
-                    .unwrap_or(1);
+            for row in ids {
+                let Some(mut m) = rows::read_message(&tx, row)? else {
+                    continue;
+                };
+                let count = m.take_images().len();
                 if count == 0 {
                     continue;
                 }
                 let note = not_sent_note(count);
-                let text = if content.trim().is_empty() {
+                let text = m.text();
+                let text = if text.trim().is_empty() {
                     note
                 } else {
-                    format!("{content}\n\n{note}")
+                    format!("{text}\n\n{note}")
                 };
-                tx.execute(
-                    "UPDATE messages SET content = ?2, images = NULL WHERE id = ?1",
-                    params![row, text],
-                )?;
+                m.set_text(text);
+                rows::write_message(&tx, row, &m)?;
                 changed += 1;
             }
             tx.commit()?;

@@ -14,7 +14,7 @@
 //! - every query walks `messages_by_session` (or `messages_user_turns`) from
 //!   a known row: its cost is the page, whatever lies before or after it.
 use super::super::deltas::fold_read;
-use super::{MESSAGE_COLS, SessionStore, StoreError, message_from_row};
+use super::{SessionStore, StoreError, message_from_row, message_select};
 use crate::session::StoredMessage;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -29,8 +29,9 @@ fn rows_between(
     to: i64,
 ) -> Result<Vec<StoredMessage>, StoreError> {
     let mut st = c.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLS} FROM messages
-         WHERE session_id = ?1 AND buffer = 0 AND id >= ?2 AND id < ?3 ORDER BY id"
+        "SELECT {} FROM messages
+         WHERE session_id = ?1 AND buffer = 0 AND id >= ?2 AND id < ?3 ORDER BY id",
+        message_select()
     ))?;
     let rows = st
         .query_map(params![id, from, to], message_from_row)?
@@ -140,8 +141,9 @@ impl SessionStore {
                 )?
                 .query_row([id], |r| r.get(0))?;
             let mut st = tx.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND buffer = 0
-                 AND role = 'user' AND kind = 'message' AND rewound = 0 ORDER BY id DESC LIMIT ?2"
+                "SELECT {} FROM messages WHERE session_id = ?1 AND buffer = 0
+                 AND role = 'user' AND kind = 'message' AND rewound = 0 ORDER BY id DESC LIMIT ?2",
+                message_select()
             ))?;
             let mut rows = st
                 .query_map(params![id, last as i64], message_from_row)?
@@ -162,9 +164,10 @@ impl SessionStore {
         }
         self.read(|c| {
             Ok(c.prepare_cached(&format!(
-                "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND buffer = 0
+                "SELECT {} FROM messages WHERE session_id = ?1 AND buffer = 0
                  AND role = 'user' AND kind = 'message' AND rewound = 0
-                 ORDER BY id LIMIT 1 OFFSET ?2"
+                 ORDER BY id LIMIT 1 OFFSET ?2",
+                message_select()
             ))?
             .query_row(params![id, n as i64 - 1], message_from_row)
             .optional()?)
