@@ -152,7 +152,7 @@ async fn time_server_through_uvx_and_python_m_works_in_a_fresh_home_and_a_warm_o
     let fake = FakeLlm::start().await;
     for server in ["uvx_time", "py_time"] {
         fake.push(Reply::tool_call(
-            &format!("{server}__get_current_time"),
+            format!("{server}__get_current_time"),
             json!({"timezone": "Asia/Tokyo"}),
         ));
     }
