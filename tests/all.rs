@@ -48,6 +48,8 @@ mod checkpoints_scale;
 mod checkpoints_undo;
 #[path = "cli_commands.rs"]
 mod cli_commands;
+#[path = "cli_complete.rs"]
+mod cli_complete;
 #[path = "cli_scripts.rs"]
 mod cli_scripts;
 #[path = "config.rs"]
@@ -82,6 +84,10 @@ mod llm_openai;
 mod llm_realserver;
 #[path = "mcp.rs"]
 mod mcp;
+#[path = "mcp_errors.rs"]
+mod mcp_errors;
+#[path = "mcp_readme.rs"]
+mod mcp_readme;
 #[path = "memory.rs"]
 mod memory;
 #[path = "message_blocks.rs"]
@@ -115,6 +121,10 @@ mod security_cli;
 mod session_handle;
 #[path = "session_lock.rs"]
 mod session_lock;
+#[path = "session_migrate.rs"]
+mod session_migrate;
+#[path = "session_pages.rs"]
+mod session_pages;
 #[path = "session_store.rs"]
 mod session_store;
 #[path = "session_upgrade.rs"]

@@ -55,6 +55,10 @@ if [ "${NAVI_TEST_SETUP:-}" != skip ]; then
       && "$mcp_dir/py/bin/pip" install -q "$TIME_PKG" \
       || echo "warning: pip install $TIME_PKG failed; MCP time tests will skip" >&2
   fi
+  # uv, and the npx/uvx caches the README-style MCP tests start servers
+  # from offline (tests/mcp_readme.rs).
+  bash tests/mcp_support/fill_caches.sh \
+    || echo "warning: filling the npx/uvx caches failed; the README-style MCP tests will skip" >&2
   # The pinned ACP client SDK (tests/acp.rs), the same way.
   # shellcheck disable=SC1091
   . tests/acp/sdk.env

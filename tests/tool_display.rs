@@ -215,11 +215,14 @@ async fn a_database_from_before_display_data_opens_and_replays_as_text() {
         )
         .await;
     assert_eq!(o.code, 0, "{}", o.stderr);
-    // Make it the database an older navi wrote: no `display` column, schema 6.
+    // Make it the database an older navi wrote: no `display` column (nor
+    // what schema 8 added), schema 6.
     let path = env.path("data/navi.db");
     let db = rusqlite::Connection::open(&path).unwrap();
     db.execute_batch(
-        "ALTER TABLE messages DROP COLUMN display; ALTER TABLE messages DROP COLUMN blocks;
+        "DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
+         DROP INDEX messages_user_turns; ALTER TABLE sessions DROP COLUMN message_count;
+         ALTER TABLE messages DROP COLUMN display; ALTER TABLE messages DROP COLUMN blocks;
          DELETE FROM schema_version WHERE version >= 7;",
     )
     .unwrap();

@@ -10,6 +10,9 @@ use crate::session::rewind::RewindError;
 use crate::text_diff::{DiffLine, diff};
 use std::path::Path;
 
+/// How many of the user's latest messages `/rewind` lists.
+const REWIND_LISTED: usize = 50;
+
 /// Blobs larger than this are not diffed.
 const MAX_DIFF: usize = 2 * 1024 * 1024;
 
@@ -47,21 +50,25 @@ impl SessionHandle {
         checkpoint::place(&self.agent.env, self.session.work_dir())
     }
 
-    /// The user's messages as `/rewind N` numbers them, with their text.
-    pub fn user_messages(&self) -> Result<Vec<(usize, String)>, String> {
-        let display = match self.session.load() {
-            Ok(s) => s.map(|s| s.display).unwrap_or_default(),
-            Err(e) => return Err(e.to_string()),
-        };
-        Ok(crate::session::rewind::turns(&display)
-            .into_iter()
-            .map(|(n, m)| (n, m.msg.text().into_owned()))
-            .collect())
+    /// How many messages of the user's `/rewind N` can go back to, and the
+    /// last `last` of them, numbered as `/rewind N` takes them, with their
+    /// text (read from an index: the cost does not grow with the history).
+    pub fn user_messages(&self, last: usize) -> Result<(usize, Vec<(usize, String)>), String> {
+        let (count, rows) = self
+            .store
+            .recent_turns(self.session.id(), last)
+            .map_err(|e| e.to_string())?;
+        Ok((
+            count,
+            rows.into_iter()
+                .map(|(n, m)| (n, m.msg.text().into_owned()))
+                .collect(),
+        ))
     }
 
     /// `/rewind` alone: the user's messages, numbered, and how to use them.
     pub fn rewind_list(&self) -> Result<Vec<String>, String> {
-        let list = self.user_messages()?;
+        let (count, list) = self.user_messages(REWIND_LISTED)?;
         if list.is_empty() {
             return Ok(vec![
                 "nothing to rewind: you have sent no message in this session".into(),
@@ -74,6 +81,15 @@ impl SessionHandle {
                 format!("{n:>4}  {}", super::lines::preview(&text, 70))
             })
             .collect();
+        if count > list.len() {
+            let earlier = count - list.len();
+            out.insert(
+                0,
+                format!(
+                    "… {earlier} earlier message(s), 1 to {earlier}: /rewind N takes any of them"
+                ),
+            );
+        }
         out.push("/rewind N goes back to before message N (it and later messages stay in the history, marked); add --files to restore the files too".into());
         Ok(out)
     }
@@ -93,7 +109,7 @@ impl SessionHandle {
     pub(super) fn rewind(&self, n: usize, files: bool, force: bool) -> Result<Reply, OpError> {
         self.idle()?;
         let id = self.session.id();
-        let count = self.user_messages().map_err(OpError::Invalid)?.len();
+        let count = self.user_messages(0).map_err(OpError::Invalid)?.0;
         if n == 0 || n > count {
             return Err(OpError::Invalid(match count {
                 0 => format!("no message {n}: you have sent no message in this session"),

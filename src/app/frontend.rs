@@ -13,13 +13,24 @@ use std::time::Duration;
 /// Most models whose details (`/api/show`) are asked for.
 const DETAILS_FOR: usize = 40;
 
-/// A stored session as `navi sessions show` prints it.
-pub(crate) struct Transcript {
+/// A stored session as `navi sessions show` and exports print it, read a
+/// page at a time (`session::replay::Pages`): memory does not grow with the
+/// history, and the pages in turn are the whole.
+pub(crate) struct Transcript<'a> {
     pub(crate) meta: crate::protocol::SessionMeta,
-    /// The stored display rows (for `--json`).
-    pub(crate) messages: serde_json::Value,
-    pub(crate) history: Vec<AgentEvent>,
     pub(crate) account: super::ContextAccount,
+    pages: crate::session::replay::Pages<'a>,
+}
+
+/// One page of a transcript: the stored display rows (what `--json`
+/// writes) and the events they replay as.
+pub(crate) type Page = (Vec<crate::session::StoredMessage>, Vec<AgentEvent>);
+
+impl Transcript<'_> {
+    /// The next page; `None` after the last.
+    pub(crate) fn next_page(&mut self) -> Result<Option<Page>, AppError> {
+        Ok(self.pages.next_page()?)
+    }
 }
 
 impl App {
@@ -31,23 +42,29 @@ impl App {
             .map_err(|e| e.to_string())
     }
 
-    /// A stored session by id, prefix or list number, with its history and
-    /// token account (`navi sessions show`, exports).
-    pub(crate) fn transcript(&self, key: &str) -> Result<Transcript, AppError> {
+    /// A stored session by id, prefix or list number, with its token
+    /// account and its history to read a page at a time (`navi sessions
+    /// show`, exports).
+    pub(crate) fn transcript(&self, key: &str) -> Result<Transcript<'_>, AppError> {
         let meta = self.store.resolve(key)?;
-        let session = self
-            .store
-            .load(&meta.id)?
-            .ok_or_else(|| crate::session::StoreError::NotFound(key.to_string()))?;
         let pins = crate::session::pins::load(&self.store, &meta.id)?;
-        let history = crate::session::replay::events(&session.display, &pins);
         let account = super::ContextAccount::load(&self.store, &meta.id)?;
+        let pages = crate::session::replay::Pages::new(&self.store, &meta.id, pins);
         Ok(Transcript {
-            messages: serde_json::to_value(&session.display).unwrap_or_default(),
-            meta: session.meta,
-            history,
+            meta,
             account,
+            pages,
         })
+    }
+
+    /// The last answer of a stored session (by id, prefix or list number),
+    /// exactly as stored: read back from the end, so the cost is the last
+    /// turns, not the history. The session's id, and its answer (empty when
+    /// it has none).
+    pub(crate) fn last_answer(&self, key: &str) -> Result<(String, String), AppError> {
+        let meta = self.store.resolve(key)?;
+        let answer = crate::session::replay::last_answer(&self.store, &meta.id)?;
+        Ok((meta.id, answer.unwrap_or_default()))
     }
 
     /// `(short id, title)` of every stored session, for completion.

@@ -141,21 +141,23 @@ impl SessionHandle {
         }
     }
 
-    /// [`history`](Self::history) on a blocking thread (never on a frame).
+    /// The tail of the display history (about `RESUME_ROWS` rows, after a
+    /// notice of how many earlier messages it leaves out): what resuming or
+    /// switching shows, at a cost that does not grow with the history.
+    pub fn recent_history(&self) -> Result<Vec<AgentEvent>, String> {
+        recent(&self.store, self.session.id())
+    }
+
+    /// [`recent_history`](Self::recent_history) on a blocking thread (never
+    /// on a frame).
     pub fn load_history(
         &self,
     ) -> impl std::future::Future<Output = Result<Vec<AgentEvent>, String>> + Send + 'static {
-        let (session, store) = (self.session.clone(), self.store.clone());
+        let (store, id) = (self.store.clone(), self.session.id().to_string());
         async move {
-            tokio::task::spawn_blocking(move || {
-                session
-                    .with_lock(|l| crate::session::replay::held_events(&store, l))
-                    .transpose()
-                    .map(|e| e.flatten().unwrap_or_default())
-                    .map_err(|e| format!("cannot load the session: {e}"))
-            })
-            .await
-            .map_err(|e| format!("cannot load the session: {e}"))?
+            tokio::task::spawn_blocking(move || recent(&store, &id))
+                .await
+                .map_err(|e| format!("cannot load the session: {e}"))?
         }
     }
 
@@ -276,4 +278,10 @@ impl Drop for SessionHandle {
 /// `OpError::Invalid` from anything printable.
 pub(super) fn invalid(e: impl std::fmt::Display) -> crate::protocol::OpError {
     crate::protocol::OpError::Invalid(e.to_string())
+}
+
+fn recent(store: &SessionStore, id: &str) -> Result<Vec<AgentEvent>, String> {
+    crate::session::replay::tail_events(store, id, crate::session::replay::RESUME_ROWS)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| format!("cannot load the session: {e}"))
 }

@@ -30,7 +30,7 @@ pub(crate) mod words {
 pub use crate::agent::account::ContextAccount;
 pub(crate) use crate::agent::tweaks::TurnTweaks;
 pub use frontend::{Lookups, fetch_models, same_model};
-pub(crate) use frontend::{server_models, stored_session_ids};
+pub(crate) use frontend::{Transcript, server_models, stored_session_ids};
 pub use handle::{OpenOptions, Prepared, Reply, SessionHandle};
 pub(crate) use lines::preview;
 

@@ -91,27 +91,7 @@ pub(crate) async fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8,
         }
         SessionsCommand::Show { id, json } => {
             let t = app.transcript(&id)?;
-            if json {
-                return json_out(&serde_json::json!({
-                    "session": t.meta,
-                    "context": { "tokens": t.account.used, "window": t.account.window },
-                    "messages": t.messages
-                }));
-            }
-            let meta = &t.meta;
-            crate::outln!(
-                "# {} ({}, profile {})",
-                if meta.title.is_empty() {
-                    "(untitled)"
-                } else {
-                    &meta.title
-                },
-                meta.id,
-                meta.profile_id
-            )?;
-            crate::outln!("context: {}", t.account.describe())?;
-            super::out::text(&super::transcript::listing(&t.history))?;
-            Ok(0)
+            super::transcript::show(t, json)
         }
         SessionsCommand::Delete { id } => {
             let meta = app.delete_session(&id)?;

@@ -4,7 +4,44 @@
 //! `navi __complete profiles|models|sessions`, which reads only local files
 //! (the profiles, the config, the session database): no network, no start-up
 //! work beyond that.
-use super::{Failure, GlobalArgs, load_config, out};
+//!
+//! Invariant: a completion script offers only what `navi --help` shows —
+//! never a hidden subcommand (`__complete`) or a hidden flag (`memory
+//! extract --auto`): the scripts are generated from [`public`], the command
+//! tree without them.
+use super::{Cli, Failure, GlobalArgs, load_config, out};
+use clap::{Command, CommandFactory};
+
+/// The completion script for `shell`.
+pub(crate) fn script(shell: clap_complete::Shell) -> String {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut public(&Cli::command()), "navi", &mut buf);
+    let script = String::from_utf8_lossy(&buf);
+    match shell {
+        clap_complete::Shell::Bash => patch_bash(&script),
+        _ => script.into_owned(),
+    }
+}
+
+/// `cmd` without its hidden subcommands and arguments, at every level
+/// (names, help texts, value hints and aliases kept: all a script needs).
+fn public(cmd: &Command) -> Command {
+    let mut out = Command::new(cmd.get_name().to_string());
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    if let Some(version) = cmd.get_version() {
+        out = out.version(version.to_string());
+    }
+    out = out.visible_aliases(cmd.get_visible_aliases().map(str::to_string));
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        out = out.arg(arg.clone());
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        out = out.subcommand(public(sub));
+    }
+    out
+}
 
 /// What the bash script asks for after an option.
 const VALUE_OPTIONS: &[(&str, &str)] = &[
@@ -18,7 +55,7 @@ const VALUE_OPTIONS: &[(&str, &str)] = &[
 
 /// Replaces clap's file-name completion after the value options with a
 /// call of `navi __complete`.
-pub(crate) fn patch_bash(script: &str) -> String {
+fn patch_bash(script: &str) -> String {
     let mut out = script.to_string();
     for (opt, what) in VALUE_OPTIONS {
         let from = format!(

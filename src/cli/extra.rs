@@ -1,22 +1,14 @@
 //! Small commands for scripts and set-up: `navi completions`, `navi man`,
 //! `navi config path|check`, `navi last`, `navi sessions export`.
 //! Everything they print goes through `out` (a closed pipe is a quiet exit 0).
-use super::{Cli, ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
+use super::{ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
 use crate::app::App;
 use crate::config::{Config, Paths};
-use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 
 /// `navi completions SHELL`.
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "navi", &mut buf);
-    let script = String::from_utf8_lossy(&buf);
-    let script = match shell {
-        clap_complete::Shell::Bash => super::complete::patch_bash(&script),
-        _ => script.into_owned(),
-    };
-    out::text(&script)?;
+    out::text(&super::complete::script(shell))?;
     Ok(0)
 }
 
@@ -278,29 +270,45 @@ pub(crate) fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
             .map(|m| m.id.clone())
             .ok_or_else(|| Failure::runtime("no sessions yet; start one with `navi run \"…\"`"))?,
     };
-    let t = app.transcript(&key)?;
-    let answer = crate::protocol::last_answer(&t.history);
+    let (id, answer) = app.last_answer(&key)?;
     if answer.is_empty() {
-        return Err(Failure::runtime(format!(
-            "session {} has no answer yet",
-            t.meta.id
-        )));
+        return Err(Failure::runtime(format!("session {id} has no answer yet")));
     }
     out::line(answer.trim_end())?;
     Ok(0)
 }
 
-/// `navi sessions export ID --format md|json`.
+/// `navi sessions export ID --format md|json`, streamed a page at a time.
 pub(crate) fn export(app: &App, id: &str, format: ExportFormat) -> Result<u8, Failure> {
-    let t = app.transcript(id)?;
-    if format == ExportFormat::Json {
-        let v = serde_json::json!({ "session": t.meta, "messages": t.messages });
-        let s = serde_json::to_string_pretty(&v).map_err(Failure::runtime)?;
-        out::line(&s)?;
-        return Ok(0);
+    use super::transcript::{json_array_end, json_field, json_row};
+    let mut t = app.transcript(id)?;
+    let json = format == ExportFormat::Json;
+    // The members in the order navi always wrote them: session, messages.
+    if json {
+        out::text(&format!(
+            "{{\n{}  \"messages\": [",
+            json_field("session", &t.meta, true)
+        ))?;
+    } else {
+        out::text(&crate::ui::commands::export_header(&t.meta))?;
     }
-    let md = crate::ui::commands::export_markdown(&t.meta, &t.history);
-    out::text(&md)?;
+    let mut first = true;
+    while let Some((rows, events)) = t.next_page()? {
+        let chunk = if json {
+            let mut s = String::new();
+            for m in &rows {
+                s.push_str(&json_row(m, first));
+                first = false;
+            }
+            s
+        } else {
+            crate::ui::commands::export_body(&events)
+        };
+        out::text(&chunk)?;
+    }
+    if json {
+        out::line(&format!("{}}}", json_array_end(!first, false)))?;
+    }
     Ok(0)
 }
 
@@ -363,7 +371,8 @@ fn program_found(cmd: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::cli::Cli;
+    use clap::CommandFactory;
 
     /// Every argument and subcommand in `--help` says what it does.
     #[test]

@@ -42,6 +42,11 @@ pub struct McpServerConfig {
     /// Believe the server's `readOnlyHint` annotation: such tools then run
     /// without approval. Off by default: every MCP tool asks first.
     pub(crate) trust_read_only: bool,
+    /// Whether a stdio server starts inside navi's sandbox. Unset: only when
+    /// the entry asks for a limit (`writable` or `network = false`); a
+    /// server is otherwise a program the user chose to run, like in Codex or
+    /// Claude Code (see docs/mcp.md, "Sandbox").
+    pub(crate) sandbox: Option<bool>,
     /// Directories a stdio server may write to under the sandbox (besides
     /// its private temporary directory).
     pub(crate) writable: Vec<String>,
@@ -67,6 +72,7 @@ impl Default for McpServerConfig {
             enabled_tools: Vec::new(),
             disabled_tools: Vec::new(),
             trust_read_only: false,
+            sandbox: None,
             writable: Vec::new(),
             network: true,
             env_passthrough: Vec::new(),
@@ -84,6 +90,13 @@ impl McpServerConfig {
             }
             _ => McpTransport::Stdio,
         }
+    }
+
+    /// Whether the server is to run in the sandbox (`[sandbox].mode` may
+    /// still turn it off: `full-access` sandboxes nothing).
+    pub(crate) fn sandboxed(&self) -> bool {
+        self.sandbox
+            .unwrap_or(!self.writable.is_empty() || !self.network)
     }
 
     /// Whether `tool` (the server's own name) passes `enabled_tools`/`disabled_tools`.

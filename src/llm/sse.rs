@@ -310,7 +310,10 @@ where
             },
             EventStreamError::Parser(e) => LlmError::Protocol {
                 backend: BACKEND.into(),
-                message: format!("the event stream is not valid SSE ({e:?})"),
+                message: format!(
+                    "the event stream is not valid SSE (at {:?})",
+                    e.input.chars().take(60).collect::<String>()
+                ),
             },
         })
     });

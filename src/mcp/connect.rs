@@ -11,7 +11,9 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use std::collections::{HashMap, VecDeque};
+use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
@@ -24,11 +26,21 @@ const STDERR_LINES: usize = 20;
 /// Longest stderr line kept (bytes).
 const STDERR_LINE_MAX: usize = 400;
 
-/// The last lines a server wrote to stderr (lossy UTF-8).
+/// The last lines a server wrote to stderr (lossy UTF-8), and whether the
+/// current process's stderr has reached its end.
 #[derive(Clone, Default)]
-pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>, Arc<AtomicBool>);
 
 impl StderrTail {
+    /// Waits (at most `limit`) until the current process's stderr is read
+    /// to its end, so a failure report has its last lines.
+    async fn drained(&self, limit: Duration) {
+        let until = tokio::time::Instant::now() + limit;
+        while !self.1.load(Ordering::SeqCst) && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     pub(crate) fn push(&self, raw: &[u8]) {
         // Shown by `navi mcp check`/`list` and `/mcp`: control characters
         // made visible, so a server cannot write escapes to the terminal.
@@ -93,20 +105,20 @@ pub(crate) async fn connect(
     let work = async {
         let client = match cfg.transport_kind() {
             McpTransport::Stdio => {
-                let (transport, p) = spawn(name, cfg, stderr, &task_only, sandbox)?;
-                process = Some(p);
-                super::progress::NaviClient::default()
+                let (transport, p, sandboxed) = spawn(name, cfg, stderr, &task_only, sandbox)?;
+                let served = super::progress::NaviClient::default()
                     .serve(transport)
-                    .await
-                    .map_err(|e| {
-                        let tail = stderr.last(3).join(" | ");
-                        let tail = if tail.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" (stderr: {tail})")
-                        };
-                        format!("the MCP handshake failed: {e}{tail}")
-                    })?
+                    .await;
+                match served {
+                    Ok(c) => {
+                        process = Some(p);
+                        c
+                    }
+                    Err(e) => {
+                        let raw = super::wording::chain(&e);
+                        return Err(stdio_failure(name, cfg, &raw, p, stderr, sandboxed).await);
+                    }
+                }
             }
             McpTransport::Http => {
                 // rmcp's HTTP client is built without a crypto provider; use
@@ -120,18 +132,16 @@ pub(crate) async fn connect(
                 match super::progress::NaviClient::default()
                     .serve(StreamableHttpClientTransport::with_client(client, config))
                     .await
-                    .map_err(|e| error_chain(&e))
                 {
                     Ok(c) => c,
-                    Err(raw) => return Err(http_error(&cfg.url, &raw).await),
+                    Err(e) => return Err(http_error(name, cfg, &super::wording::chain(&e)).await),
                 }
             }
         };
-        let tools = client
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools = client.peer().list_all_tools().await.map_err(|e| {
+            let why = super::wording::explain(name, cfg, &super::wording::chain(&e));
+            format!("tools/list failed: {why}")
+        })?;
         Ok::<_, String>((client, tools))
     };
     let r = match tokio::time::timeout(limit, work).await {
@@ -150,48 +160,86 @@ pub(crate) async fn connect(
     })
 }
 
-/// An error and every error below it, as one line (transport errors keep
-/// the useful part, "Connection refused", in their sources).
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(s) = next {
-        let t = s.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        next = s.source();
+/// A stdio server that failed its handshake: why in words, how it ended
+/// (its exit code, when it exited), the last lines of its stderr, and —
+/// when navi sandboxed it and that looks like the reason — which keys to
+/// change.
+async fn stdio_failure(
+    name: &str,
+    cfg: &McpServerConfig,
+    raw: &str,
+    mut process: ServerProcess,
+    stderr: &StderrTail,
+    sandboxed: bool,
+) -> String {
+    let why = super::wording::explain(name, cfg, raw);
+    // A server that closed its output has usually exited: wait a moment for
+    // its status (and for its last stderr lines to be read).
+    let ended = tokio::time::timeout(Duration::from_millis(500), process._child.wait()).await;
+    let how = match ended {
+        Ok(Ok(status)) => match (status.code(), status.signal()) {
+            (Some(code), _) => format!(" (it exited with code {code})"),
+            (None, Some(sig)) => format!(" (it was killed by signal {sig})"),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    if ended.is_ok() {
+        stderr.drained(Duration::from_millis(300)).await;
     }
-    text
-}
-
-/// Why an HTTP connection failed, in words: "connection refused" rather
-/// than the transport's chain of wrappers.
-pub(crate) fn http_reason(raw: &str) -> String {
-    let lower = raw.to_lowercase();
-    if lower.contains("connection refused") {
-        "connection refused (is the server running? check the url and port)".to_string()
-    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
-        "the host name does not resolve (check the url)".to_string()
-    } else if lower.contains("timed out") {
-        "the connection timed out".to_string()
+    let lines = stderr.last(STDERR_LINES);
+    let tail = lines
+        .iter()
+        .skip(lines.len().saturating_sub(3))
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let tail = if tail.is_empty() {
+        String::new()
     } else {
-        raw.to_string()
+        format!("; its stderr ends: {tail}")
+    };
+    let mut texts: Vec<&str> = lines.iter().map(String::as_str).collect();
+    texts.push(raw);
+    let hint = sandboxed
+        .then(|| super::wording::denial_hint(name, cfg, &texts))
+        .flatten()
+        .map(|h| format!("; {h}"))
+        .unwrap_or_default();
+    format!("the MCP handshake failed: {why}{how}{tail}{hint}")
+}
+
+/// A known cause of a failed HTTP connection, in words (`lower`: the error
+/// text in lower case).
+pub(crate) fn known_http_reason(lower: &str) -> Option<String> {
+    if lower.contains("connection refused") {
+        Some("connection refused (is the server running? check the url and port)".to_string())
+    } else if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        Some("the host name does not resolve (check the url)".to_string())
+    } else if lower.contains("timed out") {
+        Some("the connection timed out".to_string())
+    } else {
+        None
     }
 }
 
-/// A failed HTTP start-up: where, and why in words. The transport's error
-/// often hides the cause ("error sending request"), so a failure to send
-/// is looked at again with a plain TCP connection to the server's port.
-pub(crate) async fn http_error(url: &str, raw: &str) -> String {
+/// A failed HTTP start-up or call: where, and why in words. The transport's
+/// error often hides the cause ("error sending request"), so a failure to
+/// send is looked at again with a plain TCP connection to the server's port.
+pub(crate) async fn http_error(name: &str, cfg: &McpServerConfig, raw: &str) -> String {
     let lower = raw.to_lowercase();
-    if (lower.contains("error sending request") || lower.contains("connect"))
+    let url = &cfg.url;
+    let sent = lower.contains("http ") || lower.contains("content type");
+    if !sent
+        && (lower.contains("error sending request") || lower.contains("connect"))
         && let Some(why) = tcp_probe(url).await
     {
         return format!("cannot reach {url}: {why}");
     }
-    format!("cannot reach {url}: {}", http_reason(raw))
+    if let Some(why) = known_http_reason(&lower) {
+        return format!("cannot reach {url}: {why}");
+    }
+    format!("{url}: {}", super::wording::explain(name, cfg, raw))
 }
 
 /// Why a TCP connection to the url's host and port fails (`None`: it works).
@@ -209,7 +257,10 @@ async fn tcp_probe(url: &str) -> Option<String> {
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(format!(
             "connection refused (nothing listens on {host}:{port}; is the server running?)"
         )),
-        Ok(Err(e)) => Some(http_reason(&e.to_string())),
+        Ok(Err(e)) => Some(
+            known_http_reason(&e.to_string().to_lowercase())
+                .unwrap_or_else(|| super::wording::scrub(&e.to_string())),
+        ),
         Err(_) => Some("the connection timed out".into()),
     }
 }
@@ -232,7 +283,7 @@ fn spawn(
     stderr: &StderrTail,
     task_only: &TaskOnly,
     sandbox: &(crate::sandbox::SandboxConfig, crate::config::Paths),
-) -> Result<(StdioTransport, ServerProcess), String> {
+) -> Result<(StdioTransport, ServerProcess, bool), String> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     // Its own session and process group (killed as a whole, see
     // `ServerProcess`; a Ctrl-C at the terminal is navi's to handle, not the
@@ -252,20 +303,31 @@ fn spawn(
         cmd.current_dir(&cfg.cwd);
     }
     crate::tools::child_env::scrub(&mut cmd, &cfg.env_passthrough);
-    let policy =
+    // Unsandboxed unless the entry opts in (docs/mcp.md, "Sandbox"): the
+    // configurations MCP servers document (`npx -y …`, `uvx …`, `docker run
+    // -i …`) write to the package managers' caches and to the directories
+    // they serve, which no sandbox default can know.
+    let policy = if cfg.sandboxed() {
         crate::sandbox::Policy::for_mcp(&sandbox.0, &sandbox.1, name, &cfg.writable, cfg.network)
-            .map_err(|e| format!("mcp_servers.{name}: {e}"))?;
+            .map_err(|e| format!("mcp_servers.{name}: {e}"))?
+    } else {
+        None
+    };
     if let Some(policy) = &policy {
         crate::sandbox::enforce::attach(&mut cmd, policy)
             .map_err(|e| format!("mcp_servers.{name}: {e}"))?;
     }
     let mut child = cmd.spawn().map_err(|e| {
-        let hint = if e.kind() == std::io::ErrorKind::NotFound {
-            " (is it installed and on PATH? check command and cwd)"
-        } else {
-            ""
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "not found (is it installed and on PATH? check mcp_servers.{name}.command and cwd)"
+            ),
+            std::io::ErrorKind::PermissionDenied => format!(
+                "permission denied (is it an executable file? check mcp_servers.{name}.command)"
+            ),
+            _ => super::wording::scrub(&e.to_string()),
         };
-        format!("cannot start `{}`: {e}{hint}", cfg.command)
+        format!("cannot start `{}`: {why}", cfg.command)
     })?;
     let group = child.id().map(OwnedGroup::new);
     let (Some(out), Some(input)) = (child.stdout.take(), child.stdin.take()) else {
@@ -273,6 +335,7 @@ fn spawn(
     };
     if let Some(err) = child.stderr.take() {
         let tail = stderr.clone();
+        tail.1.store(false, Ordering::SeqCst);
         tokio::spawn(async move {
             let mut reader = tokio::io::BufReader::new(err);
             let mut buf = Vec::new();
@@ -283,6 +346,7 @@ fn spawn(
                     Ok(_) => tail.push(&buf),
                 }
             }
+            tail.1.store(true, Ordering::SeqCst);
         });
     }
     let transport = AsyncRwTransport::new_client(Inspect::new(out, task_only.clone()), input);
@@ -292,6 +356,7 @@ fn spawn(
             _child: child,
             _group: group,
         },
+        policy.is_some(),
     ))
 }
 
@@ -300,10 +365,15 @@ type Headers = HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue
 fn http_headers(cfg: &McpServerConfig) -> Result<Headers, String> {
     let mut headers = HashMap::new();
     for (k, v) in &cfg.headers {
-        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|e| format!("mcp_servers header name {k:?}: {e}"))?;
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+            format!("mcp_servers header name {k:?} is not a valid HTTP header name")
+        })?;
         let value = reqwest::header::HeaderValue::from_str(v)
-            .map_err(|e| format!("mcp_servers header {k}: value is not valid in HTTP: {e}"))?;
+            .map_err(|_| {
+                format!(
+                    "mcp_servers header {k}: the value is not valid in HTTP (control characters or a line break?)"
+                )
+            })?;
         headers.insert(name, value);
     }
     Ok(headers)

@@ -15,12 +15,14 @@
 //!   request makes rmcp send `notifications/cancelled` to the server.
 
 pub(crate) mod connect;
+mod failure;
 pub(crate) mod inspect;
 pub(crate) mod inspect_http;
 pub(crate) mod progress;
 pub(crate) mod report;
 pub(crate) mod result;
 pub(crate) mod tool;
+pub(crate) mod wording;
 
 use crate::config::mcp::McpTransport;
 use crate::config::{Config, McpServerConfig};
@@ -94,6 +96,17 @@ struct Slot {
     /// The running stdio server's process and process group (killed when
     /// replaced or dropped).
     process: Mutex<Option<connect::ServerProcess>>,
+}
+
+impl Slot {
+    /// Whether this server's process runs in navi's sandbox: its entry opts
+    /// in, the sandbox mode is not `full-access` and the kernel enforces it.
+    fn sandboxed(&self) -> bool {
+        self.cfg.transport_kind() == McpTransport::Stdio
+            && self.cfg.sandboxed()
+            && self.sandbox.0.mode() != crate::sandbox::SandboxMode::FullAccess
+            && crate::sandbox::support().available()
+    }
 }
 
 /// A snapshot of one server for `/mcp` and `navi mcp`.
@@ -251,7 +264,11 @@ impl McpHub {
                 let st = lock(&s.st);
                 ServerStatus {
                     name: s.name.clone(),
-                    target: report::target(&s.cfg),
+                    target: if s.sandboxed() {
+                        format!("{}; sandboxed", report::target(&s.cfg))
+                    } else {
+                        report::target(&s.cfg)
+                    },
                     state: st.state.clone(),
                     tools: st.tools.clone(),
                     skipped: st.skipped.clone(),
@@ -514,12 +531,15 @@ impl McpHub {
             Ok(Ok(res)) => {
                 lock(&slot.st).strikes = 0;
                 let v = serde_json::to_value(&res).unwrap_or(Value::Null);
-                result::map_result(&v, self.limits)
+                self.note_denial(slot, result::map_result(&v, self.limits))
             }
-            Ok(Err(rmcp::ServiceError::McpError(e))) => ToolResult::err(format!(
-                "MCP server '{server}' refused {tool}: {} (code {})",
-                e.message, e.code.0
-            )),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => self.note_denial(
+                slot,
+                ToolResult::err(format!(
+                    "MCP server '{server}' refused {tool}: {} (code {})",
+                    e.message, e.code.0
+                )),
+            ),
             Ok(Err(e)) => self.failed(slot, &client, tool, e).await,
             Err(_) => {
                 self.strike(
@@ -534,51 +554,6 @@ impl McpHub {
                     slot.cfg.tool_timeout_secs
                 ))
             }
-        }
-    }
-
-    /// A call the user stopped. A cancel is not a failure: the server was
-    /// alive when asked, so it starts the next call with a clean record (a
-    /// crash after this is restarted at once, no back-off).
-    fn cancelled(&self, slot: &Slot, client: &Client) -> ToolResult {
-        if !client.is_transport_closed() {
-            let mut st = lock(&slot.st);
-            st.strikes = 0;
-            st.retry_at = None;
-        }
-        ToolResult::err("operation cancelled by user")
-    }
-
-    /// A transport-level failure: the server is marked down for a restart.
-    async fn failed(
-        &self,
-        slot: &Slot,
-        client: &Client,
-        tool: &str,
-        e: rmcp::ServiceError,
-    ) -> ToolResult {
-        let why =
-            if client.is_transport_closed() && slot.cfg.transport_kind() == McpTransport::Stdio {
-                "the server process exited".to_string()
-            } else if slot.cfg.transport_kind() == McpTransport::Http {
-                connect::http_error(&slot.cfg.url, &connect::error_chain(&e)).await
-            } else {
-                format!("{e}")
-            };
-        self.strike(slot, why.clone());
-        let msg = format!(
-            "MCP server '{}' failed during {tool}: {why}; it will be restarted on the next call",
-            slot.name
-        );
-        ToolResult::err(self.with_stderr(slot, msg))
-    }
-
-    fn with_stderr(&self, slot: &Slot, msg: String) -> String {
-        let tail = slot.stderr.last(3);
-        if tail.is_empty() {
-            msg
-        } else {
-            format!("{msg}\nserver stderr (last lines):\n{}", tail.join("\n"))
         }
     }
 }

@@ -151,6 +151,34 @@ fn close_open(open: &mut BTreeMap<String, (String, Value)>, out: &mut Vec<AgentE
     }
 }
 
+/// The words between the counts of [`earlier_notice`].
+const EARLIER: &str = " earlier message(s) not shown (";
+const YOURS: &str = " of them yours); the whole history:";
+
+/// The notice a resumed history's tail starts with: how many messages come
+/// before it (`yours`: how many of them are the user's messages `/rewind`
+/// counts, so a front end numbers the ones it shows the same way) and where
+/// to read them all.
+pub fn earlier_notice(earlier: u64, yours: u64, session: &str) -> AgentEvent {
+    let short: String = session.chars().take(8).collect();
+    AgentEvent::Notice {
+        message: format!(
+            "{earlier}{EARLIER}{yours}{YOURS} navi sessions show {short} (or /export)"
+        ),
+    }
+}
+
+/// What an [`earlier_notice`] says: (messages, of them the user's). `None`
+/// for any other event.
+pub fn earlier_count(ev: &AgentEvent) -> Option<(u64, u64)> {
+    let AgentEvent::Notice { message } = ev else {
+        return None;
+    };
+    let (all, rest) = message.split_once(EARLIER)?;
+    let (yours, _) = rest.split_once(YOURS)?;
+    Some((all.parse().ok()?, yours.parse().ok()?))
+}
+
 /// The last answer's text in replayed events (empty when there is none).
 pub fn last_answer(events: &[AgentEvent]) -> &str {
     events

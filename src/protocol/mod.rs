@@ -21,7 +21,10 @@ pub mod plan;
 
 pub use display::{CommandDisplay, FileWriteDisplay, Stopped, ToolDisplay};
 pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
-pub use history::{CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, last_answer, replay};
+pub use history::{
+    CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, earlier_count, earlier_notice, last_answer,
+    replay,
+};
 pub use info::{ModelInfo, ProfileSummary, SessionMeta, now_ms};
 pub use op::{InputAttachment, Op, OpError, SessionEvent, TurnEnd};
 

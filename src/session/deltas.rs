@@ -84,6 +84,20 @@ fn apply(messages: &mut [StoredMessage], gains: &HashMap<i64, (String, String)>)
     }
 }
 
+/// Folds the session's pending deltas into `rows` (read with them, in the
+/// same read transaction), in memory only.
+pub(super) fn fold_read(
+    c: &Connection,
+    id: &str,
+    rows: &mut [StoredMessage],
+) -> Result<(), StoreError> {
+    let deltas = session_deltas(c, id)?;
+    if !deltas.is_empty() {
+        apply(rows, &gains(deltas));
+    }
+    Ok(())
+}
+
 impl SessionStore {
     /// Both buffers of a session with any pending deltas folded in, read in
     /// one transaction.

@@ -88,6 +88,103 @@ pub fn events(display: &[StoredMessage], pinned: &BTreeSet<String>) -> Vec<Agent
     replay(&items(display, pinned))
 }
 
+/// Display rows a resumed front end shows at first: the tail of the
+/// history (from a user message on), whatever its length.
+pub const RESUME_ROWS: usize = 300;
+
+pub use crate::protocol::earlier_count;
+
+/// The last answer of a stored session (what `navi last` prints): read back
+/// from the end a page at a time until one has an answer. Empty when there
+/// is none; `Ok(None)` when there is no such session.
+pub fn last_answer(store: &SessionStore, id: &str) -> Result<Option<String>, StoreError> {
+    if store.meta(id)?.is_none() {
+        return Ok(None);
+    }
+    let mut before = i64::MAX;
+    loop {
+        let page = store.display_page_before(id, before, 64)?;
+        let Some(first) = page.first() else {
+            return Ok(Some(String::new()));
+        };
+        before = first.id;
+        let events = events(&page, &BTreeSet::new());
+        let answer = crate::protocol::last_answer(&events);
+        if !answer.is_empty() {
+            return Ok(Some(answer.to_string()));
+        }
+    }
+}
+
+/// The tail of a stored session's display history as events (about
+/// `rows` rows, from a user message on), preceded by a notice saying how
+/// many earlier messages are not shown and where to see them. `Ok(None)`
+/// when there is no such session.
+pub fn tail_events(
+    store: &SessionStore,
+    id: &str,
+    rows: usize,
+) -> Result<Option<Vec<AgentEvent>>, StoreError> {
+    let Some(meta) = store.meta(id)? else {
+        return Ok(None);
+    };
+    let page = store.display_page_before(id, i64::MAX, rows)?;
+    let pinned = pins::load(store, id)?;
+    let earlier = meta.message_count.saturating_sub(page.len() as u64);
+    let mut out = Vec::new();
+    if earlier > 0 {
+        // The user's messages before the tail, so a front end numbers the
+        // ones it shows as `/rewind N` does.
+        let shown = page
+            .iter()
+            .filter(|m| m.msg.role == Role::User && m.kind == MessageKind::Message && !m.rewound)
+            .count();
+        let yours = store.turn_count(id)?.saturating_sub(shown);
+        out.push(crate::protocol::earlier_notice(earlier, yours as u64, id));
+    }
+    out.extend(events(&page, &pinned));
+    Ok(Some(out))
+}
+
+/// The whole display history, a page at a time, as rows and as events:
+/// replaying the pages in turn is replaying the whole (see
+/// `store/pages.rs`), and memory stays at one page whatever the history.
+pub struct Pages<'a> {
+    store: &'a SessionStore,
+    id: String,
+    pinned: BTreeSet<String>,
+    after: i64,
+}
+
+impl<'a> Pages<'a> {
+    pub fn new(store: &'a SessionStore, id: &str, pinned: BTreeSet<String>) -> Self {
+        Pages {
+            store,
+            id: id.to_string(),
+            pinned,
+            after: 0,
+        }
+    }
+
+    /// The next page; `None` after the last.
+    #[allow(clippy::type_complexity)]
+    pub fn next_page(
+        &mut self,
+    ) -> Result<Option<(Vec<StoredMessage>, Vec<AgentEvent>)>, StoreError> {
+        let page = self.store.display_page_after(
+            &self.id,
+            self.after,
+            crate::session::store::PAGE_ROWS,
+        )?;
+        let Some(last) = page.last() else {
+            return Ok(None);
+        };
+        self.after = last.id;
+        let events = events(&page, &self.pinned);
+        Ok(Some((page, events)))
+    }
+}
+
 /// A stored session's display history as events; `Ok(None)` when there is no
 /// such session.
 pub fn load_events(store: &SessionStore, id: &str) -> Result<Option<Vec<AgentEvent>>, StoreError> {

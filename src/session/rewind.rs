@@ -2,19 +2,9 @@
 //! messages. The rows from that message on stay in the display buffer,
 //! marked `rewound` (replays show them marked); in the context buffer they
 //! are marked too, so the model no longer sees them. Nothing is deleted.
-use super::{MessageKind, SessionStore, StoreError, StoredMessage, pins};
+use super::{SessionStore, StoreError, StoredMessage, pins};
 use crate::llm::Role;
 use rusqlite::params;
-
-/// The user's messages (not rewound), numbered from 1: the turns.
-pub(crate) fn turns(display: &[StoredMessage]) -> Vec<(usize, &StoredMessage)> {
-    display
-        .iter()
-        .filter(|m| m.msg.role == Role::User && m.kind == MessageKind::Message && !m.rewound)
-        .enumerate()
-        .map(|(i, m)| (i + 1, m))
-        .collect()
-}
 
 /// Why a rewind cannot be done.
 #[derive(Debug)]
@@ -50,32 +40,42 @@ impl SessionStore {
 
     /// Rewinds the session `lock` holds to before its user message `n`;
     /// returns that message's text and how many display rows were marked.
+    /// Reads the message by its index, the display rows after it and the
+    /// context buffer, never the whole history.
     pub(crate) fn rewind(
         &self,
         lock: &super::SessionLock,
         n: usize,
     ) -> Result<(String, usize), RewindError> {
         let id = lock.session();
-        let session = self.load_held(lock)?.ok_or(RewindError::NoMessage(0))?;
-        let list = turns(&session.display);
-        let Some((_, target)) = list.iter().find(|(k, _)| *k == n) else {
-            return Err(RewindError::NoMessage(list.len()));
+        if self.meta(id)?.is_none() {
+            return Err(RewindError::NoMessage(0));
+        }
+        let Some(target) = self.turn_row(id, n)? else {
+            return Err(RewindError::NoMessage(self.turn_count(id)?));
         };
         // The same message in the context: by its key, counted from the end
         // (two messages may share a key — same millisecond, role and length
         // — and compaction only ever removes older rows).
-        let key = pins::key(target);
+        let key = pins::key(&target);
         let same =
             |m: &&StoredMessage| m.msg.role == Role::User && !m.rewound && pins::key(m) == key;
-        let from_end = session
-            .display
-            .iter()
-            .filter(same)
-            .rev()
-            .position(|m| m.id == target.id)
-            .unwrap_or(0);
-        let ctx = session
-            .context
+        let (later, context) = self.read(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {} FROM messages WHERE session_id = ?1 AND buffer = 0 AND role = 'user'
+                 AND rewound = 0 AND created_at = ?2 AND id > ?3",
+                super::store::message_select()
+            ))?;
+            let later = st
+                .query_map(
+                    params![id, target.created_at, target.id],
+                    super::store::message_from_row,
+                )?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((later, Self::messages(c, id, super::Buffer::Context)?))
+        })?;
+        let from_end = later.iter().filter(same).count();
+        let ctx = context
             .iter()
             .filter(same)
             .rev()
@@ -107,6 +107,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::llm::ChatMessage;
+    use crate::session::MessageKind;
 
     #[test]
     fn rewind_marks_later_rows_and_keeps_them() {
@@ -130,7 +131,11 @@ mod tests {
             .map(|m| m.msg.text().into_owned())
             .collect();
         assert_eq!(ctx, ["one", "1"]);
-        assert_eq!(turns(&loaded.display).len(), 1);
+        assert_eq!(store.turn_count(&s.id).unwrap(), 1);
+        let (count, recent) = store.recent_turns(&s.id, 5).unwrap();
+        assert_eq!((count, recent.len(), recent[0].0), (1, 1, 1));
+        assert_eq!(store.turn_row(&s.id, 1).unwrap().unwrap().msg.text(), "one");
+        assert!(store.turn_row(&s.id, 2).unwrap().is_none());
         assert!(matches!(
             store.rewind(&lock, 2),
             Err(RewindError::NoMessage(1))

@@ -1,6 +1,7 @@
 //! Versioned schema migrations. Each entry runs once, in order, in a
-//! transaction; `schema_version` records how far a database got.
-use rusqlite::Connection;
+//! transaction that holds the database's write lock; `schema_version`
+//! records how far a database got (see [`migrate`] for concurrent starts).
+use rusqlite::{Connection, TransactionBehavior};
 
 const MIGRATIONS: &[&str] = &[
     // 1: sessions and the two message buffers.
@@ -113,26 +114,65 @@ const MIGRATIONS: &[&str] = &[
     // when the flat form cannot (a thinking signature, an encrypted
     // reasoning payload, blocks in another order).
     "ALTER TABLE messages ADD COLUMN blocks TEXT;",
+    // 9: reading costs what is read, not the history. `message_count` (the
+    // display rows) is kept by triggers, for every writer, instead of
+    // counted on each `meta`; the partial index holds the user's messages
+    // (the turns `/rewind` numbers), so counting or finding one reads the
+    // index only.
+    "ALTER TABLE sessions ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
+    UPDATE sessions SET message_count =
+        (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id AND m.buffer = 0);
+    CREATE TRIGGER messages_counted AFTER INSERT ON messages WHEN NEW.buffer = 0 BEGIN
+        UPDATE sessions SET message_count = message_count + 1 WHERE id = NEW.session_id;
+    END;
+    CREATE TRIGGER messages_uncounted AFTER DELETE ON messages WHEN OLD.buffer = 0 BEGIN
+        UPDATE sessions SET message_count = message_count - 1 WHERE id = OLD.session_id;
+    END;
+    CREATE INDEX messages_user_turns ON messages(session_id, rewound, id)
+        WHERE buffer = 0 AND role = 'user' AND kind = 'message';",
 ];
 
 /// The schema version this build writes.
 pub(crate) const CURRENT: i64 = MIGRATIONS.len() as i64;
 
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
-    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")?;
-    let version: i64 = conn.query_row(
+/// The highest version recorded in `schema_version` (0 for a new database).
+fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
         "SELECT COALESCE(MAX(version), 0) FROM schema_version",
         [],
         |r| r.get(0),
-    )?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
+    )
+}
+
+/// Brings the database up to [`CURRENT`]; returns the version it had.
+///
+/// Any number of processes may do this at once on one database (ten `navi
+/// run` started together on a new data directory): each step runs in a
+/// `BEGIN IMMEDIATE` transaction — the database's write lock, taken before
+/// anything is read — that reads the version again and applies the next
+/// migration only if no other process has meanwhile. A process that waited
+/// for the lock finds the work done and applies nothing twice. Adding a
+/// migration is adding an entry to [`MIGRATIONS`].
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);")?;
+    let found = version(conn)?;
+    if found >= CURRENT {
+        // The common case: nothing to do, no write lock taken.
+        return Ok(found);
+    }
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = version(&tx)?;
+        let Some(sql) = usize::try_from(now).ok().and_then(|v| MIGRATIONS.get(v)) else {
+            // Up to date (or newer: the caller refuses that).
+            tx.commit()?;
+            return Ok(found);
+        };
         tx.execute_batch(sql)?;
         tx.execute(
             "INSERT INTO schema_version (version) VALUES (?1)",
-            [i as i64 + 1],
+            [now + 1],
         )?;
         tx.commit()?;
     }
-    Ok(version)
 }

@@ -13,6 +13,7 @@ use super::{
     title_from,
 };
 use crate::llm::Role;
+pub(crate) use pages::PAGE_ROWS;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -71,14 +72,14 @@ pub struct SessionStore {
 }
 
 mod images;
+pub(crate) mod pages;
 mod pending;
 pub(crate) use pending::new_meta;
 pub(crate) mod rows;
 mod state;
 
-const META_COLS: &str =
-    "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count,
-     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.buffer = 0)";
+// `message_count` is kept by triggers (schema migration 9): no count here.
+const META_COLS: &str = "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count, s.message_count";
 
 fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
     Ok(SessionMeta {
@@ -93,9 +94,16 @@ fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
     })
 }
 
-/// A message row read with `id, {rows::MESSAGE_COLS}, kind, success,
-/// created_at, rewound, display`.
-fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
+/// The select list [`message_from_row`] reads, in its order.
+pub(super) fn message_select() -> String {
+    format!(
+        "id, {}, kind, success, created_at, rewound, display",
+        rows::MESSAGE_COLS
+    )
+}
+
+/// A message row read with [`message_select`].
+pub(super) fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
     Ok(StoredMessage {
         id: r.get(0)?,
         msg: rows::chat_message(r, 1)?,

@@ -8,7 +8,7 @@
 use crate::app::{App, SessionChoice, SessionHandle};
 use crate::protocol::SessionMeta;
 use crate::protocol::{AgentEvent, Op, OpError};
-pub(crate) use export::export_markdown;
+pub(crate) use export::{export_body, export_header, export_markdown};
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]

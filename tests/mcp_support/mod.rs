@@ -115,3 +115,93 @@ pub fn servers_or_skip(test: &str) -> Option<Servers> {
         }
     }
 }
+
+/// What the README-style tests (tests/mcp_readme.rs) start servers with:
+/// the filled npx and uvx caches (copied per test, see `fresh_npm_cache`,
+/// `fresh_uv_cache`), uv's and the time server venv's `bin` directories,
+/// and the pinned package specs.
+pub struct Readme {
+    pub npm_cache: PathBuf,
+    pub uv_cache: PathBuf,
+    pub uv_bin: PathBuf,
+    pub py_bin: PathBuf,
+    pub fs_pkg: String,
+    pub everything_pkg: String,
+    /// `mcp-server-time@VERSION`, as `uvx` takes it.
+    pub time_spec: String,
+}
+
+impl Readme {
+    /// A copy of npm's cache with the packages and their metadata but
+    /// nothing installed (no `_npx`): `npx -y` installs from it, offline.
+    pub fn fresh_npm_cache(&self, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        copy_tree(&self.npm_cache.join("_cacache"), to);
+    }
+
+    /// A copy of uv's cache with the wheels and index pages but no
+    /// environment built from them.
+    pub fn fresh_uv_cache(&self, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(&self.uv_cache).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if !name.starts_with("environments-") && !name.starts_with("interpreter-") {
+                copy_tree(&path, to);
+            }
+        }
+    }
+}
+
+fn copy_tree(from: &Path, into: &Path) {
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(into)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cp -a {} {}", from.display(), into.display());
+}
+
+/// The README-style set-up, filling the caches on first use
+/// (tests/mcp_support/fill_caches.sh), or `None` after saying why the test
+/// skips.
+pub fn readme_or_skip(test: &str) -> Option<Readme> {
+    let s = servers_or_skip(test)?;
+    let _guard = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.join("target/mcp-servers");
+    let filled = |dir: &str, pkg: &str| {
+        root.join(dir)
+            .join(format!(".filled-{}", pkg.replace(['/', '@'], "_")))
+            .is_file()
+    };
+    let time = pinned("TIME_PKG");
+    let ready = root.join("uv/bin/uvx").is_file()
+        && filled("npm-cache", &pinned("FS_PKG"))
+        && filled("npm-cache", &pinned("EVERYTHING_PKG"))
+        && root.join(format!("uv-cache/.filled-{time}")).is_file();
+    if !ready
+        && let Err(e) = run(
+            Command::new("bash").arg(manifest.join("tests/mcp_support/fill_caches.sh")),
+            "tests/mcp_support/fill_caches.sh",
+        )
+    {
+        println!("SKIP {test}: the npx/uvx caches cannot be filled: {e}");
+        eprintln!("SKIP {test}: the npx/uvx caches cannot be filled: {e}");
+        return None;
+    }
+    Some(Readme {
+        npm_cache: root.join("npm-cache"),
+        uv_cache: root.join("uv-cache"),
+        uv_bin: root.join("uv/bin"),
+        py_bin: s.time_bin.parent().unwrap().to_path_buf(),
+        fs_pkg: pinned("FS_PKG"),
+        everything_pkg: pinned("EVERYTHING_PKG"),
+        time_spec: format!(
+            "mcp-server-time@{}",
+            time.split_once("==").map(|(_, v)| v).unwrap_or_default()
+        ),
+    })
+}

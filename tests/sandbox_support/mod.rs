@@ -85,7 +85,7 @@ pub fn env_with(config: &str) -> Env {
     std::fs::write(tools.join("probe.json"), manifest.to_string()).unwrap();
     std::fs::write(tools.join("enabled.json"), "[\"probe\"]").unwrap();
     let server = format!(
-        "{config}\n[mcp_servers.p]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        "{config}\n[mcp_servers.p]\ncommand = \"python3\"\nargs = [{:?}]\nsandbox = true\n",
         support_file("probe_server.py").display().to_string()
     );
     std::fs::write(env.path("cfg/config.toml"), server).unwrap();

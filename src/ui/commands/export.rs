@@ -6,21 +6,28 @@ use crate::protocol::{AgentEvent, PINNED_NOTE};
 
 /// The whole document: the title, the session line, then the transcript.
 pub(crate) fn export_markdown(meta: &SessionMeta, history: &[AgentEvent]) -> String {
+    let mut md = export_header(meta);
+    md.push_str(&export_body(history));
+    md
+}
+
+/// The title and the session line (`navi sessions export` streams the
+/// body after it, a page of history at a time).
+pub(crate) fn export_header(meta: &SessionMeta) -> String {
     let title = if meta.title.is_empty() {
         "(untitled)"
     } else {
         &meta.title
     };
-    let mut md = format!(
+    format!(
         "# {title}\n\nSession `{}` · profile `{}`\n",
         meta.id, meta.profile_id
-    );
-    md.push_str(&markdown(history));
-    md
+    )
 }
 
-/// The transcript after its title.
-fn markdown(history: &[AgentEvent]) -> String {
+/// The transcript after its title. The body of consecutive pieces of a
+/// history that each start at a user message is the body of the whole.
+pub(crate) fn export_body(history: &[AgentEvent]) -> String {
     let mut md = String::new();
     let mut in_answer = false;
     for ev in history {

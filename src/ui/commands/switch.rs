@@ -40,7 +40,7 @@ pub(super) fn reloaded(session: &SessionHandle, note: String) -> Result<Outcome,
         .info()
         .ok_or_else(|| format!("session {} is gone", session.id()))?;
     Ok(Outcome::Switched {
-        history: session.history()?,
+        history: session.recent_history()?,
         window: session.stored_window(),
         session: meta,
         note,

@@ -257,7 +257,7 @@ impl Plain {
     }
 
     fn greet(&mut self) {
-        let history = self.session.history().unwrap_or_default();
+        let history = self.session.recent_history().unwrap_or_default();
         self.st.last_answer = crate::protocol::last_answer(&history).to_string();
         if !history.is_empty() {
             self.show_history(&history, 6);

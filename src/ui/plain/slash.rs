@@ -193,6 +193,15 @@ impl Plain {
     /// The last `limit` entries of a replayed history, rendered exactly as a
     /// live turn is (a fresh renderer, answers printed whole).
     pub(super) fn show_history(&mut self, history: &[AgentEvent], limit: usize) {
+        // A resumed session's history is its tail after a notice of how many
+        // messages came before (session::replay::tail_events).
+        let (before, history) = match history.split_first() {
+            Some((first, rest)) => match crate::protocol::earlier_count(first) {
+                Some((n, _)) => (n as usize, rest),
+                None => (0, history),
+            },
+            None => (0, history),
+        };
         // Thinking and a call's start belong to the entry after them.
         let counted = |e: &AgentEvent| {
             !matches!(
@@ -211,8 +220,11 @@ impl Plain {
         while start > 0 && !counted(&history[start - 1]) {
             start -= 1;
         }
-        if skip > 0 {
-            let t = format!("… {skip} earlier messages (/export saves them all)");
+        if skip + before > 0 {
+            let t = format!(
+                "… {} earlier messages (/export saves them all)",
+                skip + before
+            );
             let t = self.pal().dim(&t);
             self.say(&t);
         }

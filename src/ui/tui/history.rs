@@ -15,6 +15,10 @@ impl TuiState {
         self.open_assistant = None;
         self.open_thinking = None;
         self.last_answer.clear();
+        self.users_before = history
+            .first()
+            .and_then(crate::protocol::earlier_count)
+            .map_or(0, |(_, yours)| yours as usize);
         for ev in history {
             self.apply(ev);
         }

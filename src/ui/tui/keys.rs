@@ -487,8 +487,17 @@ impl TuiState {
                 _ => None,
             })
             .collect();
-        let n = self.editing.map_or(users.len(), |n| n.saturating_sub(1));
-        let Some(text) = n.checked_sub(1).and_then(|i| users.get(i)) else {
+        // Numbered as `/rewind N` numbers them: a resumed history's loaded
+        // tail follows `users_before` messages of yours.
+        let before = self.users_before;
+        let n = self
+            .editing
+            .map_or(users.len() + before, |n| n.saturating_sub(1));
+        let Some(text) = n
+            .checked_sub(1 + before)
+            .and_then(|i| users.get(i))
+            .filter(|_| n > before)
+        else {
             self.hint("no earlier message of yours to edit");
             return;
         };

@@ -148,6 +148,10 @@ pub struct TuiState {
     pub(crate) esc_at: Option<std::time::Instant>,
     /// Edit and resend: the number of the user message being edited.
     pub(crate) editing: Option<usize>,
+    /// The user's messages before the loaded part of a resumed history (its
+    /// tail): added to a message's place in the transcript, it gives the
+    /// number `/rewind N` takes.
+    pub(crate) users_before: usize,
     /// A `files_changed` card waits for its diff (the turn number).
     pub(crate) diff_wanted: Option<usize>,
     /// The screen was used by another program: repaint it all.
@@ -213,6 +217,7 @@ impl TuiState {
             ctrl_x: false,
             esc_at: None,
             editing: None,
+            users_before: 0,
             diff_wanted: None,
             rsearch: None,
             history_file: None,
