@@ -248,6 +248,8 @@ async fn plain_mode_on_a_terminal_puts_a_refused_message_back_in_the_prompt() {
     pty.send("\r");
     pty.wait_for("accepts only text");
     pty.wait_for("your message is kept");
+    // The line editor shows the kept text again: it reads keys now.
+    pty.wait_for("what is this?");
     // Ctrl-C clears the kept text; Ctrl-D on the empty line then quits (a
     // person's keys, not two bytes in one read).
     pty.send("\x03");
