@@ -23,7 +23,7 @@ use crate::config::{Config, Paths};
 use crate::llm::ChatMessage;
 pub(crate) use crate::llm::ImageData;
 use crate::nofollow::guarded::Refused;
-use crate::tools::image_probe;
+use crate::util::image_probe;
 use base64::Engine;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

@@ -1,8 +1,10 @@
 //! Navi: a personal, modular AI agent for the terminal.
 //!
-//! Layers (top depends on bottom, never the reverse): `cli` → `ui` → `app` →
-//! `agent` → `tools`, `profile` → `session`, `llm`, `config`; all of them speak
-//! `protocol`, which depends on nothing in the crate.
+//! Layers (top depends on bottom, never the reverse): `cli` → `acp` → `ui` →
+//! `app` → `agent` → `mcp` → `tools` → `checkpoint` → `memory`, `sandbox`,
+//! `attach` → `session` → `llm`, `profile` → `config` → `logging` → `protocol`,
+//! `util` and the other leaves, which import nothing in the crate
+//! (docs/architecture.md; `tests/layering.rs` checks every import).
 //!
 //! Items are `pub(crate)` unless `main.rs`, `tests/` or `benches/` use them;
 //! `unreachable_pub` keeps it so.
@@ -30,3 +32,4 @@ pub mod session;
 pub(crate) mod text_diff;
 pub mod tools;
 pub mod ui;
+pub(crate) mod util;

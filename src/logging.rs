@@ -53,7 +53,7 @@ struct DailyFile {
 
 impl DailyFile {
     fn today(&self) -> io::Result<std::fs::File> {
-        let stamp = crate::tools::fs_ops::utc(std::time::SystemTime::now());
+        let stamp = crate::util::time::utc(std::time::SystemTime::now());
         let day = stamp.get(..10).unwrap_or("unknown");
         crate::private_fs::open_append(&self.dir.join(format!("navi.log.{day}")))
     }

@@ -8,8 +8,13 @@
 //! - `App` has no public field;
 //! - nothing but the type that owns all open sessions keeps a map keyed by
 //!   a session id: every other per-session state lives in the session;
-//! - the protocol depends on nothing else in the crate.
+//! - the protocol depends on nothing else in the crate;
+//! - no import circle between the top-level modules of `src/`, and every
+//!   import goes down [`LAYERS`] (the graph: `support::source_graph`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::support::source_graph::{
+    Import, crate_imports, explain, find_cycle, lex, named_modules,
+};
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -305,4 +310,133 @@ fn the_protocol_depends_on_nothing_else_in_the_crate() {
     for (f, n, code) in code_lines("protocol") {
         assert!(!code.contains("crate::"), "{f}:{n} uses the crate: {code}");
     }
+}
+
+// ---- The import graph of the top-level modules of src/ ----
+
+/// The top-level modules of `src/`, bottom layer first. A module may import
+/// only modules of a lower layer (docs/architecture.md, "Layers").
+const LAYERS: &[&[&str]] = &[
+    &[
+        "protocol",
+        "util",
+        "private_fs",
+        "nofollow",
+        "text_diff",
+        "embedded",
+        "controls",
+    ],
+    &["logging"],
+    &["config"],
+    &["llm", "profile"],
+    &["session"],
+    &["memory", "sandbox", "attach"],
+    &["checkpoint"],
+    &["tools"],
+    &["mcp"],
+    &["agent"],
+    &["app"],
+    &["ui"],
+    &["acp"],
+    &["cli"],
+];
+
+#[test]
+fn the_graph_check_reads_imports_the_way_rustc_resolves_them() {
+    let toks = lex(
+        "use crate::{config::{A, B}, llm::X, self};\nlet s = \"crate::ui\"; // crate::app\n\
+         crate::outln!(x); let c = '{'; fn f<'a>() { super::super::tools::y(); }\n\
+         /* crate::acp /* nested */ crate::cli */ let r = r#\"crate::mcp\"#;",
+    );
+    let found: Vec<String> = named_modules(&toks, 2)
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect();
+    assert_eq!(found, ["config", "llm", "tools"]);
+    let at_depth_3: Vec<String> = named_modules(&toks, 3)
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect();
+    assert_eq!(
+        at_depth_3,
+        ["config", "llm"],
+        "super::super from depth 3 stays inside"
+    );
+    let edge = |from: &str, to: &str| Import {
+        from: from.into(),
+        to: to.into(),
+        at: "x.rs:1".into(),
+    };
+    let g = [
+        edge("a", "b"),
+        edge("b", "c"),
+        edge("c", "a"),
+        edge("c", "d"),
+    ];
+    let cycle = find_cycle(&g).unwrap();
+    assert_eq!(cycle, ["a", "b", "c", "a"]);
+    assert!(explain(&cycle, &g).contains("c -> a (x.rs:1)"));
+    assert!(find_cycle(&[edge("a", "b"), edge("a", "c"), edge("b", "c")]).is_none());
+}
+
+#[test]
+fn the_graph_check_skips_test_code_and_follows_every_module_file() {
+    let imports = crate_imports();
+    let from = |m: &str| imports.iter().filter(|im| im.from == m).count();
+    // Modules reached only through `#[path]` or nested `mod x;` are read.
+    assert!(
+        imports
+            .iter()
+            .any(|im| im.at.contains("src/ui/tui/attach_send.rs"))
+    );
+    assert!(
+        imports
+            .iter()
+            .any(|im| im.at.contains("src/agent/planning/"))
+    );
+    assert!(from("app") > 10 && from("agent") > 10, "{imports:?}");
+    // Test modules (inline, or files under `#[cfg(test)] mod x;`) are not.
+    for im in &imports {
+        assert!(
+            !im.at.contains("_tests.rs") && !im.at.ends_with("/tests.rs"),
+            "{im:?}"
+        );
+    }
+}
+
+#[test]
+fn no_import_circle_between_the_top_level_modules() {
+    let imports = crate_imports();
+    if let Some(cycle) = find_cycle(&imports) {
+        panic!(
+            "top-level modules of src/ import each other in a circle: {}\n{}\n\
+             Move what the lower module needs down (see docs/architecture.md, Layers).",
+            cycle.join(" -> "),
+            explain(&cycle, &imports)
+        );
+    }
+}
+
+#[test]
+fn every_import_goes_down_the_layers() {
+    let rank = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
+    let mut bad = Vec::new();
+    for im in crate_imports() {
+        match (rank(&im.from), rank(&im.to)) {
+            (Some(a), Some(b)) if b < a => {}
+            (None, _) | (_, None) => bad.push(format!(
+                "{}: {} -> {}: a module missing from LAYERS (tests/layering.rs) and docs/architecture.md",
+                im.at, im.from, im.to
+            )),
+            _ => bad.push(format!(
+                "{}: {} imports {} (same or higher layer)",
+                im.at, im.from, im.to
+            )),
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "imports against the layers:\n{}",
+        bad.join("\n")
+    );
 }

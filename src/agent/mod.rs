@@ -180,6 +180,10 @@ pub struct Agent {
     pub(crate) profiles: Arc<ProfileRegistry>,
     pub tools: Arc<RwLock<ToolRegistry>>,
     pub env: Arc<ToolEnv>,
+    /// The configured MCP servers (an empty hub when none is configured;
+    /// starts nothing by itself). Kept here, not in the tools' environment:
+    /// MCP tools are built on the tools layer, never the other way round.
+    pub(crate) mcp: Arc<crate::mcp::McpHub>,
     pub(crate) gate: Arc<ApprovalGate>,
     persona: String,
     model_override: Option<String>,
@@ -208,6 +212,7 @@ impl Agent {
             store: parts.store,
             profiles: parts.profiles,
             tools: parts.tools,
+            mcp: crate::mcp::McpHub::new(&parts.env.config, &parts.env.paths),
             env: parts.env,
             gate: parts.gate,
             persona: parts.persona,

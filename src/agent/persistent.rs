@@ -53,7 +53,8 @@ pub(super) async fn run_persistent(
     let mut conv = Conversation::persistent(agent.store.clone(), session_id, loaded.context);
     conv.push(user_message, MessageKind::Message, None)?;
     crate::checkpoint::TurnStart {
-        env: &agent.env,
+        config: &agent.env.config,
+        paths: &agent.env.paths,
         checkpoints: session.checkpoints(),
         session: session_id,
         work_dir: session.work_dir(),

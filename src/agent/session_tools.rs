@@ -25,7 +25,7 @@ impl Agent {
 
     /// Names of the MCP tools ready now, the session's own included.
     pub(crate) fn mcp_ready(&self, session: &Session) -> Vec<String> {
-        let mut names = self.env.mcp.ready_tool_names();
+        let mut names = self.mcp.ready_tool_names();
         if let Some(m) = session.mcp() {
             names.extend(m.hub.ready_tool_names());
         }
@@ -34,7 +34,7 @@ impl Agent {
 
     /// MCP start-up warnings not shown yet, the session's own included.
     pub(crate) fn mcp_warnings(&self, session: &Session) -> Vec<String> {
-        let mut out = self.env.mcp.take_warnings();
+        let mut out = self.mcp.take_warnings();
         if let Some(m) = session.mcp() {
             out.extend(m.hub.take_warnings());
         }

@@ -47,7 +47,11 @@ impl SessionHandle {
 
     /// Where checkpoints are kept and which directories tools can write.
     pub(crate) fn checkpoint_place(&self) -> checkpoint::Place {
-        checkpoint::place(&self.agent.env, self.session.work_dir())
+        checkpoint::place_for(
+            &self.agent.env.config,
+            &self.agent.env.paths,
+            self.session.work_dir(),
+        )
     }
 
     /// How many messages of the user's `/rewind N` can go back to, and the

@@ -200,11 +200,11 @@ impl SessionHandle {
     /// ones and its own) and waits until each is ready or failed (each
     /// bounded by its start-up timeout).
     pub async fn start_mcp(&self) {
-        self.agent.env.mcp.start();
+        self.agent.mcp.start();
         if let Some(m) = self.session.mcp() {
             m.hub.start();
         }
-        self.agent.env.mcp.wait_started().await;
+        self.agent.mcp.wait_started().await;
         if let Some(m) = self.session.mcp() {
             m.hub.wait_started().await;
         }

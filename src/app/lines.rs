@@ -4,22 +4,7 @@
 use super::handle::SessionHandle;
 use crate::agent::session::ModelChoice;
 use crate::session::pins::Entry as PinEntry;
-
-/// The first non-blank line of `s`, at most `max` characters, with `…` when
-/// anything was left out.
-pub(crate) fn preview(s: &str, max: usize) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let more = s.lines().filter(|l| !l.trim().is_empty()).count() > 1;
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max || more {
-        out.push('…');
-    }
-    out
-}
+pub(crate) use crate::util::text::preview;
 
 /// `role: text…` of a pinnable message (an image-only one shows as `(image)`).
 pub(crate) fn pin_preview(e: &PinEntry) -> String {
@@ -99,7 +84,7 @@ impl SessionHandle {
     /// `/mcp`: the MCP servers this session's turns use (state, tools,
     /// stderr tail).
     pub fn mcp_lines(&self) -> Vec<String> {
-        let mut status = self.agent.env.mcp.status();
+        let mut status = self.agent.mcp.status();
         if let Some(m) = self.session.mcp() {
             status.extend(m.hub.status());
         }

@@ -182,7 +182,6 @@ impl App {
             crate::tools::user::reload_into(&mut registry, &crate::tools::user::tools_dir(&env));
         let registry = Arc::new(RwLock::new(registry));
         builtin::register_self_extension(&registry);
-        env.mcp.attach(&registry);
         let gate = Arc::new(
             ApprovalGate::new(&config.security, opts.interactive)
                 .with_preapproved(opts.approve, opts.approve_all),
@@ -199,6 +198,7 @@ impl App {
             backend_forced: opts.backend_forced,
             backend: opts.backend,
         }));
+        agent.mcp.attach(&agent.tools);
         crate::agent::delegate::register(&agent);
         if let Some(m) = &memory {
             agent.set_memory(m.clone());
@@ -376,12 +376,12 @@ impl App {
     /// Starts the configured MCP servers in the background (an interactive
     /// front end's first frame or prompt never waits for them).
     pub fn spawn_mcp(&self) {
-        self.agent.env.mcp.start();
+        self.agent.mcp.start();
     }
 
     /// Stops the MCP servers (their process groups with them).
     pub fn stop_mcp(&self) {
-        self.agent.env.mcp.shutdown();
+        self.agent.mcp.shutdown();
     }
 
     /// Extracts facts from every stale session except `exclude` (the open

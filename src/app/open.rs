@@ -65,7 +65,8 @@ impl App {
         let created = session.is_pending() || *choice == SessionChoice::New || note.is_some();
         // Checkpoints: the session's first snapshot starts in the background.
         crate::checkpoint::warm(
-            &self.agent.env,
+            &self.agent.env.config,
+            &self.agent.env.paths,
             session.checkpoints(),
             session.id(),
             session.work_dir(),

@@ -26,6 +26,8 @@ pub mod shadow;
 pub(crate) mod summary;
 mod turns;
 
+/// `[checkpoints]` is configuration data, kept in `config`.
+pub use crate::config::checkpoints::CheckpointConfig;
 pub(crate) use prepare::Place;
 pub use turns::Checkpoints;
 
@@ -36,26 +38,6 @@ use std::path::{Path, PathBuf};
 
 /// The session state key holding the records (a JSON list).
 const KEY: &str = "checkpoints";
-
-/// `[checkpoints]` (docs/checkpoints.md).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CheckpointConfig {
-    /// Off: no snapshots, `/undo` has nothing to restore.
-    pub enabled: bool,
-    /// A workspace with more files than this (those git would record) is
-    /// not recorded; navi says so when a turn writes.
-    pub max_files: usize,
-}
-
-impl Default for CheckpointConfig {
-    fn default() -> Self {
-        CheckpointConfig {
-            enabled: true,
-            max_files: 200_000,
-        }
-    }
-}
 
 /// One turn that changed files.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -152,27 +134,24 @@ pub(crate) fn place_for(
     }
 }
 
-/// Where the checkpoints of a session working in `work_dir` go.
-pub(crate) fn place(env: &crate::tools::ToolEnv, work_dir: &Path) -> Place {
-    place_for(&env.config, &env.paths, work_dir)
-}
-
 /// A session opened: its first snapshot starts in the background.
 pub(crate) fn warm(
-    env: &crate::tools::ToolEnv,
+    config: &crate::config::Config,
+    paths: &crate::config::Paths,
     checkpoints: &Checkpoints,
     session: &str,
     work_dir: &Path,
 ) {
-    if env.config.checkpoints.enabled {
-        checkpoints.warm(session, place(env, work_dir));
+    if config.checkpoints.enabled {
+        checkpoints.warm(session, place_for(config, paths, work_dir));
     }
 }
 
 /// Turn start (persistent sessions): numbers the turn and remembers its
 /// user message; the snapshot of the workspace starts in the background.
 pub(crate) struct TurnStart<'a> {
-    pub(crate) env: &'a crate::tools::ToolEnv,
+    pub(crate) config: &'a crate::config::Config,
+    pub(crate) paths: &'a crate::config::Paths,
     pub(crate) checkpoints: &'a Checkpoints,
     pub(crate) session: &'a str,
     pub(crate) work_dir: &'a Path,
@@ -180,7 +159,7 @@ pub(crate) struct TurnStart<'a> {
 
 impl TurnStart<'_> {
     pub(crate) fn begin(self, earlier_turns: usize, user: Option<&crate::session::StoredMessage>) {
-        if !self.env.config.checkpoints.enabled {
+        if !self.config.checkpoints.enabled {
             return;
         }
         let key = user.map(crate::session::pins::key).unwrap_or_default();
@@ -188,7 +167,7 @@ impl TurnStart<'_> {
             self.session,
             earlier_turns + 1,
             key,
-            place(self.env, self.work_dir),
+            place_for(self.config, self.paths, self.work_dir),
         );
     }
 }

@@ -113,7 +113,7 @@ pub(crate) fn apply(
     if let Some(v) = get("OLLAMA_HOST") {
         // Read like the ollama CLI reads it (bare host, host:port, 0.0.0.0…).
         c.llm.ollama_host =
-            crate::llm::host::ollama_host_url(&v).map_err(|why| bad("OLLAMA_HOST", &v, &why))?;
+            super::host::ollama_host_url(&v).map_err(|why| bad("OLLAMA_HOST", &v, &why))?;
     }
     let mut model = None;
     if let Some(v) = get("OLLAMA_DEFAULT_MODEL") {

@@ -189,7 +189,7 @@ fn check_url(origin: &str, key: &str, v: &str) -> Result<(), ConfigError> {
         Err(invalid(
             origin,
             key,
-            crate::llm::url_auth::redact_userinfo(v),
+            crate::util::url_auth::redact_userinfo(v),
             "must be an http:// or https:// URL",
         ))
     }
@@ -282,7 +282,7 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
         .security
         .net_allowed_hosts
         .iter()
-        .find(|e| !crate::tools::net_guard::valid_entry(e))
+        .find(|e| !crate::util::net::valid_entry(e))
     {
         return Err(invalid(
             origin,
@@ -295,6 +295,6 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
         return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }
     super::mcp::validate(&c.mcp_servers, origin)?;
-    crate::sandbox::validate(&c.sandbox, origin)?;
+    super::sandbox::validate(&c.sandbox, origin)?;
     Ok(())
 }

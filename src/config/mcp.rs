@@ -153,7 +153,7 @@ pub(crate) fn validate(
                 "unknown transport; use \"stdio\" (with command) or \"http\" (with url)",
             ));
         }
-        crate::sandbox::check_dirs(origin, &key("writable"), &s.writable)?;
+        super::sandbox::check_dirs(origin, &key("writable"), &s.writable)?;
         let has_cmd = !s.command.trim().is_empty();
         let has_url = !s.url.trim().is_empty();
         match s.transport_kind() {

@@ -4,9 +4,12 @@
 //! a malformed file, an unknown key or a wrong type is a [`ConfigError`] naming
 //! the file, line and key, and nothing of the file is used.
 
+pub(crate) mod checkpoints;
 pub(crate) mod env;
+pub(crate) mod host;
 mod load;
 pub(crate) mod mcp;
+pub mod sandbox;
 pub(crate) mod suggest;
 
 pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
@@ -400,9 +403,9 @@ pub struct Config {
     /// External MCP servers, by name (`[mcp_servers.<name>]`).
     pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `[sandbox]`: the kernel sandbox around tool processes.
-    pub sandbox: crate::sandbox::SandboxConfig,
+    pub sandbox: sandbox::SandboxConfig,
     /// `[checkpoints]`: recording what turns change (docs/checkpoints.md).
-    pub(crate) checkpoints: crate::checkpoint::CheckpointConfig,
+    pub(crate) checkpoints: checkpoints::CheckpointConfig,
 }
 
 /// When the planner is worth a call.

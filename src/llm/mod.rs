@@ -9,7 +9,6 @@ pub(crate) mod decode;
 pub(crate) mod descriptor;
 pub(crate) mod error;
 pub mod guard;
-pub(crate) mod host;
 pub(crate) mod http;
 pub(crate) mod llama;
 pub mod message;
@@ -22,7 +21,7 @@ pub mod scripted;
 pub(crate) mod select;
 pub mod sse;
 pub(crate) mod tokenize;
-pub(crate) mod url_auth;
+pub(crate) use crate::util::url_auth;
 
 pub use crate::protocol::ModelInfo;
 pub(crate) use descriptor::{BackendDescriptor, descriptor};

@@ -60,7 +60,7 @@ pub(crate) fn describe(
 ) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
-        parts.push(crate::ui::format::preview(m.trim(), 80));
+        parts.push(crate::util::text::preview(m.trim(), 80));
     }
     match (progress, total) {
         (Some(p), Some(t)) if t > 0.0 => parts.push(format!(

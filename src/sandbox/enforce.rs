@@ -247,7 +247,7 @@ fn child_cwd(cmd: &Command) -> Option<PathBuf> {
     cmd.as_std()
         .get_current_dir()
         .map(|d| {
-            crate::tools::paths::absolute(
+            crate::util::paths::absolute(
                 &d.to_string_lossy(),
                 &std::env::current_dir().unwrap_or_default(),
             )

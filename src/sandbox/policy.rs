@@ -11,7 +11,6 @@
 //! the data directory, stay writable.
 use super::git_scan::{self, DotGit};
 use super::{SandboxConfig, SandboxMode};
-use crate::tools::ToolEnv;
 use std::path::{Path, PathBuf};
 
 /// The rules for one child.
@@ -62,6 +61,22 @@ fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
     }
 }
 
+/// The directories of one tool call's session, gathered by the caller (the
+/// tools layer) so the sandbox needs nothing above the config.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolDirs {
+    /// The directory the call works in.
+    pub(crate) work_dir: PathBuf,
+    /// The session's private temporary directory (created).
+    pub(crate) tmp: PathBuf,
+    /// The session's attachment files directory, when it exists.
+    pub(crate) files: Option<PathBuf>,
+    /// The session's `code_exec` directory, when it exists.
+    pub(crate) code: Option<PathBuf>,
+    /// The resolved `[tools].dir` (user tools), kept read-only.
+    pub(crate) tools_dir: PathBuf,
+}
+
 /// What else to keep read-only besides navi's own directories.
 struct Protect {
     /// The resolved `[tools].dir` (user tools).
@@ -71,44 +86,40 @@ struct Protect {
 }
 
 impl Policy {
-    /// The policy for a `terminal`/`code_exec`/user-tool child of `tools`'s
-    /// session (writable: its work directory); `None` when it runs
-    /// unsandboxed (full access, or an approved escalation).
+    /// Whether a tool child runs sandboxed at all (not under full access,
+    /// nor after an approved escalation out of the sandbox).
+    pub(crate) fn sandboxes_tools(cfg: &SandboxConfig, escalation: Escalation) -> bool {
+        cfg.mode() != SandboxMode::FullAccess && escalation != Escalation::Unsandboxed
+    }
+
+    /// The policy for a `terminal`/`code_exec`/user-tool child of a session
+    /// with directories `dirs` (writable: its work directory); `None` when
+    /// it runs unsandboxed (full access, or an approved escalation).
     pub(crate) fn for_tool(
-        env: &ToolEnv,
-        tools: &crate::tools::SessionTools,
+        cfg: &SandboxConfig,
+        paths: &crate::config::Paths,
+        dirs: ToolDirs,
         escalation: Escalation,
-    ) -> Result<Option<Policy>, String> {
-        let session = tools.id();
-        let cfg = &env.config.sandbox;
+    ) -> Option<Policy> {
+        if !Policy::sandboxes_tools(cfg, escalation) {
+            return None;
+        }
         let mode = cfg.mode();
-        if mode == SandboxMode::FullAccess || escalation == Escalation::Unsandboxed {
-            return Ok(None);
-        }
         let mut writable = Vec::new();
-        let tmp = env
-            .session_dir(session, "tmp")
-            .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?;
         if mode == SandboxMode::WorkspaceWrite {
-            writable.push(cfg.workspace_dir(tools.work_dir()));
+            writable.push(cfg.workspace_dir(&dirs.work_dir));
             writable.extend(cfg.writable_roots.iter().map(PathBuf::from));
-            let files = crate::attach::FilesPolicy::from_config(&env.config, &env.paths)
-                .session_dir(session);
-            if crate::private_fs::create_dir_all(&files).is_ok() {
-                writable.push(files);
-            }
+            writable.extend(dirs.files);
         }
-        if let Ok(code) = env.session_dir(session, "code") {
-            writable.push(code);
-        }
+        writable.extend(dirs.code);
         let network = cfg.network || escalation == Escalation::Network;
         let protect = Protect {
-            tools_dir: Some(crate::tools::user::tools_dir(env)),
-            workspace: Some(cfg.workspace_dir(tools.work_dir())),
+            tools_dir: Some(dirs.tools_dir),
+            workspace: Some(cfg.workspace_dir(&dirs.work_dir)),
         };
-        Ok(Some(Policy::build(
-            cfg, &env.paths, writable, tmp, network, &protect,
-        )))
+        Some(Policy::build(
+            cfg, paths, writable, dirs.tmp, network, &protect,
+        ))
     }
 
     /// The policy for a stdio MCP server: it may write only its own list

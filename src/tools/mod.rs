@@ -15,11 +15,13 @@ pub(crate) mod fetch;
 pub(crate) mod fs_guard;
 pub(crate) mod fs_ops;
 pub(crate) mod html_util;
-pub(crate) mod image_probe;
+pub(crate) use crate::util::image_probe;
 pub(crate) mod net_guard;
 pub(crate) mod paths;
 pub mod process;
 pub(crate) mod registry;
+pub(crate) mod sandbox_denial;
+pub(crate) mod sandbox_policy;
 pub mod session;
 pub(crate) mod shell_builtins;
 pub mod shell_check;
@@ -153,14 +155,11 @@ pub struct ToolEnv {
     /// The client of the web tools that may reach only public addresses
     /// (and `[security].net_allowed_hosts`).
     guarded_http: OnceLock<Result<reqwest::Client, String>>,
-    /// MCP servers (an empty hub when none is configured; starts nothing by itself).
-    pub(crate) mcp: Arc<crate::mcp::McpHub>,
 }
 
 impl ToolEnv {
     pub fn new(config: Arc<Config>, paths: Paths) -> Self {
         ToolEnv {
-            mcp: crate::mcp::McpHub::new(&config, &paths),
             config,
             paths,
             http: OnceLock::new(),

@@ -22,6 +22,8 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
+use crate::util::net::parse_cidr;
+
 /// The marker every refusal carries (also lets errors be recognised).
 pub(crate) const CONFIG_HINT: &str = "[security].net_allowed_hosts";
 
@@ -94,20 +96,6 @@ pub(crate) struct NetPolicy {
     nets: Vec<(IpAddr, u8)>,
 }
 
-fn parse_cidr(s: &str) -> Option<(IpAddr, u8)> {
-    let (ip, bits) = match s.split_once('/') {
-        Some((ip, bits)) => (ip, Some(bits)),
-        None => (s, None),
-    };
-    let ip: IpAddr = ip.trim_matches(|c| c == '[' || c == ']').parse().ok()?;
-    let max = if ip.is_ipv4() { 32 } else { 128 };
-    let bits = match bits {
-        Some(b) => b.parse::<u8>().ok().filter(|b| *b <= max)?,
-        None => max,
-    };
-    Some((ip, bits))
-}
-
 fn in_net(ip: IpAddr, (net, bits): (IpAddr, u8)) -> bool {
     match (ip, net) {
         (IpAddr::V4(a), IpAddr::V4(n)) => {
@@ -123,19 +111,6 @@ fn in_net(ip: IpAddr, (net, bits): (IpAddr, u8)) -> bool {
             .is_some_and(|v4| in_net(IpAddr::V4(v4), (net, bits))),
         _ => false,
     }
-}
-
-/// Whether a `net_allowed_hosts` entry makes sense: `"*"`, an IP, a CIDR
-/// with a valid prefix length, or something that can be a host name.
-pub(crate) fn valid_entry(e: &str) -> bool {
-    let e = e.trim();
-    if e == "*" || parse_cidr(e).is_some() {
-        return true;
-    }
-    !e.is_empty()
-        && !e.contains('/')
-        && e.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
 }
 
 impl NetPolicy {
@@ -384,10 +359,10 @@ mod tests {
             "[::1]",
             "fd00::/8",
         ] {
-            assert!(valid_entry(ok), "{ok}");
+            assert!(crate::util::net::valid_entry(ok), "{ok}");
         }
         for bad in ["10.0.0.0/99", "", "http://x/", "a b"] {
-            assert!(!valid_entry(bad), "{bad}");
+            assert!(!crate::util::net::valid_entry(bad), "{bad}");
         }
     }
 }

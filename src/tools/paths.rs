@@ -16,21 +16,7 @@ use std::path::{Component, Path, PathBuf};
 /// Most symlinks followed while resolving one path (Linux uses 40 too).
 const MAX_LINKS: usize = 40;
 
-/// Expands a leading `~` or `~/` with `$HOME`.
-pub(crate) fn expand_tilde(raw: &str) -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    match (raw, home) {
-        ("~", Some(h)) => h,
-        (r, Some(h)) if r.starts_with("~/") => h.join(&r[2..]),
-        (r, _) => PathBuf::from(r),
-    }
-}
-
-/// `raw` made absolute against `base` (after `~` expansion), not resolved.
-pub(crate) fn absolute(raw: &str, base: &Path) -> PathBuf {
-    let p = expand_tilde(raw);
-    if p.is_absolute() { p } else { base.join(p) }
-}
+pub(crate) use crate::util::paths::{absolute, expand_tilde};
 
 /// Resolves `path` (absolute or relative to `base`): symlinks followed, `..`
 /// folded, a missing tail kept as written. Errors on symlink loops and on

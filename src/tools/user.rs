@@ -113,7 +113,7 @@ impl Tool for UserTool {
             kill_group_on_exit: true,
             limits: None,
             env_passthrough: ctx.env.config.security.env_passthrough.clone(),
-            sandbox: match crate::sandbox::Policy::for_tool(
+            sandbox: match crate::tools::sandbox_policy::for_tool(
                 &ctx.env,
                 &ctx.session,
                 crate::sandbox::policy::Escalation::None,
@@ -141,7 +141,7 @@ impl Tool for UserTool {
         let stdout = super::cap_long_lines(&outcome.stdout.text(), max_line).into_owned();
         let stderr = super::cap_long_lines(&outcome.stderr.text(), max_line).into_owned();
         let mut result = self.result_of(&outcome, stdout, stderr, timeout);
-        crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+        crate::tools::sandbox_denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
         result
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod fake_llm;
+pub mod source_graph;
 pub mod sshd;
 pub mod stream;
 pub use fake_llm::*;

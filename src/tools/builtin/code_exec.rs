@@ -59,7 +59,7 @@ impl TypedTool for CodeExecTool {
         let max = cfg.code_exec_timeout_secs.max(1);
         let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
         let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
-        let policy = crate::sandbox::Policy::for_tool(&ctx.env, &ctx.session, escalation)?;
+        let policy = crate::tools::sandbox_policy::for_tool(&ctx.env, &ctx.session, escalation)?;
         let dir = ctx
             .env
             .session_dir(ctx.state_session(), "code")
@@ -98,7 +98,7 @@ impl TypedTool for CodeExecTool {
             Ok(outcome) => {
                 let mut result =
                     report_capped(&outcome, "the Python process", timeout, cfg.max_line_bytes);
-                crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+                crate::tools::sandbox_denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
                 result.display = Some(exec_report::display(&outcome, python, None, timeout));
                 from_result(result)
             }

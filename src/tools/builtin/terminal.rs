@@ -76,7 +76,7 @@ impl TypedTool for TerminalTool {
             .with_file_redirects(cfg.security.terminal_allow_file_redirects);
         shell_check::check(command, &list)?;
         let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
-        let policy = crate::sandbox::Policy::for_tool(&ctx.env, &ctx.session, escalation)?;
+        let policy = crate::tools::sandbox_policy::for_tool(&ctx.env, &ctx.session, escalation)?;
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(&cwd);
         if !list.allows_everything() {
@@ -99,7 +99,7 @@ impl TypedTool for TerminalTool {
             .await
             .map_err(|e| format!("cannot start sh: {e}"))?;
         let mut result = report_capped(&outcome, "the command", timeout, cfg.tools.max_line_bytes);
-        crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+        crate::tools::sandbox_denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
         result.display = Some(exec_report::display(&outcome, command, None, timeout));
         from_result(result)
     }

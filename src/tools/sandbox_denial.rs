@@ -8,7 +8,7 @@
 //! gets a note saying what the sandbox allowed and how to ask to run the
 //! command with the network, or outside the sandbox — both only after an
 //! approval that says exactly that.
-use super::Policy;
+use crate::sandbox::Policy;
 use crate::tools::ToolResult;
 use crate::tools::process::{Ending, RunOutcome};
 
@@ -88,7 +88,7 @@ pub(crate) fn annotate(result: &mut ToolResult, outcome: &RunOutcome, policy: Op
     let Some(policy) = policy else {
         return;
     };
-    if !super::support().available() || !looks_denied(outcome) {
+    if !crate::sandbox::support().available() || !looks_denied(outcome) {
         return;
     }
     append(result, &note(policy));

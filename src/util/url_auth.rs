@@ -3,7 +3,7 @@
 //! Basic` header instead, and replaced by `***` wherever a URL is put in a
 //! message.
 //!
-//! Invariant: no base URL that a backend stores ([`super::LlmBackend::base_url`],
+//! Invariant: no base URL that a backend stores ([`crate::llm::LlmBackend::base_url`],
 //! error messages, logs, session rows) holds a password.
 
 /// Credentials written into a URL (`https://user:pass@host/v1`) replaced by
