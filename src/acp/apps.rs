@@ -44,7 +44,7 @@ impl Apps {
             config,
             paths,
             overrides,
-            backend_forced: g.backend.is_some(),
+            backend_forced: g.backend.is_some() || g.provider.is_some(),
             no_plan: g.no_plan,
         };
         let apps = Apps {
