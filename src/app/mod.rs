@@ -7,6 +7,7 @@ mod checkpoints;
 mod frontend;
 mod handle;
 pub(crate) mod launch;
+pub(crate) mod model_cache;
 mod port;
 pub(crate) mod probe;
 pub mod submit;

@@ -12,10 +12,27 @@ fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
 }
 
 pub(crate) async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
-    let (config, _paths, _) = load_config(g)?;
+    let (config, paths, _) = load_config(g)?;
     let backend = build_backend(&config).map_err(Failure::usage)?;
-    let mut models = backend.list_models().await.map_err(Failure::runtime)?;
-    // Fill in context lengths the listing did not carry (one request each).
+    let lists = backend.list_by_provider().await;
+    let mut models = Vec::new();
+    let mut failed = Vec::new();
+    for (provider, list) in lists {
+        match list {
+            Ok(l) => models.extend(l),
+            Err(e) => failed.push((provider, e)),
+        }
+    }
+    if models.is_empty()
+        && let Some((_, e)) = failed.first()
+        && failed.len() == 1
+    {
+        return Err(Failure::runtime(e));
+    }
+    for (provider, e) in &failed {
+        eprintln!("{provider}: {e}");
+    }
+    // Fill in what the listing did not carry (one request each).
     let missing: Vec<usize> = (0..models.len())
         .filter(|i| models[*i].context_length.is_none())
         .collect();
@@ -31,6 +48,7 @@ pub(crate) async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
             }
         }
     }
+    crate::app::model_cache::write(&paths.data_dir, &models);
     if json {
         return json_out(&models);
     }
@@ -40,7 +58,7 @@ pub(crate) async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
             backend.kind().as_str(),
             backend.base_url()
         );
-        return Ok(0);
+        return Ok(if failed.is_empty() { 0 } else { 1 });
     }
     print_models(&models)?;
     Ok(0)
@@ -53,13 +71,18 @@ fn print_models(models: &[ModelInfo]) -> Result<(), Failure> {
         .max()
         .unwrap_or(4)
         .max(4);
-    crate::outln!("{:<w$}  CONTEXT", "NAME")?;
+    crate::outln!("{:<w$}  {:>8}  CAPABILITIES", "NAME", "CONTEXT")?;
     for m in models {
         let ctx = m
             .context_length
             .map(|c| c.to_string())
             .unwrap_or_else(|| "-".into());
-        crate::outln!("{:<w$}  {ctx}", m.name)?;
+        let caps = if m.capabilities.is_empty() {
+            "-".to_string()
+        } else {
+            m.capabilities.join(",")
+        };
+        crate::outln!("{:<w$}  {ctx:>8}  {caps}", m.name)?;
     }
     Ok(())
 }

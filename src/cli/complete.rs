@@ -1,10 +1,18 @@
 //! Shell completion of option values: `navi completions bash` completes
 //! `--profile`/`-p` with profile ids, `--model`/`-m` with model names and
 //! `--session`/`-s` with session ids. The generated script asks the hidden
-//! `navi __complete profiles|models|sessions`, which reads only local files
-//! (the profiles, the config, the session database): no network, no start-up
-//! work beyond that.
+//! `navi __complete profiles|models|sessions`, which reads local files (the
+//! profiles, the config, the session database). Models are the profiles'
+//! and every configured provider's (`provider/model`): the latter from the
+//! list kept in the data dir (`app::model_cache`), asked of the providers
+//! again (at once, [`LIST_WAIT`] in all) only when that list is missing or
+//! older than ten minutes.
 use super::{Failure, GlobalArgs, load_config, out};
+use crate::app::model_cache;
+use std::time::Duration;
+
+/// How long completion waits for the providers when it has no list.
+const LIST_WAIT: Duration = Duration::from_secs(3);
 
 /// What the bash script asks for after an option.
 const VALUE_OPTIONS: &[(&str, &str)] = &[
@@ -33,7 +41,7 @@ pub(crate) fn patch_bash(script: &str) -> String {
 }
 
 /// `navi __complete WHAT`: one candidate a line.
-pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
+pub(crate) async fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
     let (config, paths, _) = load_config(g)?;
     let list: Vec<String> = match what {
         "profiles" => {
@@ -44,8 +52,13 @@ pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
         "models" => {
             let reg =
                 crate::profile::ProfileRegistry::load(Some(&paths.config_dir.join("profiles")));
+            let served = match model_cache::read(&paths.data_dir, model_cache::MAX_AGE) {
+                Some(names) => names,
+                None => listed(&config, &paths.data_dir).await,
+            };
             let mut v: Vec<String> = std::iter::once(config.llm.default_model.clone())
                 .chain(reg.all().flat_map(|p| p.model.clone()))
+                .chain(served)
                 .filter(|m| !m.is_empty())
                 .collect();
             v.sort();
@@ -76,4 +89,19 @@ pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
         out::line(&v)?;
     }
     Ok(0)
+}
+
+/// The providers' models, asked now (and kept); none when they take longer
+/// than [`LIST_WAIT`].
+async fn listed(config: &crate::config::Config, data_dir: &std::path::Path) -> Vec<String> {
+    let Ok(backend) = crate::llm::build_backend(config) else {
+        return Vec::new();
+    };
+    match tokio::time::timeout(LIST_WAIT, backend.list_models()).await {
+        Ok(Ok(models)) => {
+            model_cache::write(data_dir, &models);
+            models.into_iter().map(|m| m.name).collect()
+        }
+        _ => Vec::new(),
+    }
 }
