@@ -84,6 +84,8 @@ mod planning_cli;
 #[path = "planning_cost.rs"]
 mod planning_cost;
 mod protocol;
+#[path = "providers.rs"]
+mod providers;
 #[path = "run_cli.rs"]
 mod run_cli;
 #[path = "sandbox.rs"]
