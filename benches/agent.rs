@@ -97,11 +97,7 @@ fn bench_loop(c: &mut Criterion) {
         store: store.clone(),
         profiles: Arc::new(profiles),
         tools: Arc::new(RwLock::new(tools)),
-        env: Arc::new(ToolEnv::new(
-            config.clone(),
-            p.clone(),
-            dir.path().to_path_buf(),
-        )),
+        env: Arc::new(ToolEnv::new(config.clone(), p.clone())),
         gate: Arc::new(ApprovalGate::new(&config.security, false)),
         persona: "persona ".repeat(200),
         model_override: None,
@@ -121,7 +117,9 @@ fn bench_loop(c: &mut Criterion) {
                     script.push_tool_calls(&[("todo", serde_json::json!({"action": "read"}))]);
                 }
                 script.push_text("done");
-                s.id
+                agent
+                    .open_session(&s.id, dir.path().to_path_buf())
+                    .unwrap_or_else(|e| panic!("{e}"))
             },
             |id| {
                 rt.block_on(async {

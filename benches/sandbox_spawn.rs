@@ -1,7 +1,9 @@
 //! What the sandbox adds to starting a `terminal` command: the same `true`
 //! run through the real tool, unsandboxed (`full-access`) and sandboxed
-//! (`workspace-write`, with and without a `.git` at the top of a workspace
-//! of 50 entries, which makes the rules be granted entry by entry).
+//! (`workspace-write`: an empty workspace; a `.git` at the top of 50
+//! directories; a tree of 5,000 directories and 50,000 files holding 20
+//! nested repositories, where the git scan before and after each call and
+//! the bind mounts of the carve-outs show).
 //!
 //! `cargo bench --bench sandbox_spawn` (env `NAVI_BENCH_RUNS`, default 200).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -32,12 +34,14 @@ fn ctx(root: &Path, mode: &str) -> ToolContext {
         session_id: "bench".into(),
         parent_session_id: None,
         call_id: "c".into(),
-        env: Arc::new(ToolEnv::new(Arc::new(config), paths, work)),
+        env: Arc::new(ToolEnv::new(Arc::new(config), paths)),
         cancel: CancellationToken::new(),
         events,
         origin: None,
         tool_list: Arc::new(Vec::new()),
         step_validation: false,
+        session: Arc::new(navi::tools::SessionTools::new("bench", work, None)),
+        owner: None,
     }
 }
 
@@ -66,6 +70,24 @@ async fn measure(label: &str, ctx: &ToolContext, runs: usize) {
         percentile(&times, 0.5),
         percentile(&times, 0.9)
     );
+}
+
+/// 5,000 directories (50 × 100), 10 files each, a repository in 20 of them.
+fn big_tree(work: &Path) {
+    for a in 0..50 {
+        for b in 0..100 {
+            let d = work.join(format!("a{a}/b{b}"));
+            std::fs::create_dir_all(&d).unwrap();
+            for f in 0..10 {
+                std::fs::write(d.join(format!("f{f}")), "x").unwrap();
+            }
+            if b == 0 && a < 20 {
+                std::fs::create_dir_all(d.join(".git/hooks")).unwrap();
+                std::fs::write(d.join(".git/config"), "[core]\n").unwrap();
+            }
+        }
+    }
+    std::fs::create_dir_all(work.join(".git")).unwrap();
 }
 
 fn main() {
@@ -107,6 +129,19 @@ fn main() {
         measure(
             "terminal `true`, workspace-write, .git + 50 dirs",
             &ctx(&git_root, "workspace-write"),
+            runs,
+        )
+        .await;
+        let big_root = root.join("big-root");
+        big_tree(&big_root.join("work"));
+        for d in ["config", "data"] {
+            std::fs::create_dir_all(big_root.join(d)).unwrap();
+        }
+        // Directories are trusted by the scan two seconds after a change.
+        std::thread::sleep(Duration::from_secs(3));
+        measure(
+            "terminal `true`, workspace-write, 5k dirs/50k files/20 repos",
+            &ctx(&big_root, "workspace-write"),
             runs,
         )
         .await;

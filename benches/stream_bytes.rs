@@ -73,7 +73,7 @@ fn agent(dir: &std::path::Path, store: Arc<SessionStore>, url: &str) -> Agent {
         store,
         profiles: Arc::new(profiles),
         tools: Arc::new(RwLock::new(ToolRegistry::new())),
-        env: Arc::new(ToolEnv::new(config.clone(), paths, dir.to_path_buf())),
+        env: Arc::new(ToolEnv::new(config.clone(), paths)),
         gate: Arc::new(ApprovalGate::new(&config.security, false)),
         persona: "persona".into(),
         model_override: None,
@@ -90,9 +90,10 @@ async fn turn(fake: &FakeLlm, store: Arc<SessionStore>, dir: &std::path::Path) -
     let (sink, mut rx) = EventSink::channel(4096);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let before = wchar();
+    let open = agent.open_session(&s.id, dir.to_path_buf()).unwrap();
     let out = agent
         .run_stream(
-            &s.id,
+            &open,
             "tell a long story",
             &sink,
             &tokio_util::sync::CancellationToken::new(),

@@ -8,13 +8,14 @@
 use criterion::{Criterion, criterion_group};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
-use navi::llm::{ChatMessage, ToolCall};
+use navi::app::{App, AppOptions, SessionChoice};
+use navi::config::{BackendKind, Config, Overrides, Paths};
+use navi::llm::{
+    ChatChunk, ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, ToolCall,
+};
 use navi::protocol::AgentEvent;
-use navi::protocol::Decision;
 use navi::session::{MessageKind, SessionMeta, StoredMessage, now_ms};
-use navi::ui::commands::{Outcome, SlashCommand, UiState};
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
-use navi::ui::tui::host::{Check, Host, Turn};
 use navi::ui::tui::render::render;
 use navi::ui::tui::state::TuiState;
 use navi::ui::tui::theme::Theme;
@@ -25,7 +26,6 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 fn meta() -> SessionMeta {
     SessionMeta {
@@ -193,50 +193,92 @@ fn benches(c: &mut Criterion) {
 
 criterion_group!(tui, benches);
 
-/// A host whose one turn is fed by the benchmark.
-#[derive(Clone)]
-struct StreamHost {
-    tx: Arc<Mutex<Option<mpsc::Receiver<AgentEvent>>>>,
+/// A backend whose one answer is fed by the benchmark.
+struct StreamBackend {
+    rx: Mutex<Option<mpsc::UnboundedReceiver<ChatChunk>>>,
 }
 
-impl Host for StreamHost {
-    fn start_turn(&mut self, _s: &str, _m: &str) -> Turn {
-        let events = self.tx.lock().unwrap().take().expect("one turn");
-        Turn {
-            events,
-            cancel: CancellationToken::new(),
-        }
+#[async_trait::async_trait]
+impl LlmBackend for StreamBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Ollama
     }
-    fn execute(&mut self, _c: SlashCommand, _u: &mut UiState) -> Result<Outcome, String> {
-        Err("no commands in the benchmark".into())
+    fn base_url(&self) -> &str {
+        "bench://"
     }
-    fn answer(&mut self, _id: &str, _d: Decision) {}
-    fn compact(&mut self, s: &str, _mode: navi::agent::compact_run::CompactMode) -> Turn {
-        self.start_turn(s, "")
+    async fn stream_chat(&self, _req: &ChatRequest) -> Result<ChunkStream, LlmError> {
+        let rx = self.rx.lock().unwrap().take().ok_or(LlmError::Cancelled)?;
+        Ok(Box::pin(futures_util::stream::unfold(
+            rx,
+            |mut rx| async move { rx.recv().await.map(|c| (Ok(c), rx)) },
+        )))
     }
-    fn refresh(&mut self, _s: &str) -> Option<SessionMeta> {
-        None
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
+        Ok(vec![self.model_info("bench-model").await?])
     }
-    fn check_backend(&mut self, _p: &str) -> Option<Check> {
-        None
+    async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
+        Ok(ModelInfo {
+            name: model.into(),
+            context_length: Some(1_000_000),
+            capabilities: vec![],
+        })
     }
+}
+
+/// The app in `dir` with a planning-free profile on `backend`.
+fn bench_app(dir: &std::path::Path, backend: Arc<StreamBackend>) -> App {
+    let p = dir.join("cfg/profiles/plain");
+    std::fs::create_dir_all(&p).unwrap();
+    let cfg = json!({
+        "id": "plain", "name": "Plain", "description": "bench profile",
+        "model": ["bench-model"], "enabled_tools": [],
+        "planning_enabled": false, "planning_phase1_enabled": false,
+        "planning_phase3_enabled": false, "think_enabled": false
+    });
+    std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
+    let paths = Paths {
+        config_file: None,
+        config_dir: dir.join("cfg"),
+        data_dir: dir.join("data"),
+        db_path: dir.join("data/navi.db"),
+        log_dir: dir.join("data/logs"),
+    };
+    let opts = AppOptions {
+        backend: Some(backend as Arc<dyn LlmBackend>),
+        work_dir: Some(dir.to_path_buf()),
+        ..AppOptions::default()
+    };
+    App::build(Config::default(), paths, Overrides::default(), opts).unwrap()
 }
 
 /// Keystroke-to-frame latency while 5,000 tokens/s stream in: the real
 /// event loop (TestBackend, 60 fps cap) on a 10k-message transcript; a key
 /// every 23 ms for `keys` keys; latency = key sent → first frame showing it.
 async fn latency(keys: usize) -> Vec<Duration> {
-    let (ev_tx, ev_rx) = mpsc::channel::<AgentEvent>(4096);
-    let mut host = StreamHost {
-        tx: Arc::new(Mutex::new(Some(ev_rx))),
-    };
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel::<ChatChunk>();
+    let backend = Arc::new(StreamBackend {
+        rx: Mutex::new(Some(ev_rx)),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let app = bench_app(dir.path(), backend);
+    let session = navi::ui::tui::open_session(&app, &SessionChoice::New, Some("plain"))
+        .ok()
+        .unwrap();
+    // The session is new; the screen shows a 10k-message transcript.
+    let mut st = navi::ui::tui::initial_state(&app, &session).ok().unwrap();
+    let mut m = session.info().unwrap();
+    m.title = meta().title;
+    st.switch_session(
+        &m,
+        &navi::session::replay::events(&history(10_000), &Default::default()),
+    );
     let (ktx, krx) = mpsc::unbounded_channel::<Event>();
     let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))
     }))
     .fuse();
     let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    let mut lp = EventLoop::new(&mut host, state_10k());
+    let mut lp = EventLoop::new(&app, session, st);
     let sent: Arc<Mutex<Vec<Instant>>> = Arc::new(Mutex::new(Vec::new()));
     let seen: Arc<Mutex<Vec<Duration>>> = Arc::new(Mutex::new(Vec::new()));
     let opts = LoopOptions {
@@ -271,12 +313,7 @@ async fn latency(keys: usize) -> Vec<Duration> {
                     } else {
                         format!("tok{i} ")
                     };
-                    let ev = AgentEvent::StreamDelta {
-                        delta,
-                        is_subagent: false,
-                        agent: None,
-                    };
-                    if ev_tx.send(ev).await.is_err() {
+                    if ev_tx.send(ChatChunk::Text(delta)).is_err() {
                         return i;
                     }
                 }

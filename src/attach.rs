@@ -14,10 +14,15 @@
 //! Invariants: a stored file is a copy (the original is never moved);
 //! executables are refused before anything is copied; a name already taken
 //! gets a numeric suffix (`notes-1.txt`), never overwriting; nothing over
-//! `max_size` is read whole into memory.
+//! `max_size` is read whole into memory. A file the user names is opened
+//! without following any symbolic link inside a directory tools can write
+//! (`FilesPolicy::guarded`; see `nofollow::guarded`): a tool cannot turn
+//! `@notes.txt` into another file. Stored copies are created in the
+//! session's directory without following links either.
 use crate::config::{Config, Paths};
 use crate::llm::ChatMessage;
 pub(crate) use crate::llm::ImageData;
+use crate::nofollow::guarded::Refused;
 use crate::tools::image_probe;
 use base64::Engine;
 use std::path::{Path, PathBuf};
@@ -40,6 +45,9 @@ pub(crate) struct FilesPolicy {
     pub(crate) inline_max: u64,
     /// Session directories untouched for longer than this are removed.
     pub(crate) ttl: Duration,
+    /// Directories tools can write: a symbolic link in them is not followed
+    /// when the user attaches a file through it.
+    pub(crate) guarded: Vec<PathBuf>,
 }
 
 impl FilesPolicy {
@@ -55,7 +63,37 @@ impl FilesPolicy {
             max_size: config.session_files.max_size_mb.saturating_mul(1024 * 1024),
             inline_max: config.session_files.inline_max_kb.saturating_mul(1024),
             ttl: Duration::from_secs(config.session_files.ttl_hours.saturating_mul(3600)),
+            guarded: Vec::new(),
         }
+        .guarding(Self::tool_writable(config, paths))
+    }
+
+    /// What tools can write whatever the work dir: the writable roots, the
+    /// session dirs, this process's directory (and its sandbox workspace).
+    fn tool_writable(config: &Config, paths: &Paths) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = config
+            .sandbox
+            .writable_roots
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        v.push(paths.data_dir.join("sessions"));
+        if let Ok(cwd) = std::env::current_dir() {
+            v.push(config.sandbox.workspace_dir(&cwd));
+            v.push(cwd);
+        }
+        v
+    }
+
+    /// Adds directories tools can write (a session's work dir).
+    pub(crate) fn guarding(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        let root = self.root.clone();
+        for d in dirs.into_iter().chain(std::iter::once(root)) {
+            if !self.guarded.contains(&d) {
+                self.guarded.push(d);
+            }
+        }
+        self
     }
 
     /// The directory of one session's files.
@@ -83,6 +121,10 @@ pub(crate) enum AttachError {
     },
     #[error("{path} is a directory; attach the files in it one by one")]
     Directory { path: PathBuf },
+    #[error(
+        "not attached: {link} is a symbolic link in a directory tools can write (a tool may have made it); attach the file it points to by its own path"
+    )]
+    Link { link: PathBuf },
     #[error(
         "{path} is {size} bytes, over the {max} byte limit; raise [session_files].max_size_mb or attach a smaller file"
     )]
@@ -214,12 +256,17 @@ pub(crate) fn attach_path(
         path: path.to_path_buf(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(read_err)?;
-    if meta.is_dir() {
-        return Err(AttachError::Directory {
-            path: path.to_path_buf(),
-        });
-    }
+    let file = match crate::nofollow::guarded::open(path, &policy.guarded) {
+        Ok(f) => f,
+        Err(Refused::Directory) => {
+            return Err(AttachError::Directory {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(Refused::Link(link)) => return Err(AttachError::Link { link }),
+        Err(Refused::Io(e)) => return Err(read_err(e)),
+    };
+    let meta = file.metadata().map_err(read_err)?;
     if meta.len() > policy.max_size {
         return Err(AttachError::TooLarge {
             path: path.to_path_buf(),
@@ -227,7 +274,12 @@ pub(crate) fn attach_path(
             max: policy.max_size,
         });
     }
-    let bytes = std::fs::read(path).map_err(read_err)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, policy.max_size.saturating_add(1)),
+        &mut bytes,
+    )
+    .map_err(read_err)?;
     attach_bytes(policy, session_id, &file_name(path), &bytes, Some(path))
 }
 
@@ -299,25 +351,20 @@ pub(crate) fn store(
         Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
         _ => (clean.clone(), String::new()),
     };
+    // The session's directory is opened without following links (tools
+    // can write in it), and each copy is a new file there.
+    let at = crate::nofollow::Beneath::open(&dir).map_err(err)?;
     for n in 0..10_000u32 {
         let candidate = if n == 0 {
             clean.clone()
         } else {
             format!("{stem}-{n}{ext}")
         };
-        let path = dir.join(&candidate);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                f.write_all(bytes).map_err(err)?;
-                return Ok(path);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(err(e)),
+        match at.create_new(candidate.as_bytes(), bytes) {
+            Ok(true) => return Ok(dir.join(&candidate)),
+            Ok(false) => continue,
+            Err(crate::nofollow::Blocked::Io(_, e)) => return Err(err(e)),
+            Err(b) => return Err(err(std::io::Error::other(b.reason()))),
         }
     }
     Err(err(std::io::Error::other("no free file name")))

@@ -7,6 +7,7 @@ fn policy(dir: &Path) -> FilesPolicy {
         max_size: 1000,
         inline_max: 100,
         ttl: Duration::from_secs(3600),
+        guarded: Vec::new(),
     }
 }
 

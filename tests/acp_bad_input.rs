@@ -12,14 +12,14 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// `navi acp` with raw pipes: lines in, JSON messages out.
-struct Raw {
+pub(crate) struct Raw {
     child: Child,
     out: mpsc::Receiver<Value>,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Raw {
-    fn start(home: &Home) -> Raw {
+    pub(crate) fn start(home: &Home) -> Raw {
         let mut c = home.navi(&["acp"]);
         c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -47,7 +47,7 @@ impl Raw {
         Raw { child, out, stderr }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         let stdin = self.child.stdin.as_mut().unwrap();
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
@@ -55,7 +55,7 @@ impl Raw {
 
     /// Responses by id (`null` for uncorrelated errors) until `ids` are all
     /// answered.
-    fn responses(&self, ids: &[Value]) -> HashMap<String, Vec<Value>> {
+    pub(crate) fn responses(&self, ids: &[Value]) -> HashMap<String, Vec<Value>> {
         let mut got: HashMap<String, Vec<Value>> = HashMap::new();
         let deadline = Instant::now() + Duration::from_secs(30);
         while !ids.iter().all(|i| got.contains_key(&i.to_string())) {
@@ -73,7 +73,7 @@ impl Raw {
     }
 
     /// Closes stdin and waits for the exit code (panics after 30 s).
-    fn finish(mut self) -> (i32, String) {
+    pub(crate) fn finish(mut self) -> (i32, String) {
         drop(self.child.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -91,7 +91,7 @@ impl Raw {
     }
 }
 
-fn req(id: u64, method: &str, params: Value) -> Vec<u8> {
+pub(crate) fn req(id: u64, method: &str, params: Value) -> Vec<u8> {
     let mut v = serde_json::to_vec(
         &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
     )
@@ -100,7 +100,7 @@ fn req(id: u64, method: &str, params: Value) -> Vec<u8> {
     v
 }
 
-fn code(got: &HashMap<String, Vec<Value>>, id: &str) -> i64 {
+pub(crate) fn code(got: &HashMap<String, Vec<Value>>, id: &str) -> i64 {
     got[id][0]["error"]["code"]
         .as_i64()
         .unwrap_or_else(|| panic!("{id}: {got:?}"))

@@ -191,8 +191,8 @@ async fn stop_during_tool_pairs_every_call_and_saves() {
     let (sink, mut rx) = EventSink::channel(1000);
     let cancel = tokio_util::sync::CancellationToken::new();
     let agent = h.agent.clone();
-    let (sid, c2) = (s.id.clone(), cancel.clone());
-    let task = tokio::spawn(async move { agent.run_stream(&sid, "work", &sink, &c2).await });
+    let (open, c2) = (h.open(&s.id), cancel.clone());
+    let task = tokio::spawn(async move { agent.run_stream(&open, "work", &sink, &c2).await });
     let mut events = Vec::new();
     while let Some(e) = rx.recv().await {
         let started_sleepy = matches!(&e, AgentEvent::ToolStarted { tool, .. } if tool == "sleepy");
@@ -245,8 +245,8 @@ async fn stop_mid_stream_keeps_partial_text() {
     let (sink, mut rx) = EventSink::channel(1000);
     let cancel = tokio_util::sync::CancellationToken::new();
     let agent = h.agent.clone();
-    let (sid, c2) = (s.id.clone(), cancel.clone());
-    let task = tokio::spawn(async move { agent.run_stream(&sid, "tell me", &sink, &c2).await });
+    let (open, c2) = (h.open(&s.id), cancel.clone());
+    let task = tokio::spawn(async move { agent.run_stream(&open, "tell me", &sink, &c2).await });
     let mut deltas = 0;
     while let Some(e) = rx.recv().await {
         if matches!(e, AgentEvent::StreamDelta { .. }) {
@@ -280,8 +280,8 @@ async fn stop_during_prefill_makes_no_answer() {
     let (sink, mut rx) = EventSink::channel(1000);
     let cancel = tokio_util::sync::CancellationToken::new();
     let agent = h.agent.clone();
-    let (sid, c2) = (s.id.clone(), cancel.clone());
-    let task = tokio::spawn(async move { agent.run_stream(&sid, "slow", &sink, &c2).await });
+    let (open, c2) = (h.open(&s.id), cancel.clone());
+    let task = tokio::spawn(async move { agent.run_stream(&open, "slow", &sink, &c2).await });
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     cancel.cancel();
     let out = tokio::time::timeout(std::time::Duration::from_secs(5), task)
@@ -409,9 +409,11 @@ async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
     ]);
     h.backend.push_text("steered answer");
     let s = h.store.create("p").unwrap();
-    // Sent while the turn runs; the inbox is only read at the safe point.
-    h.agent.steers.push(&s.id, "use the second file instead");
-    let (out, ev) = turn(&h, &s.id, "do it").await;
+    let open = h.open(&s.id);
+    // Sent while the turn runs; the session's steers are only read at the
+    // safe point.
+    open.push_steer("use the second file instead");
+    let (out, ev) = turn_in(&h, &open, "do it").await;
     assert_eq!(out.unwrap().text, "steered answer");
     let reqs = h.backend.requests();
     assert_eq!(reqs.len(), 2);
@@ -439,7 +441,7 @@ async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
     let steer = k.iter().position(|x| *x == "user_steer").unwrap();
     let last_tool = k.iter().rposition(|x| *x == "tool_call").unwrap();
     assert!(last_tool < steer, "{k:?}");
-    assert!(h.agent.steers.take(&s.id).is_empty(), "taken exactly once");
+    assert!(open.take_steers().is_empty(), "taken exactly once");
     // Persisted where it went in.
     let loaded = h.store.load(&s.id).unwrap().unwrap();
     let shown: Vec<(Role, String)> = loaded
@@ -460,9 +462,10 @@ async fn a_steer_without_a_safe_point_stays_in_the_inbox() {
     let h = harness(json!({}));
     h.backend.push_text("plain answer");
     let s = h.store.create("p").unwrap();
-    h.agent.steers.push(&s.id, "too late");
-    let (out, ev) = turn(&h, &s.id, "hi").await;
+    let open = h.open(&s.id);
+    open.push_steer("too late");
+    let (out, ev) = turn_in(&h, &open, "hi").await;
     assert_eq!(out.unwrap().text, "plain answer");
     assert!(!kinds(&ev).contains(&"user_steer"));
-    assert_eq!(h.agent.steers.take(&s.id), vec!["too late"]);
+    assert_eq!(open.take_steers(), vec!["too late"]);
 }

@@ -208,7 +208,7 @@ async fn unknown_executors_are_tamed_and_forty_steps_are_no_plan() {
         .collect();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("40 steps"), "{warnings:?}");
-    assert!(h.agent.env.todos.get(&s.id).is_empty());
+    assert!(h.open(&s.id).todos().is_empty());
 }
 
 #[tokio::test]
@@ -345,7 +345,11 @@ async fn compaction_replaces_old_turns_with_a_summary() {
     let (sink, mut rx) = navi::protocol::EventSink::channel(10);
     let (before, after) = h
         .agent
-        .compact(&s.id, &sink, &tokio_util::sync::CancellationToken::new())
+        .compact(
+            &h.open(&s.id),
+            &sink,
+            &tokio_util::sync::CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!((before, after), (8, 5));

@@ -13,6 +13,7 @@ mod common;
 mod context_support;
 mod mcp_support;
 mod plain_support;
+mod sandbox_support;
 mod support;
 mod tools_support;
 mod tui_loop_support;
@@ -27,6 +28,10 @@ mod acp_bad_input;
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
 mod acp_prompt;
+#[path = "acp_utf8.rs"]
+mod acp_utf8;
+#[path = "acp_workdirs.rs"]
+mod acp_workdirs;
 #[path = "agent_delegate.rs"]
 mod agent_delegate;
 #[path = "agent_loop.rs"]
@@ -35,6 +40,12 @@ mod agent_loop;
 mod agent_planning;
 #[path = "checkpoints.rs"]
 mod checkpoints;
+#[path = "checkpoints_safety.rs"]
+mod checkpoints_safety;
+#[path = "checkpoints_scale.rs"]
+mod checkpoints_scale;
+#[path = "checkpoints_undo.rs"]
+mod checkpoints_undo;
 #[path = "cli_commands.rs"]
 mod cli_commands;
 #[path = "cli_scripts.rs"]
@@ -92,6 +103,14 @@ mod run_cli;
 mod sandbox;
 #[path = "sandbox_cli.rs"]
 mod sandbox_cli;
+#[path = "sandbox_config.rs"]
+mod sandbox_config;
+#[path = "sandbox_escapes.rs"]
+mod sandbox_escapes;
+#[path = "sandbox_git.rs"]
+mod sandbox_git;
+#[path = "sandbox_tty.rs"]
+mod sandbox_tty;
 #[path = "security_cli.rs"]
 mod security_cli;
 #[path = "session_handle.rs"]
@@ -122,6 +141,8 @@ mod tools_ssh;
 mod tools_terminal;
 #[path = "tools_terminal_allowlist.rs"]
 mod tools_terminal_allowlist;
+#[path = "tools_terminal_bash.rs"]
+mod tools_terminal_bash;
 #[path = "tools_user.rs"]
 mod tools_user;
 #[path = "tools_web.rs"]

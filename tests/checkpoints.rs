@@ -15,7 +15,7 @@ const A: &[u8] = b"alpha\nline two\n";
 const B: &[u8] = b"bravo\n\xff binary-ish tail\n";
 const C: &[u8] = b"charlie\nto be deleted\n";
 
-fn home_with_tools(fake: &FakeLlm) -> Home {
+pub(crate) fn home_with_tools(fake: &FakeLlm) -> Home {
     let home = Home::new(&fake.ollama_url());
     let p = home.dir.path().join("cfg/profiles/tester/config.json");
     let mut cfg: serde_json::Value =
@@ -31,7 +31,7 @@ fn home_with_tools(fake: &FakeLlm) -> Home {
     home
 }
 
-fn git(ws: &Path, args: &[&str]) -> String {
+pub(crate) fn git(ws: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
         .args(args)
         .current_dir(ws)

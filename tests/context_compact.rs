@@ -28,8 +28,8 @@ async fn compact(
     let (sink, mut rx) = EventSink::channel(64);
     let out = ctx
         .app
-        .agent
-        .compact_mode(&ctx.sid, mode, &sink, &CancellationToken::new())
+        .engine()
+        .compact_mode(&ctx.session(), mode, &sink, &CancellationToken::new())
         .await;
     drop(sink);
     let mut ev = Vec::new();
@@ -45,13 +45,13 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
     let pinned_text = "PIN-ME: deploy with `make ship PORT=8443`, never on Fridays";
     ctx.fake.push(Reply::text("noted"));
     turn(&ctx, pinned_text).await.0.unwrap();
-    let display = ctx.app.store.load(&ctx.sid).unwrap().unwrap().display;
+    let display = ctx.store.load(&ctx.sid).unwrap().unwrap().display;
     let (n, m) = pins::numbered(&display)
         .into_iter()
         .find(|(_, m)| m.msg.text() == pinned_text)
         .unwrap();
     assert_eq!(n, 1);
-    assert!(pins::set(&ctx.app.store, &ctx.sid, m, true).unwrap());
+    assert!(pins::set(&ctx.store, &ctx.sid, m, true).unwrap());
     for round in 0..3 {
         turns(&ctx, round * 10, 4).await;
         ctx.fake
@@ -59,7 +59,7 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
         let (out, _) = compact(&ctx, CompactMode::Now).await;
         let (before, after) = out.unwrap();
         assert!(after < before, "round {round}: {before} → {after}");
-        let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+        let context = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
         assert_eq!(context[0].kind, MessageKind::Summary);
         let kept: Vec<_> = context
             .iter()
@@ -81,16 +81,16 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
             .is_some_and(|c| c.split("\n\n").any(|p| p == pinned_text))
     }));
     // Unpinned, the next compaction may summarise it.
-    let display = ctx.app.store.load(&ctx.sid).unwrap().unwrap().display;
+    let display = ctx.store.load(&ctx.sid).unwrap().unwrap().display;
     let m = display
         .iter()
         .find(|m| m.msg.text() == pinned_text)
         .unwrap();
-    assert!(pins::set(&ctx.app.store, &ctx.sid, m, false).unwrap());
+    assert!(pins::set(&ctx.store, &ctx.sid, m, false).unwrap());
     turns(&ctx, 90, 3).await;
     ctx.fake.push(Reply::text("- everything so far"));
     compact(&ctx, CompactMode::Now).await.0.unwrap();
-    let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    let context = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
     assert!(!context.iter().any(|m| m.msg.text() == pinned_text));
 }
 
@@ -98,7 +98,7 @@ async fn a_pinned_message_survives_three_compactions_verbatim() {
 async fn a_preview_changes_nothing_until_applied_and_a_stale_plan_is_refused() {
     let ctx = setup(BackendKind::Openai, |_| {}).await;
     turns(&ctx, 0, 5).await;
-    let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let before = ctx.store.load(&ctx.sid).unwrap().unwrap();
     ctx.fake.push(Reply::text("- five questions were asked"));
     let (out, ev) = compact(&ctx, CompactMode::Preview).await;
     let (b, a) = out.unwrap();
@@ -122,7 +122,7 @@ async fn a_preview_changes_nothing_until_applied_and_a_stale_plan_is_refused() {
         !ev.iter()
             .any(|e| matches!(e, AgentEvent::ContextCompressed { .. }))
     );
-    let same = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let same = ctx.store.load(&ctx.sid).unwrap().unwrap();
     assert_eq!(before.context, same.context);
     assert_eq!(
         before.meta.context_token_count,
@@ -130,7 +130,7 @@ async fn a_preview_changes_nothing_until_applied_and_a_stale_plan_is_refused() {
     );
 
     // Declined: nothing to apply any more.
-    assert!(ctx.app.agent.discard_compaction(&ctx.sid));
+    assert!(ctx.session().discard_compaction());
     let (out, _) = compact(&ctx, CompactMode::Apply).await;
     assert!(matches!(out, Err(AgentError::NoPlan(_))), "{out:?}");
 
@@ -138,12 +138,12 @@ async fn a_preview_changes_nothing_until_applied_and_a_stale_plan_is_refused() {
     ctx.fake.push(Reply::text("- again"));
     compact(&ctx, CompactMode::Preview).await.0.unwrap();
     turns(&ctx, 5, 1).await;
-    let grown = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let grown = ctx.store.load(&ctx.sid).unwrap().unwrap();
     let (out, _) = compact(&ctx, CompactMode::Apply).await;
     assert!(matches!(out, Err(AgentError::Stale(_))), "{out:?}");
     assert_eq!(
         grown.context,
-        ctx.app.store.load(&ctx.sid).unwrap().unwrap().context
+        ctx.store.load(&ctx.sid).unwrap().unwrap().context
     );
 
     // Confirmed: the previewed summary is what lands.
@@ -161,7 +161,7 @@ async fn a_preview_changes_nothing_until_applied_and_a_stale_plan_is_refused() {
         ev.iter()
             .any(|e| matches!(e, AgentEvent::ContextCompressed { .. }))
     );
-    let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    let context = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
     assert!(context[0].msg.text().contains("six questions were asked"));
 }
 
@@ -170,10 +170,10 @@ async fn navi_compact_on_the_command_line() {
     let ctx = setup(BackendKind::Openai, |_| {}).await;
     turns(&ctx, 0, 5).await;
     // This process wrote the turns, so it holds the session: let go.
-    ctx.app.store.unlock(&ctx.sid);
+    ctx.release();
     let dir = ctx._dir.path().to_path_buf();
     let fake = &ctx.fake;
-    let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let before = ctx.store.load(&ctx.sid).unwrap().unwrap();
 
     // --preview without a terminal shows the summary and changes nothing.
     fake.push(Reply::text("- the preview summary"));
@@ -191,7 +191,7 @@ async fn navi_compact_on_the_command_line() {
     );
     assert_eq!(
         before.context,
-        ctx.app.store.load(&ctx.sid).unwrap().unwrap().context
+        ctx.store.load(&ctx.sid).unwrap().unwrap().context
     );
 
     // The real thing, on the named session.
@@ -209,10 +209,10 @@ async fn navi_compact_on_the_command_line() {
         stdout.contains(&format!("compacted session {short}: 10 → 5")),
         "{stdout}"
     );
-    let context = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    let context = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
     assert!(context[0].msg.text().contains("the real summary"));
     assert_eq!(
-        ctx.app.store.load(&ctx.sid).unwrap().unwrap().display.len(),
+        ctx.store.load(&ctx.sid).unwrap().unwrap().display.len(),
         before.display.len()
     );
 
@@ -222,8 +222,8 @@ async fn navi_compact_on_the_command_line() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to compact"));
 
     // A pinned message is marked in `navi sessions show`.
-    let display = ctx.app.store.load(&ctx.sid).unwrap().unwrap().display;
-    pins::set(&ctx.app.store, &ctx.sid, &display[0], true).unwrap();
+    let display = ctx.store.load(&ctx.sid).unwrap().unwrap().display;
+    pins::set(&ctx.store, &ctx.sid, &display[0], true).unwrap();
     let out = tokio::task::block_in_place(|| navi(&dir, fake, &["sessions", "show", short]));
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("[user] 📌 pinned\nquestion 0"), "{shown}");
@@ -234,12 +234,63 @@ async fn navi_compact_on_the_command_line() {
 
     // Busy in another navi (this test process holds the lock): exit 1, unchanged.
     turns(&ctx, 5, 3).await;
-    let held = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    let held = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
     let out = tokio::task::block_in_place(|| navi(&dir, fake, &["compact"]));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("busy"), "{stderr}");
-    assert_eq!(held, ctx.app.store.load(&ctx.sid).unwrap().unwrap().context);
+    assert_eq!(held, ctx.store.load(&ctx.sid).unwrap().unwrap().context);
+}
+
+/// `navi compact` stopped by SIGTERM, SIGINT or SIGHUP while the summary
+/// is asked for: the session is left as it was and unlocked, navi says so
+/// and exits 143 / 130 / 129, like the other commands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_compact_stops_on_a_signal_and_leaves_the_session_as_it_was() {
+    let ctx = setup(BackendKind::Openai, |_| {}).await;
+    turns(&ctx, 0, 5).await;
+    ctx.release();
+    let dir = ctx._dir.path().to_path_buf();
+    let before = ctx.store.load(&ctx.sid).unwrap().unwrap();
+    let short: String = ctx.sid.chars().take(8).collect();
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let asked = ctx.fake.chat_requests().len();
+        // The summary takes long to start: the signal comes first.
+        ctx.fake
+            .push(Reply::text("- a summary never seen").with_prefill(20_000));
+        let child = navi_command(&dir, &ctx.fake, &["compact"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while ctx.fake.chat_requests().len() == asked {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the summary was never asked for"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {stderr}");
+        assert!(
+            stderr.contains(&format!("compaction stopped; session {short} is unchanged")),
+            "SIG{signal}: {stderr}"
+        );
+        // Unchanged, and free: this process can open it as its writer.
+        let now = ctx.store.load(&ctx.sid).unwrap().unwrap();
+        assert_eq!(before.context, now.context, "SIG{signal}");
+        let held = ctx.store.lock(&ctx.sid);
+        assert!(held.is_ok(), "SIG{signal}: the session is still locked");
+    }
 }
 
 #[test]

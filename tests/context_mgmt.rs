@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 async fn repeated_turns_never_send_a_request_over_the_window_and_the_account_agrees() {
     for kind in [BackendKind::Openai, BackendKind::Ollama] {
         let ctx = setup(kind, |_| {}).await;
-        let threshold = ctx.app.config.context.compression_threshold;
+        let threshold = ctx.app.config().context.compression_threshold;
         let mut compactions = 0;
         for i in 0..14 {
             // One reply a turn: a compaction around it may take it as its
@@ -44,8 +44,8 @@ async fn repeated_turns_never_send_a_request_over_the_window_and_the_account_agr
                     _ => None,
                 })
                 .expect("stream_end");
-            let account = ctx.app.agent.context_account(&ctx.sid).unwrap();
-            let breakdown = ctx.app.agent.context_breakdown(&ctx.sid).unwrap();
+            let account = ctx.app.engine().context_account(&ctx.sid).unwrap();
+            let breakdown = ctx.app.engine().context_breakdown(&ctx.sid).unwrap();
             assert_eq!(end, (account.used, account.window), "{kind:?} turn {i}");
             assert_eq!(breakdown.account, account.used);
             assert_eq!(account.window, WINDOW);
@@ -66,7 +66,7 @@ async fn repeated_turns_never_send_a_request_over_the_window_and_the_account_agr
                 "{kind:?}: request {n} is ~{est} tokens, over the {WINDOW}-token window"
             );
         }
-        let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+        let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
         assert_eq!(s.context[0].kind, MessageKind::Summary);
         // The display buffer keeps every turn.
         let users = s
@@ -88,7 +88,7 @@ async fn an_empty_or_letterless_summary_leaves_the_context_as_it_was_with_a_warn
         .await;
         ctx.fake.push(Reply::text("first answer"));
         turn(&ctx, "first question").await.0.unwrap();
-        let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+        let before = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
         // Turn 2: pre-turn compaction (bad summary), the answer, post-turn
         // compaction (bad summary again).
         ctx.fake.push(Reply::text(bad));
@@ -102,7 +102,7 @@ async fn an_empty_or_letterless_summary_leaves_the_context_as_it_was_with_a_warn
                 .any(|m| m.contains("compaction failed") && m.contains("left as it was")),
             "{w:?}"
         );
-        let after = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+        let after = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
         assert!(after.iter().all(|m| m.kind != MessageKind::Summary));
         assert_eq!(&after[..before.len()], &before[..]);
         assert_eq!(after.len(), before.len() + 2);
@@ -147,7 +147,7 @@ async fn a_summary_request_the_server_refuses_as_too_long_is_retried_smaller() {
     assert!(first.contains("result of todo"), "{first}");
     assert!(!second.contains("result of"), "{second}");
     assert!(second.contains("first question"), "{second}");
-    let ctx_rows = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    let ctx_rows = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
     assert_eq!(ctx_rows[0].kind, MessageKind::Summary);
     assert!(ctx_rows[0].msg.text().contains("the user added a task"));
 }
@@ -159,7 +159,7 @@ async fn a_stop_during_compaction_changes_nothing() {
         ctx.fake.push(Reply::text(format!("answer {i}")));
         turn(&ctx, &format!("question {i}")).await.0.unwrap();
     }
-    let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let before = ctx.store.load(&ctx.sid).unwrap().unwrap();
     ctx.fake
         .push(Reply::text("- a summary that comes too late").with_prefill(3000));
     let cancel = CancellationToken::new();
@@ -169,9 +169,13 @@ async fn a_stop_during_compaction_changes_nothing() {
         c2.cancel();
     });
     let (sink, _rx) = EventSink::channel(64);
-    let out = ctx.app.agent.compact(&ctx.sid, &sink, &cancel).await;
+    let out = ctx
+        .app
+        .engine()
+        .compact(&ctx.session(), &sink, &cancel)
+        .await;
     assert!(out.is_err(), "{out:?}");
-    let after = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let after = ctx.store.load(&ctx.sid).unwrap().unwrap();
     assert_eq!(before.context, after.context);
     assert_eq!(
         before.meta.context_token_count,
@@ -199,7 +203,7 @@ async fn a_window_of_zero_never_triggers_compaction_or_refuses() {
         assert!(warnings(&ev).is_empty(), "{:?}", warnings(&ev));
     }
     assert!(!ctx.fake.chat_requests().iter().any(is_summary_request));
-    let account = ctx.app.agent.context_account(&ctx.sid).unwrap();
+    let account = ctx.app.engine().context_account(&ctx.sid).unwrap();
     assert_eq!(account.window, 0);
     assert!(account.describe().contains("window unknown"));
 }
@@ -214,14 +218,14 @@ async fn a_session_already_over_the_window_is_continued_and_compacted_first() {
             navi::llm::ChatMessage::user(format!("old question {i}")),
             MessageKind::Message,
         );
-        ctx.app.store.append_both(&ctx.sid, &u).unwrap();
+        ctx.store.append_both(&ctx.sid, &u).unwrap();
         let a = navi::session::StoredMessage::new(
             navi::llm::ChatMessage::assistant(format!("{}{}", long_answer(i), long_answer(i))),
             MessageKind::Message,
         );
-        ctx.app.store.append_both(&ctx.sid, &a).unwrap();
+        ctx.store.append_both(&ctx.sid, &a).unwrap();
     }
-    ctx.app.store.set_context_tokens(&ctx.sid, 15_000).unwrap();
+    ctx.store.set_context_tokens(&ctx.sid, 15_000).unwrap();
     let dir = ctx._dir.path().to_path_buf();
     ctx.fake
         .push(Reply::text("- the user asked thirty old questions"));
@@ -245,12 +249,12 @@ async fn a_session_already_over_the_window_is_continued_and_compacted_first() {
     // The account the CLI shows is the one stored, against the same window.
     let show = navi(&dir, fake, &["sessions", "show", &ctx.sid, "--json"]);
     let v: Value = serde_json::from_slice(&show.stdout).unwrap();
-    let stored = ctx.app.store.meta(&ctx.sid).unwrap().unwrap();
+    let stored = ctx.store.meta(&ctx.sid).unwrap().unwrap();
     assert_eq!(v["context"]["tokens"], json!(stored.context_token_count));
     assert_eq!(v["context"]["window"], json!(WINDOW));
     assert!(stored.context_token_count < WINDOW);
     // The display buffer still has every old turn.
-    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
     assert!(s.display.len() >= 62);
 }
 
@@ -286,7 +290,7 @@ async fn a_server_refusal_for_length_teaches_the_window_and_the_turn_is_retried_
             .to_string()
             .contains("four questions about the build")
     );
-    let account = ctx.app.agent.context_account(&ctx.sid).unwrap();
+    let account = ctx.app.engine().context_account(&ctx.sid).unwrap();
     assert_eq!(account.window, 1500, "the server's window is kept");
     assert!(account.used < 1500);
 }

@@ -32,7 +32,8 @@ fn stored_path(text: &str) -> std::path::PathBuf {
 
 async fn reader(edit: impl FnOnce(&mut navi::config::Config)) -> Ctx {
     let mut ctx = setup_with(BackendKind::Openai, edit, true).await;
-    ctx.sid = ctx.app.store.create("reader").unwrap().id;
+    ctx.sid = ctx.store.create("reader").unwrap().id;
+    ctx.release();
     ctx
 }
 
@@ -72,7 +73,7 @@ async fn a_30_kb_tool_result_is_cut_in_the_context_stored_in_full_and_readable()
     assert!(cut.contains("the output of filesystem is"), "{cut}");
     let path = stored_path(&cut[cut.find("The full text is in").unwrap()..]);
     let stored = std::fs::read_to_string(&path).unwrap();
-    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
     let shown = s
         .display
         .iter()
@@ -133,7 +134,7 @@ async fn a_1_mb_tool_argument_reaches_the_tool_but_later_requests_carry_a_refere
     let path = stored_path(&v["content"].as_str().unwrap()[300..]);
     assert_eq!(std::fs::read_to_string(path).unwrap(), content);
     // The transcript keeps the call as it was made.
-    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
     let shown = s.display.iter().find(|m| m.msg.has_tool_calls()).unwrap();
     assert_eq!(
         shown.msg.tool_calls().next().unwrap().arguments["content"],
@@ -162,7 +163,7 @@ async fn a_5_mb_message_is_stored_and_previewed() {
     assert!(sent.contains("the user's message is"));
     let path = stored_path(&sent[sent.find("The full text is in").unwrap()..]);
     assert_eq!(std::fs::read_to_string(path).unwrap(), message);
-    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
     assert!(s.display.iter().any(|m| m.msg.text() == message));
     assert!(s.context.iter().all(|m| m.msg.text().len() < 10_000));
 }
@@ -170,7 +171,8 @@ async fn a_5_mb_message_is_stored_and_previewed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_5_mb_stdin_message_through_navi_run() {
     let ctx = setup(BackendKind::Openai, |_| {}).await;
-    ctx.app.store.delete(&ctx.sid).unwrap();
+    ctx.release();
+    ctx.store.delete(&ctx.sid).unwrap();
     let dir = ctx._dir.path().to_path_buf();
     let message: String = (0..100_000)
         .map(|i| format!("stdin line {i:06}\n"))

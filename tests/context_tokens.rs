@@ -68,13 +68,7 @@ async fn counting_setup(counting: bool, edit: impl FnOnce(&mut Config)) -> Ctx {
         ..AppOptions::default()
     };
     let app = App::build(c, paths, Overrides::default(), opts).unwrap();
-    let sid = app.store.create("paster").unwrap().id;
-    Ctx {
-        _dir: dir,
-        app,
-        fake,
-        sid,
-    }
+    Ctx::new(dir, app, fake, "paster")
 }
 
 /// About 3,000 words (18 KB) of prose, numbered so head and tail show.
@@ -149,7 +143,7 @@ async fn a_3000_word_paste_and_five_follow_ups_in_a_4096_window_are_all_answered
     );
     assert!(!sent.contains("word1500 "), "the middle is cut");
     assert!(sent.contains("The full text is in"), "{sent}");
-    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
     assert!(
         s.display.iter().any(|m| m.msg.text() == text),
         "the transcript keeps the paste whole"
@@ -236,8 +230,8 @@ async fn compact_does_what_automatic_compaction_does() {
             let (sink, mut rx) = EventSink::channel(64);
             let counts = ctx
                 .app
-                .agent
-                .compact(&ctx.sid, &sink, &CancellationToken::new())
+                .engine()
+                .compact(&ctx.session(), &sink, &CancellationToken::new())
                 .await
                 .unwrap();
             assert!(
@@ -257,7 +251,7 @@ async fn compact_does_what_automatic_compaction_does() {
         assert_eq!(done.len(), 1, "{done:?} {:?}", warnings(&events));
         // The question and its answer, summarised together.
         assert_eq!(done[0], (2, 1));
-        let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+        let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
         shapes.push(
             s.context
                 .iter()
@@ -265,7 +259,7 @@ async fn compact_does_what_automatic_compaction_does() {
                 .collect::<Vec<_>>(),
         );
         // The account after it is under the compaction threshold.
-        let acc = ctx.app.agent.context_account(&ctx.sid).unwrap();
+        let acc = ctx.app.engine().context_account(&ctx.sid).unwrap();
         assert!((acc.used as f64) < W as f64 * 0.8, "{acc:?}");
     }
     assert_eq!(shapes[0], shapes[1]);
@@ -330,7 +324,7 @@ async fn navi_context_the_refusal_and_the_server_agree_on_the_base_request() {
     );
     // /context shows the same base and an account within 5 % of the
     // server's count of the last request plus its answer.
-    let b = ctx.app.agent.context_breakdown(&ctx.sid).unwrap();
+    let b = ctx.app.engine().context_breakdown(&ctx.sid).unwrap();
     let shown = serde_json::to_value(&b).unwrap()["system_and_tools"]
         .as_u64()
         .unwrap();
@@ -518,7 +512,7 @@ async fn a_model_that_calls_a_tool_instead_of_summarising_gets_the_fresh_prompt(
         "{:?}",
         ev
     );
-    let s = ctx.app.store.load(&ctx.sid).unwrap().unwrap();
+    let s = ctx.store.load(&ctx.sid).unwrap().unwrap();
     assert!(
         s.context[0]
             .msg

@@ -20,28 +20,30 @@ async fn a_compaction_that_saves_nothing_changes_nothing_and_says_so() {
         ctx.fake.push(Reply::text(format!("answer {i}")));
         turn(&ctx, &format!("question {i}")).await.0.unwrap();
     }
-    let before = ctx.app.store.load(&ctx.sid).unwrap().unwrap().context;
+    let before = ctx.store.load(&ctx.sid).unwrap().unwrap().context;
     // The "summary" is longer than the four short messages it replaces.
     let long = "- a summary that retells everything at length ".repeat(60);
     ctx.fake.push(Reply::text(long.clone()));
     let (sink, _rx) = EventSink::channel(64);
     let r = ctx
         .app
-        .agent
-        .compact_mode(&ctx.sid, CompactMode::Now, &sink, &CancellationToken::new())
+        .engine()
+        .compact_mode(
+            &ctx.session(),
+            CompactMode::Now,
+            &sink,
+            &CancellationToken::new(),
+        )
         .await;
     let e = r.unwrap_err();
     assert!(matches!(e, AgentError::NothingSaved { .. }), "{e}");
     let msg = e.to_string();
     assert!(msg.starts_with("nothing compacted"), "{msg}");
     assert!(msg.contains("unchanged"), "{msg}");
-    assert_eq!(
-        before,
-        ctx.app.store.load(&ctx.sid).unwrap().unwrap().context
-    );
+    assert_eq!(before, ctx.store.load(&ctx.sid).unwrap().unwrap().context);
 
     // `navi compact`: the same words, exit 0, nothing written.
-    ctx.app.store.unlock(&ctx.sid);
+    ctx.release();
     ctx.fake.push(Reply::text(long));
     let dir = ctx._dir.path().to_path_buf();
     let fake = &ctx.fake;
@@ -50,10 +52,7 @@ async fn a_compaction_that_saves_nothing_changes_nothing_and_says_so() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("nothing compacted"), "{stdout}");
     assert!(!stdout.contains("compacted session"), "{stdout}");
-    assert_eq!(
-        before,
-        ctx.app.store.load(&ctx.sid).unwrap().unwrap().context
-    );
+    assert_eq!(before, ctx.store.load(&ctx.sid).unwrap().unwrap().context);
 }
 
 #[test]

@@ -19,6 +19,11 @@ fn paths(dir: &std::path::Path) -> Paths {
     }
 }
 
+/// The app's database, opened beside it.
+fn store(app: &App) -> navi::session::SessionStore {
+    navi::session::SessionStore::open(&app.paths().db_path).unwrap()
+}
+
 fn app(dir: &std::path::Path, config: Config) -> App {
     App::build(
         config,
@@ -33,11 +38,11 @@ fn app(dir: &std::path::Path, config: Config) -> App {
 fn every_shipped_profile_base_request_is_under_budget() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), Config::default());
-    let ids = app.profiles.ids();
+    let ids = app.profile_ids();
     assert!(ids.len() >= 6, "{ids:?}");
     let mut report = Vec::new();
     for id in &ids {
-        let cost = app.agent.base_cost(id).unwrap();
+        let cost = app.engine().base_cost(id).unwrap();
         report.push(navi::agent::budget::render(&cost).join("\n"));
         // Tools on demand: a few core schemas plus `load_tools`, or (the
         // discussion profile) a handful of small tools not worth deferring.
@@ -93,9 +98,13 @@ async fn turn(
         }
         out
     });
+    let open = app
+        .engine()
+        .open_session(session, std::env::temp_dir())
+        .unwrap();
     let out = app
-        .agent
-        .run_stream(session, msg, &sink, &CancellationToken::new())
+        .engine()
+        .run_stream(&open, msg, &sink, &CancellationToken::new())
         .await;
     drop(sink);
     (out, drain.await.unwrap())
@@ -117,7 +126,7 @@ async fn a_window_smaller_than_the_base_prompt_is_a_clear_error_and_nothing_is_s
         fake.set_models(vec![("test-model".into(), Some(512))]);
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
-        let s = app.store.create("developer").unwrap();
+        let s = store(&app).create("developer").unwrap();
         let (out, ev) = turn(&app, &s.id, "please fix the failing test in src/main.rs").await;
         let err = out.unwrap_err();
         let msg = err.to_string();
@@ -150,7 +159,7 @@ async fn a_server_context_rejection_becomes_the_same_clear_error() {
     )));
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), config_for(BackendKind::Openai, &fake));
-    let s = app.store.create("developer").unwrap();
+    let s = store(&app).create("developer").unwrap();
     let (out, _) = turn(&app, &s.id, "What is the capital of France?").await;
     let msg = out.unwrap_err().to_string();
     assert!(
@@ -178,7 +187,7 @@ async fn planner_and_main_requests_share_a_byte_identical_prefix() {
         fake.push(Reply::text("Done again."));
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
-        let s = app.store.create("developer").unwrap();
+        let s = store(&app).create("developer").unwrap();
         let (out, _) = turn(
             &app,
             &s.id,
@@ -234,7 +243,7 @@ async fn ollama_gets_num_ctx_and_num_predict() {
     fake.push(Reply::text("Paris."));
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), config_for(BackendKind::Ollama, &fake));
-    let s = app.store.create("developer").unwrap();
+    let s = store(&app).create("developer").unwrap();
     let (out, _) = turn(&app, &s.id, "What is the capital of France?").await;
     assert_eq!(out.unwrap().text, "Paris.");
     let body = &fake.chat_requests()[0];
@@ -255,7 +264,7 @@ async fn llama_server_props_give_the_window_and_cache_prompt_and_the_server_pick
     }
     let dir = tempfile::tempdir().unwrap();
     let app = app(dir.path(), config_for(BackendKind::Openai, &fake));
-    let s = app.store.create("developer").unwrap();
+    let s = store(&app).create("developer").unwrap();
     let (out, ev) = turn(&app, &s.id, "What is the capital of France?").await;
     out.unwrap();
     let (_, _) = turn(&app, &s.id, "And of Spain?").await;
@@ -296,7 +305,7 @@ async fn close_before_headers_is_retried_once_and_the_turn_succeeds() {
         fake.push(Reply::text("Madrid."));
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
-        let s = app.store.create("developer").unwrap();
+        let s = store(&app).create("developer").unwrap();
         let (out, _) = turn(&app, &s.id, "And of Spain?").await;
         assert_eq!(out.unwrap().text, "Madrid.", "{kind:?}");
         assert_eq!(fake.chat_requests().len(), 2, "{kind:?}: exactly one retry");
@@ -314,7 +323,7 @@ async fn an_answer_cut_at_the_cap_comes_with_a_warning() {
         );
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
-        let s = app.store.create("developer").unwrap();
+        let s = store(&app).create("developer").unwrap();
         let (out, ev) = turn(&app, &s.id, "What is the capital of France?").await;
         assert_eq!(out.unwrap().text, "The answer starts here and");
         let w = warnings(&ev);
@@ -338,7 +347,7 @@ async fn a_runaway_repetition_is_stopped_with_a_warning() {
         fake.push(Reply::text("A table:\n| a | b |\n|---|---|\n| 1 | 2 |"));
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), config_for(kind, &fake));
-        let s = app.store.create("developer").unwrap();
+        let s = store(&app).create("developer").unwrap();
         let (out, ev) = turn(&app, &s.id, "What is the capital of France?").await;
         let text = out.unwrap().text;
         assert!(text.starts_with("Sure. Paris is the capital"), "{kind:?}");
@@ -353,7 +362,7 @@ async fn a_runaway_repetition_is_stopped_with_a_warning() {
             "{kind:?}: {w:?}"
         );
         // The stored answer is what was shown.
-        let stored = app.store.load(&s.id).unwrap().unwrap();
+        let stored = store(&app).load(&s.id).unwrap().unwrap();
         assert_eq!(stored.display.last().unwrap().msg.text(), text);
         // An ordinary answer raises no warning.
         let (out, ev) = turn(&app, &s.id, "And a table?").await;

@@ -150,3 +150,52 @@ async fn attach_and_at_path_send_files_with_the_message() {
         "second with @b.txt please\n\nb.txt:\n```\nbeta file\n```"
     );
 }
+
+/// `/model` is the session's, kept with it: chosen in plain mode, then
+/// `navi run -c` in another process uses it; `/model default` clears it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_chosen_with_slash_model_stays_with_the_session() {
+    let fake = FakeLlm::start().await;
+    let home = Home::new(&fake.ollama_url());
+    let last_model = |fake: &FakeLlm| {
+        fake.chat_requests()
+            .last()
+            .map(|r| r["model"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    let plain = |continued: bool, input: &'static str| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_navi"));
+        c.args(["--plain", "--profile", "tester"]);
+        if continued {
+            c.arg("-c");
+        }
+        let cmd = home.setup_for_test(c, "dumb");
+        tokio::task::spawn_blocking(move || piped(cmd, input))
+    };
+    let run = |text: &str| {
+        let mut c = home.run_command(&["-c", text]);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+    };
+    for _ in 0..3 {
+        fake.push(Reply::text("an answer"));
+    }
+    let (code, out, err) = plain(false, "hello\n/model other-model\n").await.unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("model set to other-model for this session"),
+        "{out}"
+    );
+    let asked = fake.chat_requests().len();
+    fake.push(Reply::text("again"));
+    let done = run("again").await.unwrap();
+    assert!(done.status.success(), "{done:?}");
+    assert!(fake.chat_requests().len() > asked);
+    assert_eq!(last_model(&fake), "other-model");
+    // Back to the profile's list, in another process again.
+    let (code, out, err) = plain(true, "/model default\n").await.unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    fake.push(Reply::text("third"));
+    let done = run("third").await.unwrap();
+    assert!(done.status.success(), "{done:?}");
+    assert_eq!(last_model(&fake), "test-model");
+}

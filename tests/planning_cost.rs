@@ -164,7 +164,7 @@ async fn junk_plans_give_no_plan_and_one_warning() {
                 && w[0].ends_with("; continuing without a plan"),
             "{why}: {w:?}"
         );
-        assert!(h.agent.env.todos.get(&s.id).is_empty(), "{why}");
+        assert!(h.open(&s.id).todos().is_empty(), "{why}");
         let stored = h.store.load(&s.id).unwrap().unwrap();
         assert!(
             stored

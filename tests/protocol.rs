@@ -1,15 +1,17 @@
-//! The protocol end to end: `App::submit` drives a real session (SQLite in a
-//! temp dir, the fake LLM server over HTTP), and the stored session replays
-//! as the events the live turn emitted.
+//! The protocol end to end: ops on a session handle drive a real session
+//! (SQLite in a temp dir, the fake LLM server over HTTP), and the stored
+//! session replays as the events the live turn emitted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use crate::support;
 
-use navi::app::submit::Started;
-use navi::app::{App, AppOptions, RunHandle, SessionChoice};
+use navi::app::{App, AppOptions, OpenOptions, SessionChoice, SessionHandle};
 use navi::config::{BackendKind, Config, Overrides, Paths};
-use navi::protocol::{AgentEvent, CompactMode, Decision, INTERRUPTED, Submission};
+use navi::protocol::{
+    AgentEvent, CompactMode, Decision, INTERRUPTED, Op, OpError, SessionEvent, TurnEnd,
+};
 use serde_json::json;
 use support::{FakeLlm, Reply};
+use tokio::sync::mpsc::Receiver;
 
 pub(crate) fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
     let profiles = dir.join("cfg/profiles/plain");
@@ -39,14 +41,29 @@ pub(crate) fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
         ..AppOptions::default()
     };
     let app = App::build(c, paths, Overrides::default(), opts).unwrap();
-    assert!(app.profiles.errors.is_empty(), "{:?}", app.profiles.errors);
+    assert!(
+        app.profile_errors().is_empty(),
+        "{:?}",
+        app.profile_errors()
+    );
     app
 }
 
-fn turn(started: Option<Started>) -> RunHandle {
-    match started {
-        Some(Started::Turn(h)) => h,
-        _ => panic!("a user message starts a turn"),
+/// A new session of profile `plain`, stored at once, and its events.
+fn open(app: &App) -> (SessionHandle, Receiver<SessionEvent>) {
+    let opts = OpenOptions {
+        profile: Some("plain".into()),
+        ..OpenOptions::default()
+    };
+    let mut h = app.open_handle(&SessionChoice::New, opts).unwrap();
+    let rx = h.take_events().unwrap();
+    (h, rx)
+}
+
+fn message(text: &str) -> Op {
+    Op::UserMessage {
+        text: text.into(),
+        attachments: vec![],
     }
 }
 
@@ -55,34 +72,46 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeLlm::start().await;
     let app = app(dir.path(), &fake);
-    let meta = app
-        .open_session(&SessionChoice::New, Some("plain"))
-        .unwrap();
+    let (h, mut events) = open(&app);
     let url = format!("{}/nothing", fake.base_url);
     fake.push(Reply::tool_call("http_request", json!({ "url": url })));
     fake.push(Reply::text("I did not fetch it, as you asked."));
 
-    let mut run = turn(app.submit(&meta.id, Submission::UserMessage("fetch the page".into())));
-    assert!(app.runs.is_running(&meta.id));
+    h.submit(message("fetch the page")).unwrap();
+    assert!(h.is_running());
     let mut live = Vec::new();
-    while let Some(ev) = run.events.recv().await {
-        if let AgentEvent::ApprovalRequest { id, .. } = &ev {
-            // Both go in while the call waits: the steer at the next safe point.
-            let none = app.submit(&meta.id, Submission::Steer("do not fetch it".into()));
-            assert!(none.is_none());
-            app.submit(
-                &meta.id,
-                Submission::Approval {
-                    id: id.clone(),
-                    decision: Decision::Deny,
-                },
-            );
+    let end = loop {
+        match events.recv().await.unwrap() {
+            SessionEvent::Agent { event } => {
+                if let AgentEvent::ApprovalRequest { id, .. } = &event {
+                    // Both go in while the call waits: the steer at the next safe point.
+                    h.submit(Op::Steer {
+                        text: "do not fetch it".into(),
+                    })
+                    .unwrap();
+                    h.submit(Op::Approval {
+                        id: id.clone(),
+                        decision: Decision::Deny,
+                    })
+                    .unwrap();
+                }
+                live.push(event);
+            }
+            SessionEvent::TurnEnded { end, steers } => {
+                assert!(steers.is_empty(), "the steer went in: {steers:?}");
+                break end;
+            }
         }
-        live.push(ev);
-    }
-    let outcome = run.task.await.unwrap().unwrap();
-    assert_eq!(outcome.text, "I did not fetch it, as you asked.");
-    assert!(!app.runs.is_running(&meta.id), "the ended turn is unlisted");
+    };
+    assert_eq!(end, TurnEnd::Done { completed: true });
+    assert!(!h.is_running(), "the ended turn leaves the session idle");
+    assert!(
+        live.iter().any(|e| matches!(
+            e,
+            AgentEvent::StreamEnd { content, .. } if content == "I did not fetch it, as you asked."
+        )),
+        "{live:?}"
+    );
 
     // The server saw the denial as the tool result and the steer after it.
     let chats = fake.chat_requests();
@@ -112,9 +141,7 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
 
     // Replayed from the database: the same tool call, result and answer the
     // live turn showed, plus the messages the user sent.
-    let replay = navi::session::replay::load_events(&app.store, &meta.id)
-        .unwrap()
-        .unwrap();
+    let replay = app.history(&h.id()).unwrap();
     let kinds: Vec<&str> = replay.iter().map(AgentEvent::kind).collect();
     assert_eq!(kinds.first(), Some(&"user_message"), "{kinds:?}");
     let live_call = live
@@ -158,68 +185,73 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
         "I did not fetch it, as you asked."
     );
 
-    // `/compact` as a submission: one turn is all recent, so nothing changes
-    // and the event says so with equal counts.
-    let Some(Started::Compaction(mut c)) =
-        app.submit(&meta.id, Submission::Compact(CompactMode::Now))
-    else {
-        panic!("/compact starts a compaction");
-    };
+    // `/compact` as an op: one turn is all recent, so nothing changes and
+    // the event says so with equal counts.
+    h.submit(Op::Compact {
+        mode: CompactMode::Now,
+    })
+    .unwrap();
     let mut said = None;
-    while let Some(ev) = c.events.recv().await {
-        if let AgentEvent::ContextCompressed {
-            messages_before,
-            messages_after,
-            ..
-        } = ev
-        {
-            said = Some((messages_before, messages_after));
+    let end = loop {
+        match events.recv().await.unwrap() {
+            SessionEvent::Agent {
+                event:
+                    AgentEvent::ContextCompressed {
+                        messages_before,
+                        messages_after,
+                        ..
+                    },
+            } => said = Some((messages_before, messages_after)),
+            SessionEvent::Agent { .. } => {}
+            SessionEvent::TurnEnded { end, .. } => break end,
         }
-    }
-    let (before, after) = c.task.await.unwrap().unwrap();
-    assert_eq!(said, Some((before, after)));
+    };
+    assert_eq!(end, TurnEnd::Done { completed: true });
+    let (before, after) = said.unwrap();
     assert_eq!(before, after);
     assert_eq!(fake.chat_requests().len(), 2, "no summary was asked for");
+    h.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_submission_stops_the_running_turn_cooperatively() {
+async fn a_stop_op_stops_the_running_turn_cooperatively() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeLlm::start().await;
     let app = app(dir.path(), &fake);
-    let meta = app
-        .open_session(&SessionChoice::New, Some("plain"))
-        .unwrap();
+    let (h, mut events) = open(&app);
     let long = "word ".repeat(400);
     fake.push(Reply::text(long).with_delay(20));
-    let mut run = turn(app.submit(&meta.id, Submission::UserMessage("talk".into())));
+    h.submit(message("talk")).unwrap();
     let mut stopped = false;
     let mut sent_stop = false;
-    while let Some(ev) = run.events.recv().await {
-        match ev {
-            AgentEvent::StreamDelta { .. } if !sent_stop => {
+    let end = loop {
+        match events.recv().await.unwrap() {
+            SessionEvent::Agent {
+                event: AgentEvent::StreamDelta { .. },
+            } if !sent_stop => {
                 sent_stop = true;
-                assert!(app.submit(&meta.id, Submission::Stop).is_none());
+                h.submit(Op::Stop).unwrap();
             }
-            AgentEvent::StreamStopped => stopped = true,
-            _ => {}
+            SessionEvent::Agent {
+                event: AgentEvent::StreamStopped,
+            } => stopped = true,
+            SessionEvent::Agent { .. } => {}
+            SessionEvent::TurnEnded { end, .. } => break end,
         }
-    }
+    };
     assert!(stopped, "the turn reports the stop");
-    let outcome = run.task.await.unwrap().unwrap();
-    assert!(outcome.stopped);
-    assert!(!app.runs.is_running(&meta.id));
-    // A stop with no turn running is a no-op, not an error.
-    assert!(app.submit(&meta.id, Submission::Stop).is_none());
+    assert_eq!(end, TurnEnd::Stopped);
+    assert!(!h.is_running());
+    // A stop with no turn running says so.
+    assert_eq!(h.submit(Op::Stop), Err(OpError::NotRunning));
     // What was streamed before the stop is kept and replays as an answer
     // followed by the stop notice.
-    let replay = navi::session::replay::load_events(&app.store, &meta.id)
-        .unwrap()
-        .unwrap();
+    let replay = app.history(&h.id()).unwrap();
     let kinds: Vec<&str> = replay.iter().map(AgentEvent::kind).collect();
     assert!(kinds.ends_with(&["agent_message", "notice"]), "{kinds:?}");
     assert!(!replay.iter().any(|e| matches!(
         e,
         AgentEvent::ToolCall { result, .. } if result == INTERRUPTED
     )));
+    h.close().await;
 }

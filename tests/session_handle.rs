@@ -27,7 +27,7 @@ async fn until_end(rx: &mut Receiver<SessionEvent>) -> (Vec<AgentEvent>, TurnEnd
             .expect("the stream stays open while the handle lives");
         match ev {
             SessionEvent::Agent { event } => seen.push(event),
-            SessionEvent::TurnEnded { end } => return (seen, end),
+            SessionEvent::TurnEnded { end, .. } => return (seen, end),
         }
     }
 }
@@ -123,7 +123,7 @@ async fn a_busy_session_refuses_a_message_and_a_stop_saves_the_turn() {
             SessionEvent::Agent {
                 event: AgentEvent::StreamDelta { .. },
             } => break,
-            SessionEvent::TurnEnded { end } => panic!("ended early: {end:?}"),
+            SessionEvent::TurnEnded { end, .. } => panic!("ended early: {end:?}"),
             _ => {}
         }
     }
@@ -194,19 +194,23 @@ async fn approvals_pins_renames_and_profiles_go_through_ops() {
                 .unwrap();
             }
             SessionEvent::Agent { .. } => {}
-            SessionEvent::TurnEnded { end } => break end,
+            SessionEvent::TurnEnded { end, .. } => break end,
         }
     };
     assert!(asked);
     assert_eq!(end, TurnEnd::Done { completed: true });
     assert!(fake.requests().iter().all(|r| r.path != "/nothing"));
 
-    assert_eq!(
-        h.submit(Op::Pin {
+    let pinned = h
+        .submit(Op::Pin {
             index: 0,
-            pinned: true
-        }),
-        Ok(Some("pinned message 2".into()))
+            pinned: true,
+        })
+        .unwrap()
+        .lines();
+    assert!(
+        pinned[0].starts_with("📌 pinned #2 (assistant: "),
+        "{pinned:?}"
     );
     assert!(matches!(
         h.submit(Op::Pin {
@@ -289,6 +293,7 @@ fn ops_and_events_are_json() {
     assert_eq!(stop, Op::Stop);
     let ev = SessionEvent::TurnEnded {
         end: TurnEnd::Stopped,
+        steers: vec![],
     };
     let s = serde_json::to_string(&ev).unwrap();
     assert_eq!(s, r#"{"kind":"turn_ended","end":{"type":"stopped"}}"#);

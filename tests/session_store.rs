@@ -134,7 +134,7 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     // "crash": y never got a result. While another store (another navi)
     // holds the session, y may still be running: nobody repairs it.
     let other = SessionStore::open(&dir.path().join("navi.db")).unwrap();
-    other.lock(&s.id).unwrap();
+    let held_elsewhere = other.lock(&s.id).unwrap();
     let err = store.lock(&s.id).unwrap_err().to_string();
     assert!(
         err.contains(&format!(
@@ -145,10 +145,11 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
     );
     let seen = store.load(&s.id).unwrap().unwrap();
     assert_eq!(seen.display.len(), 3, "read as it is, not repaired");
+    drop(held_elsewhere);
     drop(other);
     // The holder is gone: the next writer repairs, once.
-    store.lock(&s.id).unwrap();
-    let loaded = store.load(&s.id).unwrap().unwrap();
+    let held = store.lock(&s.id).unwrap();
+    let loaded = store.load_held(&held).unwrap().unwrap();
     for buf in [&loaded.display, &loaded.context] {
         let results: Vec<_> = buf
             .iter()
@@ -157,7 +158,7 @@ fn crash_mid_tool_is_repaired_once_by_the_lock_holder_only() {
         assert_eq!(results, vec!["x", "y"]);
         assert!(buf.last().unwrap().msg.text().contains("interrupted"));
     }
-    let again = store.load(&s.id).unwrap().unwrap();
+    let again = store.load_held(&held).unwrap().unwrap();
     assert_eq!(
         again.display.len(),
         loaded.display.len(),
@@ -376,7 +377,7 @@ fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
     let (id, rows) = {
         let dead = SessionStore::open(&path).unwrap();
         let s = dead.create("p").unwrap();
-        dead.lock(&s.id).unwrap();
+        let _held = dead.lock(&s.id).unwrap();
         dead.append_both(&s.id, &msg(ChatMessage::user("go")))
             .unwrap();
         let (d, x) = dead
@@ -400,8 +401,8 @@ fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
     let memory = navi::memory::MemoryStore::new(reader.clone());
     let window = memory.window(&id, 10).unwrap();
     assert_eq!(window[1].2, shown);
-    reader.lock(&id).unwrap();
-    let owned = reader.load(&id).unwrap().unwrap();
+    let held = reader.lock(&id).unwrap();
+    let owned = reader.load_held(&held).unwrap().unwrap();
     assert_eq!(owned.display[1].msg.text(), shown);
     assert_eq!(owned.context[1].msg.text(), shown);
     assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 0);
@@ -419,7 +420,7 @@ fn leftover_deltas_are_shown_to_readers_and_folded_by_the_lock_holder() {
         .append_both(&id, &msg(ChatMessage::assistant("a")))
         .unwrap();
     reader.append_delta(d.0, Some(d.1), "b", "").unwrap();
-    assert!(reader.delete(&id).unwrap());
+    assert!(reader.delete_held(held).unwrap());
     assert_eq!(raw_count(&path, "SELECT COUNT(*) FROM message_deltas"), 0);
 }
 

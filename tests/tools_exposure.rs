@@ -142,6 +142,8 @@ fn ctx_with_events(h: &Harness) -> (ToolContext, tokio::sync::mpsc::Receiver<Age
         origin: None,
         tool_list: Arc::new(reg.schemas_for(&reg.names())),
         step_validation: false,
+        session: h.session("s1"),
+        owner: None,
     };
     (ctx, rx)
 }
@@ -186,7 +188,7 @@ async fn the_approval_gate_asks_with_a_reason_and_an_approved_call_goes_through(
             && summary.contains("net_allowed_hosts"),
         "{summary}"
     );
-    assert!(gate.answer("call-net", Decision::Once));
+    assert!(h.session("s1").answer("call-net", Decision::Once));
     let r = job.await.unwrap();
     assert!(ok_text(&r).ends_with("{\"ok\":true}"), "{}", r.output);
     assert_eq!(srv.requests().len(), 1);
@@ -196,7 +198,7 @@ async fn the_approval_gate_asks_with_a_reason_and_an_approved_call_goes_through(
     let (reg3, gate3, call3) = (reg.clone(), gate.clone(), call.clone());
     let job = tokio::spawn(async move { reg3.execute(&call3, &ctx, &gate3).await });
     while !matches!(rx.recv().await.unwrap(), AgentEvent::ApprovalRequest { .. }) {}
-    assert!(gate.answer("call-net", Decision::Deny));
+    assert!(h.session("s1").answer("call-net", Decision::Deny));
     assert!(err_text(&job.await.unwrap()).contains("denied"));
     assert_eq!(srv.requests().len(), 1);
 

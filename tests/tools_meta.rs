@@ -291,11 +291,11 @@ fn gate_sec(mode: ApprovalMode) -> SecurityConfig {
     }
 }
 
-/// Waits until the gate holds a question, then answers it.
-async fn answer_when_asked(g: &ApprovalGate, d: navi::protocol::Decision) {
+/// Waits until the session holds a question, then answers it.
+async fn answer_when_asked(s: &navi::tools::SessionTools, d: navi::protocol::Decision) {
     for _ in 0..2000 {
-        if let Some(id) = g.pending_ids().first() {
-            assert!(g.answer(id, d));
+        if let Some(id) = s.waiting().first() {
+            assert!(s.answer(id, d));
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -306,19 +306,19 @@ async fn answer_when_asked(g: &ApprovalGate, d: navi::protocol::Decision) {
 #[tokio::test]
 async fn a_session_allowance_is_listed_and_revoking_it_makes_the_next_call_ask() {
     use navi::protocol::Decision;
-    use navi::ui::commands::approvals;
+    use navi::tools::approval::revoke;
     let h = Harness::new(|_, _| {});
     let mut reg = ToolRegistry::new();
     builtin::register_all(&mut reg);
     let reg = Arc::new(reg);
     let g = Arc::new(ApprovalGate::new(&gate_sec(ApprovalMode::Ask), true));
-    let sid = "test-session";
+    let session = h.session("test-session");
     let call = |cmd: &str| ToolCall {
         id: "call-1".into(),
         name: "terminal".into(),
         arguments: json!({ "command": cmd }),
     };
-    let none = approvals::run(&g, sid, &[]).unwrap().join("\n");
+    let none = g.report(&session).join("\n");
     assert!(none.contains("no tool is allowed"), "{none}");
     // First call: asked, answered "for this session".
     let run = |c: ToolCall| {
@@ -326,29 +326,27 @@ async fn a_session_allowance_is_listed_and_revoking_it_makes_the_next_call_ask()
         tokio::spawn(async move { reg.execute(&c, &ctx, &g).await })
     };
     let t = run(call("touch A"));
-    answer_when_asked(&g, Decision::Session).await;
+    answer_when_asked(&session, Decision::Session).await;
     ok_text(&t.await.unwrap());
     assert!(h.work.join("A").exists());
     // Second call: no question.
     ok_text(&run(call("touch B")).await.unwrap());
     assert!(h.work.join("B").exists());
-    let listed = approvals::run(&g, sid, &["list".into()])
-        .unwrap()
-        .join("\n");
+    let listed = g.report(&session).join("\n");
     assert!(listed.contains("  terminal"), "{listed}");
     // Revoking an unknown tool is an error naming what is allowed.
-    let e = approvals::run(&g, sid, &["revoke".into(), "web_view".into()]).unwrap_err();
+    let e = revoke(&session, Some("web_view")).unwrap_err();
     assert!(e.contains("allowed: terminal"), "{e}");
-    let out = approvals::run(&g, sid, &["revoke".into(), "terminal".into()]).unwrap();
-    assert!(out[0].contains("revoked: terminal"), "{out:?}");
-    assert!(g.session_allowed(sid).is_empty());
+    let out = revoke(&session, Some("terminal")).unwrap();
+    assert!(out.contains("revoked: terminal"), "{out:?}");
+    assert!(session.allowed().is_empty());
     // Third call: asked again; a deny keeps the command from running.
     let t = run(call("touch C"));
-    answer_when_asked(&g, Decision::Deny).await;
+    answer_when_asked(&session, Decision::Deny).await;
     assert!(err_text(&t.await.unwrap()).contains("denied"));
     assert!(!h.work.join("C").exists());
     // Other sessions never shared the allowance.
-    assert!(g.session_allowed("other").is_empty());
+    assert!(h.session("other").allowed().is_empty());
 }
 
 /// A value of the type `prop` asks for, and one of the wrong type.

@@ -7,7 +7,7 @@
 #[path = "allowlist_support/cases.rs"]
 pub(crate) mod allowlist_cases;
 #[path = "allowlist_support/fuzz.rs"]
-mod allowlist_fuzz;
+pub(crate) mod allowlist_fuzz;
 use crate::tools_support;
 
 use allowlist_cases::*;

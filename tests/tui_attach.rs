@@ -10,7 +10,6 @@ use futures_util::StreamExt;
 use navi::app::{App, AppOptions, SessionChoice};
 use navi::config::{BackendKind, Config, Overrides, Paths};
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
-use navi::ui::tui::host::AppHost;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::Value;
@@ -62,17 +61,17 @@ async fn drive(app: &App, script: Vec<&str>, done: fn(&Frame) -> bool) -> Frames
 }
 
 async fn drive_steps(app: &App, steps: Vec<Step>) -> Frames {
-    let st = navi::ui::tui::initial_state(app, &SessionChoice::New, None)
+    let session = navi::ui::tui::open_session(app, &SessionChoice::New, None)
         .ok()
         .unwrap();
-    let mut host = AppHost::new(app);
+    let st = navi::ui::tui::initial_state(app, &session).ok().unwrap();
     let (ktx, krx) = mpsc::unbounded_channel::<Event>();
     let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))
     }))
     .fuse();
     let mut terminal = Terminal::new(TestBackend::new(120, 24)).unwrap();
-    let mut lp = EventLoop::new(&mut host, st);
+    let mut lp = EventLoop::new(app, session, st);
     let opts = LoopOptions {
         max_fps: 120,
         check_backend: false,
@@ -144,7 +143,13 @@ async fn drive_steps(app: &App, steps: Vec<Step>) -> Frames {
     .await
     .expect("the loop did not quit");
     res.unwrap();
+    lp.session().close().await;
     frames
+}
+
+/// The app's database, opened beside it to look at what was stored.
+fn store(app: &App) -> navi::session::SessionStore {
+    navi::session::SessionStore::open(&app.paths().db_path).unwrap()
 }
 
 /// The chat request whose last user message carries `needle`.
@@ -263,7 +268,7 @@ fn assert_refused_and_given_back(fake: &FakeLlm, app: &App, last: &Frame) {
     assert_eq!(last.0, 1, "the image is queued again: {last:?}");
     assert!(last.2.starts_with("shot.png (image)"), "{last:?}");
     // Nothing was saved: the new session never got a row.
-    assert!(app.store.list().unwrap().is_empty());
+    assert!(app.sessions().unwrap().is_empty());
 }
 
 /// An OpenAI-compatible server that says the model takes only text:
@@ -398,8 +403,8 @@ async fn a_server_that_refuses_an_image_does_not_poison_the_session() {
             "{kind:?}: {last}"
         );
         // The transcript (display copy) still has the image.
-        let s = &app.store.list().unwrap()[0];
-        let loaded = app.store.load(&s.id).unwrap().unwrap();
+        let s = &app.sessions().unwrap()[0];
+        let loaded = store(&app).load(&s.id).unwrap().unwrap();
         assert!(
             loaded.display.iter().any(|m| m.msg.has_images()),
             "{kind:?}: the transcript keeps the image"

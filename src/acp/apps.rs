@@ -1,22 +1,22 @@
-//! The navi cores `navi acp` runs: one per working directory and set of
-//! client-supplied MCP servers.
+//! The one navi core `navi acp` runs, and how an ACP session is opened on it.
 //!
-//! A core's tools work in the directory it was built in, and its MCP servers
-//! are fixed when it is built. An ACP session names its own `cwd` and may
-//! bring MCP servers, so sessions that differ in either get their own core
-//! (sharing the one database, whose locks keep each session to one writer);
-//! sessions that agree share one. Nothing is built before a session needs it.
+//! One [`App`] serves every session, whatever its working directory (one
+//! database, one writer thread): an ACP session names its own `cwd`, which
+//! becomes its session's working directory, and the MCP servers a client
+//! gives for one session become that session's own servers (they start
+//! with its first prompt and stop when it closes). The core is built when
+//! the first session (or the first listing) needs it.
 
 use crate::app::launch::{Failure, GlobalArgs, load_config};
-use crate::app::{App, AppOptions};
+use crate::app::{App, AppOptions, OpenOptions, TurnTweaks};
 use crate::config::{Config, McpServerConfig, Overrides, Paths};
 use agent_client_protocol::v1::schema::McpServer;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// What every core starts from.
-pub(crate) struct Base {
+/// What the core is built from.
+struct Base {
     config: Config,
     paths: Paths,
     overrides: Overrides,
@@ -24,19 +24,19 @@ pub(crate) struct Base {
     no_plan: bool,
 }
 
-/// The cores built so far, by key.
-pub(crate) struct Apps {
+/// See the module docs.
+pub(crate) struct Core {
     base: Base,
-    built: Mutex<HashMap<String, Arc<App>>>,
-    /// The process's directory: cores for other directories are built with
-    /// it switched for the moment of building (nothing else reads it then).
+    built: Mutex<Option<Arc<App>>>,
+    /// The process's directory: the working directory of sessions that do
+    /// not name one.
     home_cwd: PathBuf,
 }
 
-impl Apps {
+impl Core {
     /// Reads the configuration (exit 2 on a bad one) and starts file
     /// logging. Builds nothing.
-    pub(crate) fn load(g: &GlobalArgs) -> Result<(Apps, crate::logging::LogGuard), Failure> {
+    pub(crate) fn load(g: &GlobalArgs) -> Result<(Core, crate::logging::LogGuard), Failure> {
         let (config, paths, overrides) = load_config(g)?;
         let log = crate::logging::init(&paths.log_dir, &config.logging.level);
         let home_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -47,12 +47,12 @@ impl Apps {
             backend_forced: g.backend.is_some() || g.provider.is_some(),
             no_plan: g.no_plan,
         };
-        let apps = Apps {
+        let core = Core {
             base,
-            built: Mutex::new(HashMap::new()),
+            built: Mutex::new(None),
             home_cwd,
         };
-        Ok((apps, log))
+        Ok((core, log))
     }
 
     /// The directory of the process (sessions without one of their own).
@@ -60,68 +60,13 @@ impl Apps {
         &self.home_cwd
     }
 
-    /// The core for `cwd` with `mcp` joining the configured MCP servers.
-    pub(crate) fn get(&self, cwd: &Path, mcp: &[McpServer]) -> Result<Arc<App>, String> {
-        let extra = client_servers(mcp)?;
-        let cwd = if cwd.as_os_str().is_empty() {
-            self.home_cwd.clone()
-        } else {
-            cwd.to_path_buf()
-        };
-        if !cwd.is_absolute() {
-            return Err(format!(
-                "cwd must be an absolute path, got '{}'",
-                cwd.display()
-            ));
-        }
-        let cwd =
-            std::fs::canonicalize(&cwd).map_err(|e| format!("cwd '{}': {e}", cwd.display()))?;
-        let key = format!(
-            "{}\u{0}{}",
-            cwd.display(),
-            serde_json::to_string(&extra).unwrap_or_default()
-        );
+    /// The core, built on first use.
+    pub(crate) fn app(&self) -> Result<Arc<App>, String> {
         let mut built = self.built.lock().map_err(|_| "internal lock poisoned")?;
-        if let Some(app) = built.get(&key) {
+        if let Some(app) = built.as_ref() {
             return Ok(app.clone());
         }
-        let app = Arc::new(self.build(&cwd, extra)?);
-        built.insert(key, app.clone());
-        Ok(app)
-    }
-
-    /// Any core (for reads that do not depend on the directory: the session
-    /// list), building the plain one when none is built yet.
-    pub(crate) fn any(&self) -> Result<Arc<App>, String> {
-        if let Some(app) = self
-            .built
-            .lock()
-            .ok()
-            .and_then(|b| b.values().next().cloned())
-        {
-            return Ok(app);
-        }
-        let home = self.home_cwd.clone();
-        self.get(&home, &[])
-    }
-
-    /// Every core built (to stop their MCP servers at the end).
-    pub(crate) fn all(&self) -> Vec<Arc<App>> {
-        self.built
-            .lock()
-            .map(|b| b.values().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    fn build(&self, cwd: &Path, extra: BTreeMap<String, McpServerConfig>) -> Result<App, String> {
         let b = &self.base;
-        let mut config = b.config.clone();
-        for (name, server) in extra {
-            config.mcp_servers.insert(name, server);
-        }
-        crate::config::mcp::validate(&config.mcp_servers, "the client's mcpServers")
-            .map_err(|e| e.to_string())?;
-        crate::sandbox::check_workspace(&config.sandbox, cwd).map_err(|e| e.to_string())?;
         let opts = AppOptions {
             interactive: true,
             approve: Vec::new(),
@@ -129,23 +74,42 @@ impl Apps {
             backend_forced: b.backend_forced,
             backend: None,
             ephemeral: false,
-            work_dir: Some(cwd.to_path_buf()),
+            work_dir: Some(self.home_cwd.clone()),
         };
-        if !cwd.is_dir() {
-            return Err(format!("cwd '{}' is not a directory", cwd.display()));
-        }
-        let app = App::build(config, b.paths.clone(), b.overrides.clone(), opts)
+        let app = App::build(b.config.clone(), b.paths.clone(), b.overrides.clone(), opts)
             .map_err(|e| e.to_string())?;
         if b.no_plan {
-            app.agent.set_turn_tweaks(crate::agent::tweaks::TurnTweaks {
+            app.set_default_tweaks(TurnTweaks {
                 no_plan: true,
                 ..Default::default()
             });
         }
-        for e in &app.profiles.errors {
+        for e in app.profile_errors() {
             tracing::warn!("skipped {e}");
         }
+        let app = Arc::new(app);
+        *built = Some(app.clone());
         Ok(app)
+    }
+
+    /// The core if it was built (to stop its MCP servers at the end).
+    pub(crate) fn built(&self) -> Option<Arc<App>> {
+        self.built.lock().ok().and_then(|b| b.clone())
+    }
+
+    /// How a session in `cwd` (empty: the process's) with the client's
+    /// MCP servers `mcp` is opened; the app checks the directory.
+    pub(crate) fn options(&self, cwd: &Path, mcp: &[McpServer]) -> Result<OpenOptions, String> {
+        let cwd = if cwd.as_os_str().is_empty() {
+            self.home_cwd.clone()
+        } else {
+            cwd.to_path_buf()
+        };
+        Ok(OpenOptions {
+            work_dir: Some(cwd),
+            mcp_servers: client_servers(mcp)?,
+            ..Default::default()
+        })
     }
 }
 

@@ -4,8 +4,9 @@
 //! Built on the official `agent-client-protocol` crate (stable protocol v1).
 //! Stdout carries only the protocol; logs go to the log file.
 //!
-//! - [`apps`]: the navi cores, one per working directory and set of client
-//!   MCP servers, built when a session first needs one.
+//! - [`apps`]: the one navi core, serving sessions in any working
+//!   directory (each with the client's MCP servers of its own), built when
+//!   a session first needs it.
 //! - [`server`]: the ACP methods over the open sessions.
 //! - [`session`]: one open session: its handle, the prompt waiting for its
 //!   turn, and the task that forwards its events.
@@ -21,6 +22,7 @@ mod map;
 mod prompt;
 mod server;
 mod session;
+mod stdin;
 
 use crate::app::launch::{Failure, GlobalArgs};
 use agent_client_protocol::v1::Responder;
@@ -31,7 +33,7 @@ use agent_client_protocol::v1::schema::{
     ResumeSessionRequest, ResumeSessionResponse, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent, Stdio, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, on_receive_notification, on_receive_request};
 use server::Server;
 use session::Cx;
 use std::sync::Arc;
@@ -40,9 +42,9 @@ use std::sync::Arc;
 /// signal); then every session is stopped, saved and unlocked. Exit 0 on a
 /// clean end, 128 + the signal's number after a signal.
 pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
-    let (apps, _log) = apps::Apps::load(g)?;
+    let (core, _log) = apps::Core::load(g)?;
     tracing::info!("navi acp: serving the Agent Client Protocol on stdin/stdout");
-    let server = Arc::new(Server::new(apps));
+    let server = Arc::new(Server::new(core));
     let s = server.clone();
     // SIGINT, SIGTERM and SIGHUP end navi like the end of input does (every
     // session stopped, saved and unlocked), with 130 / 143 / 129.
@@ -175,7 +177,7 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
             },
             on_receive_notification!(),
         )
-        .connect_to(Stdio::new());
+        .connect_to(stdin::transport());
     let (result, stopped) = tokio::select! {
         r = serve => (r, None),
         s = signals.recv() => (Ok(()), Some(s)),

@@ -1,9 +1,11 @@
 //! The ACP methods navi answers, over the open sessions.
+//!
+//! The server owns every session `navi acp` has open (by the id the client
+//! names it with): the one map keyed by session id in the process.
 
-use super::apps::Apps;
+use super::apps::Core;
 use super::session::{Cx, Open, replay};
-use crate::app::OpenOptions;
-use crate::app::{App, SessionChoice};
+use crate::app::{App, AppError, OpenOptions, SessionChoice, SessionHandle};
 use crate::protocol::Op;
 
 use agent_client_protocol::Error;
@@ -28,7 +30,7 @@ const MODEL_OPTION: &str = "model";
 const DEFAULT_MODEL: &str = "default";
 
 pub(crate) struct Server {
-    pub(crate) apps: Apps,
+    core: Core,
     sessions: Mutex<HashMap<String, Arc<Open>>>,
 }
 
@@ -40,10 +42,27 @@ fn internal(msg: impl Into<String>) -> Error {
     Error::new(-32603, msg.into())
 }
 
+/// A session that could not be opened: what the client got wrong (its
+/// directory, its MCP servers, a profile) is invalid params; the rest is
+/// internal.
+fn open_error(e: AppError) -> Error {
+    match e {
+        AppError::WorkDir(m) | AppError::McpServers(m) => invalid(m),
+        AppError::NoProfile(p) => invalid(p.to_string()),
+        e => match e.busy() {
+            Some((s, pid)) => invalid(format!(
+                "session {s} is open in another navi{}; close it there first",
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            )),
+            None => internal(e.to_string()),
+        },
+    }
+}
+
 impl Server {
-    pub(crate) fn new(apps: Apps) -> Server {
+    pub(crate) fn new(core: Core) -> Server {
         Server {
-            apps,
+            core,
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -84,14 +103,14 @@ impl Server {
         mcp: &[McpServer],
         cx: &Cx,
     ) -> Result<NewSessionResponse, Error> {
-        let app = self.apps.get(cwd, mcp).map_err(invalid)?;
+        let app = self.core.app().map_err(internal)?;
         let opts = OpenOptions {
             pending: true,
-            ..OpenOptions::default()
+            ..self.core.options(cwd, mcp).map_err(invalid)?
         };
         let handle = app
             .open_handle(&SessionChoice::New, opts)
-            .map_err(|e| internal(e.to_string()))?;
+            .map_err(open_error)?;
         let open = self.register(app, handle, cx);
         Ok(NewSessionResponse::new(open.id.clone())
             .modes(modes(&open))
@@ -114,8 +133,9 @@ impl Server {
         let open = match known {
             Some(open) => open,
             None => {
-                let app = self.apps.get(cwd, mcp).map_err(invalid)?;
-                self.open_stored(app, id, cx)?
+                let app = self.core.app().map_err(internal)?;
+                let opts = self.core.options(cwd, mcp).map_err(invalid)?;
+                self.open_stored(app, id, opts, cx)?
             }
         };
         if replay_history {
@@ -125,7 +145,13 @@ impl Server {
         Ok((modes(&open), config_options(&open)))
     }
 
-    fn open_stored(&self, app: Arc<App>, id: &str, cx: &Cx) -> Result<Arc<Open>, Error> {
+    fn open_stored(
+        &self,
+        app: Arc<App>,
+        id: &str,
+        opts: OpenOptions,
+        cx: &Cx,
+    ) -> Result<Arc<Open>, Error> {
         let known = app
             .sessions()
             .map_err(|e| internal(e.to_string()))?
@@ -135,22 +161,16 @@ impl Server {
             return Err(invalid(format!("unknown session '{id}'")));
         }
         let handle = app
-            .open_handle(&SessionChoice::Id(id.to_string()), OpenOptions::default())
-            .map_err(|e| match e.busy() {
-                Some((s, pid)) => invalid(format!(
-                    "session {s} is open in another navi{}; close it there first",
-                    pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-                )),
-                None => internal(e.to_string()),
-            })?;
+            .open_handle(&SessionChoice::Id(id.to_string()), opts)
+            .map_err(open_error)?;
         Ok(self.register(app, handle, cx))
     }
 
-    fn register(&self, app: Arc<App>, handle: crate::app::SessionHandle, cx: &Cx) -> Arc<Open> {
+    fn register(&self, app: Arc<App>, handle: SessionHandle, cx: &Cx) -> Arc<Open> {
         let profile = handle
             .info()
             .map(|m| m.profile_id)
-            .unwrap_or_else(|| app.profiles.default_id());
+            .unwrap_or_else(|| app.default_profile());
         let open = Open::start(app, handle, profile, cx.clone());
         self.sessions().insert(open.id.clone(), open.clone());
         open
@@ -162,8 +182,8 @@ impl Server {
                 "this agent lists every session at once; there is no next page",
             ));
         }
-        let app = self.apps.any().map_err(internal)?;
-        let cwd = self.apps.home_cwd().to_path_buf();
+        let app = self.core.app().map_err(internal)?;
+        let cwd = self.core.home_cwd().to_path_buf();
         let sessions = app
             .sessions()
             .map_err(|e| internal(e.to_string()))?
@@ -193,7 +213,7 @@ impl Server {
         // prompt; the turn waits for them (each bounded by its start-up
         // timeout), off the dispatch loop.
         tokio::spawn(async move {
-            open.app.start_mcp().await;
+            open.start_mcp().await;
             open.start_turn(Op::UserMessage { text, attachments });
         });
         Ok(())
@@ -259,7 +279,7 @@ impl Server {
         for open in all {
             open.close().await;
         }
-        for app in self.apps.all() {
+        if let Some(app) = self.core.built() {
             app.stop_mcp();
         }
     }
@@ -298,12 +318,7 @@ fn config_options(open: &Open) -> Vec<SessionConfigOption> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    let mut names: Vec<String> = open
-        .app
-        .profiles
-        .get(&profile)
-        .map(|p| p.model.clone())
-        .unwrap_or_default();
+    let mut names: Vec<String> = open.app.profile_models(&profile);
     // Then every provider's models, as last listed (never asked here).
     for m in open.app.known_models(&profile) {
         if !names.contains(&m) {

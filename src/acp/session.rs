@@ -31,7 +31,7 @@ pub(crate) struct Open {
     pub(crate) id: String,
     pub(crate) app: Arc<App>,
     /// Taken out when the session closes.
-    handle: Mutex<Option<SessionHandle>>,
+    handle: Mutex<Option<Arc<SessionHandle>>>,
     /// The prompt whose turn runs.
     prompt: Mutex<Option<PromptResponder>>,
     /// Permission requests the client has not answered yet.
@@ -58,7 +58,7 @@ impl Open {
         let open = Arc::new(Open {
             id: handle.id(),
             app,
-            handle: Mutex::new(Some(handle)),
+            handle: Mutex::new(Some(Arc::new(handle))),
             prompt: Mutex::new(None),
             asks: Mutex::new(Vec::new()),
             profile: Mutex::new(profile),
@@ -70,10 +70,19 @@ impl Open {
         open
     }
 
-    pub(crate) fn submit(&self, op: Op) -> Result<Option<String>, OpError> {
+    pub(crate) fn submit(&self, op: Op) -> Result<crate::app::Reply, OpError> {
         match lock(&self.handle).as_ref() {
             Some(h) => h.submit(op),
             None => Err(OpError::Invalid(format!("session {} is closed", self.id))),
+        }
+    }
+
+    /// Starts the MCP servers the session's turns use (the configured ones
+    /// and the client's for this session) and waits for them.
+    pub(crate) async fn start_mcp(&self) {
+        let handle = lock(&self.handle).clone();
+        if let Some(h) = handle {
+            h.start_mcp().await;
         }
     }
 
@@ -268,7 +277,7 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                     }
                 }
             },
-            SessionEvent::TurnEnded { end } => {
+            SessionEvent::TurnEnded { end, .. } => {
                 for u in mapper.close_open() {
                     notify(&cx, &open.id, u);
                 }

@@ -211,27 +211,43 @@ impl Breakdown {
 impl super::Agent {
     /// The token account of a session and where its tokens go.
     pub fn context_breakdown(&self, session_id: &str) -> Result<Breakdown, super::AgentError> {
-        use crate::llm::Role;
-        use crate::session::MessageKind;
         let session = self
             .store
             .load(session_id)?
             .ok_or_else(|| super::AgentError::NoSession(session_id.to_string()))?;
+        Ok(self.breakdown(
+            session_id,
+            &session.meta.profile_id,
+            &session.context,
+            session.meta.context_token_count,
+        )?)
+    }
+
+    /// The breakdown of a context (`counted`: the stored account, 0 when
+    /// there is none yet).
+    pub(crate) fn breakdown(
+        &self,
+        session_id: &str,
+        profile_id: &str,
+        context: &[crate::session::StoredMessage],
+        counted: u64,
+    ) -> Result<Breakdown, StoreError> {
+        use crate::llm::Role;
+        use crate::session::MessageKind;
         let ratio = load_ratio(&self.store, session_id);
         let tokens = |m: &crate::session::StoredMessage| {
             super::tokens::scale(super::tokens::estimate(std::slice::from_ref(&m.msg)), ratio)
         };
-        let last_user = session
-            .context
+        let last_user = context
             .iter()
             .rposition(|m| m.msg.role == Role::User && m.kind == MessageKind::Message);
         let mut b = Breakdown {
             window: load_window(&self.store, session_id)?,
-            system_and_tools: self.session_base_tokens(session_id, &session.meta.profile_id, ratio),
-            messages: session.context.len(),
+            system_and_tools: self.session_base_tokens(session_id, profile_id, ratio),
+            messages: context.len(),
             ..Default::default()
         };
-        for (i, m) in session.context.iter().enumerate() {
+        for (i, m) in context.iter().enumerate() {
             if m.kind == MessageKind::Summary {
                 b.summary += tokens(m);
             } else if m.msg.role == Role::Tool && last_user.is_some_and(|u| i > u) {
@@ -241,7 +257,7 @@ impl super::Agent {
             }
         }
         let estimated = b.system_and_tools + b.summary + b.history + b.last_tool_results;
-        b.account = match session.meta.context_token_count {
+        b.account = match counted {
             0 => estimated,
             n => n,
         };

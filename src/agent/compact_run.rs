@@ -15,7 +15,7 @@ use super::compaction::{
     partition, render_for_summary,
 };
 use super::tokens::{estimate, scale};
-use super::{Agent, AgentError};
+use super::{Agent, AgentError, Session};
 use crate::config::ThinkSetting;
 use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmBackend, LlmError};
 use crate::protocol::{AgentEvent, EventSink};
@@ -27,7 +27,6 @@ pub use crate::protocol::CompactMode;
 /// What a compaction would do; nothing is written until it is applied.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CompactionPlan {
-    pub(crate) session_id: String,
     pub(crate) summary: String,
     /// The context messages the summary replaces.
     pub(crate) replaced: Vec<StoredMessage>,
@@ -76,20 +75,23 @@ impl Agent {
     /// target. `Ok(None)`: nothing old enough to compact. Writes nothing.
     pub(crate) async fn plan_compaction(
         &self,
-        session_id: &str,
+        open: &Session,
         keep: Option<usize>,
         prefix: Option<&ChatRequest>,
-        _sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionPlan>, AgentError> {
-        let session = self
-            .store
-            .load(session_id)?
+        let session_id = open.id();
+        if open.is_pending() {
+            // Nothing sent yet: nothing to compact.
+            return Ok(None);
+        }
+        let session = open
+            .load()?
             .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
         let profile = self.profile(&session.meta.profile_id)?.clone();
         let backend = self.backend_for(&profile)?;
         let model = tokio::select! {
-            s = self.select_model(Some(session_id), &*backend, &profile) => s?.model,
+            s = self.select_model(Some(open), &*backend, &profile) => s?.model,
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = self.context_window(&*backend, &model).await;
@@ -149,7 +151,6 @@ impl Agent {
             });
         }
         Ok(Some(CompactionPlan {
-            session_id: session_id.to_string(),
             summary,
             tokens_before,
             tokens_after,
@@ -265,14 +266,14 @@ impl Agent {
     /// plan was made (a turn ran in between). Returns (messages before, after).
     pub(crate) fn apply_compaction(
         &self,
-        session_id: &str,
+        open: &Session,
         plan: &CompactionPlan,
     ) -> Result<(usize, usize), AgentError> {
-        // Rewrites the context buffer: only the session's writer may.
-        self.store.lock(session_id)?;
-        let session = self
-            .store
-            .load(session_id)?
+        let session_id = open.id();
+        // Rewrites the context buffer: only the session's writer may (the
+        // open session holds its lock).
+        let session = open
+            .load()?
             .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
         if session.context.len() != plan.context_len
             || session.context.last().map(|m| m.id) != plan.last_context_id
@@ -292,31 +293,30 @@ impl Agent {
     /// after); equal numbers mean there was nothing old enough to compact.
     pub(crate) async fn compact_keep(
         &self,
-        session_id: &str,
+        session: &Session,
         keep_turns: Option<usize>,
         prefix: Option<&ChatRequest>,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(usize, usize), AgentError> {
-        self.store.lock(session_id)?;
         let Some(plan) = self
-            .plan_compaction(session_id, keep_turns, prefix, sink, cancel)
+            .plan_compaction(session, keep_turns, prefix, cancel)
             .await?
         else {
-            let n = self.store.load(session_id)?.map_or(0, |s| s.context.len());
+            let n = context_len(session)?;
             return Ok((n, n));
         };
-        self.apply_and_announce(session_id, &plan, sink).await
+        self.apply_and_announce(session, &plan, sink).await
     }
 
     /// Applies `plan` and says so with a `context_compressed` event.
     async fn apply_and_announce(
         &self,
-        session_id: &str,
+        session: &Session,
         plan: &CompactionPlan,
         sink: &EventSink,
     ) -> Result<(usize, usize), AgentError> {
-        let (before, after) = self.apply_compaction(session_id, plan)?;
+        let (before, after) = self.apply_compaction(session, plan)?;
         sink.emit(AgentEvent::ContextCompressed {
             messages_before: before,
             messages_after: after,
@@ -331,32 +331,30 @@ impl Agent {
     /// `/compact`: keeps at most the last two turns verbatim.
     pub async fn compact(
         &self,
-        session_id: &str,
+        session: &Session,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(usize, usize), AgentError> {
-        self.compact_keep(session_id, Some(2), None, sink, cancel)
+        self.compact_keep(session, Some(2), None, sink, cancel)
             .await
     }
 
-    /// `/compact` in its three forms. `Preview` plans, keeps the plan and
-    /// emits `compaction_planned`; `Apply` writes the kept plan (refused when
-    /// there is none or a turn ran since); `Now` plans and applies.
+    /// `/compact` in its three forms. `Preview` plans, keeps the plan with
+    /// the session and emits `compaction_planned`; `Apply` writes the kept
+    /// plan (refused when there is none or a turn ran since); `Now` plans
+    /// and applies.
     pub async fn compact_mode(
         &self,
-        session_id: &str,
+        session: &Session,
         mode: CompactMode,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(usize, usize), AgentError> {
         match mode {
-            CompactMode::Now => self.compact(session_id, sink, cancel).await,
+            CompactMode::Now => self.compact(session, sink, cancel).await,
             CompactMode::Preview => {
-                let Some(plan) = self
-                    .plan_compaction(session_id, Some(2), None, sink, cancel)
-                    .await?
-                else {
-                    let n = self.store.load(session_id)?.map_or(0, |s| s.context.len());
+                let Some(plan) = self.plan_compaction(session, Some(2), None, cancel).await? else {
+                    let n = context_len(session)?;
                     return Ok((n, n));
                 };
                 sink.emit(AgentEvent::CompactionPlanned {
@@ -369,28 +367,28 @@ impl Agent {
                 })
                 .await;
                 let counts = (plan.context_len, plan.new_context.len());
-                self.keep_compaction(session_id, plan);
+                session.keep_compaction(plan);
                 // Unequal: there is a plan (nothing is written yet).
                 Ok(counts)
             }
             CompactMode::Apply => {
-                let plan = self
-                    .take_compaction(session_id)
-                    .ok_or_else(|| AgentError::NoPlan(session_id.to_string()))?;
-                self.apply_and_announce(session_id, &plan, sink).await
+                let plan = session
+                    .take_compaction()
+                    .ok_or_else(|| AgentError::NoPlan(session.id().to_string()))?;
+                self.apply_and_announce(session, &plan, sink).await
             }
         }
-    }
-
-    /// Forgets a previewed plan (the user declined it).
-    pub fn discard_compaction(&self, session_id: &str) -> bool {
-        self.take_compaction(session_id).is_some()
     }
 
     /// The stored token account of a session.
     pub fn context_account(&self, session_id: &str) -> Result<ContextAccount, AgentError> {
         Ok(ContextAccount::load(&self.store, session_id)?)
     }
+}
+
+/// How many messages the session's context holds (0 while pending).
+fn context_len(session: &Session) -> Result<usize, AgentError> {
+    Ok(session.load()?.map_or(0, |s| s.context.len()))
 }
 
 /// Whether a compaction of the context from `before` to `after` tokens

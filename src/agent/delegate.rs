@@ -48,34 +48,33 @@ impl TypedTool for SpawnAgentTool {
                 "helpers may not nest deeper than {MAX_DEPTH} levels; do this part yourself"
             )));
         }
-        let parent_session = ctx
-            .parent_session_id
+        let Some(parent) = ctx
+            .owner
             .clone()
-            .unwrap_or_else(|| ctx.session_id.clone());
+            .and_then(|o| o.downcast::<super::Session>().ok())
+        else {
+            return Err(ToolError::failed(
+                "helpers run only inside a session's turn",
+            ));
+        };
         let profile_id = match a.profile_id {
             Some(p) => p,
             None => match &ctx.origin {
                 Some(o) => o.profile_id.clone(),
-                None => agent
-                    .store
-                    .meta(&parent_session)
-                    .ok()
-                    .flatten()
+                None => parent
+                    .meta()
                     .map(|m| m.profile_id)
                     .unwrap_or_else(|| agent.profiles.default_id()),
             },
         };
-        if agent.profiles.get(&profile_id).is_none() {
-            return Err(ToolError::failed(format!(
-                "unknown profile '{profile_id}'; available: {}",
-                agent.profiles.ids().join(", ")
-            )));
+        if let Err(e) = agent.profiles.check(&profile_id) {
+            return Err(ToolError::failed(e.to_string()));
         }
         match agent
             .run_ephemeral(
                 &a.task,
                 &profile_id,
-                Some(&parent_session),
+                &parent,
                 depth + 1,
                 &ctx.events,
                 &ctx.cancel,
@@ -129,15 +128,9 @@ impl TypedTool for SwitchProfileTool {
         }
         let id = a.profile_id.trim().to_string();
         let Some(p) = agent.profiles.get(&id) else {
-            let list: Vec<String> = agent
-                .profiles
-                .all()
-                .map(|p| format!("{} ({})", p.id, p.short_description))
-                .collect();
-            return Err(ToolError::failed(format!(
-                "unknown profile '{id}'; available: {}",
-                list.join(", ")
-            )));
+            return Err(ToolError::failed(
+                agent.profiles.unknown_described(&id).to_string(),
+            ));
         };
         match agent.store.set_profile(&ctx.session_id, &p.id) {
             Ok(()) => Ok(ToolOutput::new(format!(

@@ -41,13 +41,14 @@ impl Run<'_> {
         let id = self.conv.session_id.clone();
         // The session's own prefix: the summary call reuses its KV cache.
         let prefix = super::summary_prefix::prefix_of(&self.request(self.messages(&[]), true));
+        let session = self.session.clone();
         match self
             .agent
-            .compact_keep(&id, None, Some(&prefix), self.sink, self.cancel)
+            .compact_keep(&session, None, Some(&prefix), self.sink, self.cancel)
             .await
         {
             Ok((before, after)) if after < before => {
-                if let Some(s) = self.agent.store.load(&id)? {
+                if let Some(s) = session.load()? {
                     self.tracker.context_tokens = s.meta.context_token_count;
                     self.tracker.measured_len = Some(s.context.len());
                     self.conv = Conversation::persistent(self.agent.store.clone(), &id, s.context);

@@ -19,12 +19,14 @@ pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod on_demand;
 pub(crate) mod oversize;
-pub(crate) mod per_session;
+mod persistent;
 pub(crate) mod planning;
 pub(crate) mod repetition;
 mod request;
+pub mod session;
+mod session_tools;
 mod squeeze;
-pub(crate) mod steer;
+mod steer;
 mod stream;
 pub(crate) mod summary_prefix;
 pub(crate) mod tokens;
@@ -40,7 +42,10 @@ use crate::profile::{Profile, ProfileRegistry};
 use crate::protocol::{AgentOrigin, EventSink};
 use crate::session::{SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry};
+use session::ModelChoice;
+pub use session::Session;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio_util::sync::CancellationToken;
 
@@ -70,8 +75,8 @@ pub enum AgentError {
         tokens_before: u64,
         tokens_after: u64,
     },
-    #[error("unknown profile '{id}'; available: {available}")]
-    NoProfile { id: String, available: String },
+    #[error(transparent)]
+    NoProfile(#[from] crate::profile::UnknownProfile),
     #[error(
         "the context is full ({used} of {window} tokens, over the {limit}% hard limit) even after compacting the earlier turns and cutting this turn's biggest items; nothing was sent. Unpin messages (/unpin), use a leaner profile (see `navi context`), or start a new session (with automatic compaction off, /compact first)"
     )]
@@ -182,14 +187,11 @@ pub struct Agent {
     backends: Mutex<HashMap<BackendKind, Arc<dyn LlmBackend>>>,
     selections: Mutex<HashMap<String, Selection>>,
     windows: Mutex<HashMap<String, u64>>,
-    /// Per open session: its tweaks, model choice, previewed compaction.
-    per_session: per_session::PerSession,
     guard: GuardConfig,
     /// Long-term memory, when enabled (set once by the composition root).
     memory: std::sync::OnceLock<Arc<crate::memory::MemoryStore>>,
+    /// The adjustments of turns of sessions without their own (`--no-plan`).
     tweaks: RwLock<tweaks::TurnTweaks>,
-    /// Messages sent to steer a running turn (see `steer.rs`).
-    pub steers: steer::SteerInbox,
     /// Models whose server refused an image in this process (see `vision.rs`).
     text_only: Mutex<std::collections::HashSet<String>>,
 }
@@ -202,7 +204,6 @@ impl Agent {
         }
         Agent {
             guard: GuardConfig::from_config(&parts.config.llm),
-            steers: steer::SteerInbox::default(),
             config: parts.config,
             store: parts.store,
             profiles: parts.profiles,
@@ -215,7 +216,6 @@ impl Agent {
             backends: Mutex::new(backends),
             selections: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
-            per_session: Default::default(),
             memory: std::sync::OnceLock::new(),
             tweaks: RwLock::new(tweaks::TurnTweaks::default()),
             text_only: Mutex::new(Default::default()),
@@ -250,6 +250,27 @@ impl Agent {
         }
     }
 
+    /// The adjustments turns of `session` run with: its own, else the
+    /// process's (`--no-plan`).
+    pub(crate) fn turn_tweaks(&self, session: &Session) -> tweaks::TurnTweaks {
+        session
+            .tweaks()
+            .unwrap_or_else(|| self.tweaks.read().map(|t| t.clone()).unwrap_or_default())
+    }
+
+    /// Opens stored session `id` as its one writer, its tools working in
+    /// `work_dir` (for front ends: `App::open`).
+    pub fn open_session(&self, id: &str, work_dir: PathBuf) -> Result<Arc<Session>, AgentError> {
+        let lock = self.store.lock(id)?;
+        Ok(Arc::new(Session::stored(
+            self.store.clone(),
+            lock,
+            work_dir,
+            None,
+            self.model_override.is_some(),
+        )))
+    }
+
     /// The model given with `--model` / `OLLAMA_DEFAULT_MODEL`.
     pub(crate) fn model_override(&self) -> Option<String> {
         self.model_override.clone()
@@ -260,10 +281,7 @@ impl Agent {
     }
 
     pub(crate) fn profile(&self, id: &str) -> Result<&Profile, AgentError> {
-        self.profiles.get(id).ok_or_else(|| AgentError::NoProfile {
-            id: id.to_string(),
-            available: self.profiles.ids().join(", "),
-        })
+        Ok(self.profiles.find(id)?)
     }
 
     /// The backend a profile talks to: `--backend` wins; then a user profile's
@@ -291,11 +309,11 @@ impl Agent {
     /// `[llm].default_model`, else the only model the server has.
     pub(crate) async fn select_model(
         &self,
-        session: Option<&str>,
+        session: Option<&Session>,
         backend: &dyn LlmBackend,
         profile: &Profile,
     ) -> Result<Selection, AgentError> {
-        let choice = session.and_then(|s| self.model_choice(s));
+        let choice = session.and_then(Session::model_choice);
         if let Some(sel) = choice.as_ref().and_then(Self::chosen) {
             return Ok(sel);
         }
@@ -383,39 +401,39 @@ impl Agent {
         }
     }
 
-    /// Runs one user turn on a persistent session, streaming events into `sink`.
+    /// Runs one user turn of `session`, streaming events into `sink`.
     pub async fn run_stream(
         &self,
-        session_id: &str,
+        session: &Arc<Session>,
         user_message: &str,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         let msg = crate::llm::ChatMessage::user(user_message);
-        turn::run_persistent(self, session_id, msg, sink, cancel).await
+        persistent::run_persistent(self, session, msg, sink, cancel).await
     }
 
     /// Like [`Agent::run_stream`] with a prepared user message (attachments:
     /// inline files and images).
-    pub(crate) async fn run_stream_message(
+    pub(crate) async fn run_turn(
         &self,
-        session_id: &str,
+        session: &Arc<Session>,
         user_message: crate::llm::ChatMessage,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
-        turn::run_persistent(self, session_id, user_message, sink, cancel).await
+        persistent::run_persistent(self, session, user_message, sink, cancel).await
     }
 
-    /// Runs a subagent: in-memory context, its own scratchpad id
-    /// (`subagent_<uuid12>`), per-session state bound to `parent_session_id`
-    /// when given. Events go to `sink` tagged with the subagent's origin.
-    /// Returns `(text, completed_normally)`.
+    /// Runs a subagent: in-memory context, its own scratchpad slot
+    /// (`subagent_<uuid12>`), the state (todo list, approvals, model choice,
+    /// checkpoints) of `parent`. Events go to `sink` tagged with the
+    /// subagent's origin. Returns `(text, completed_normally)`.
     pub(crate) async fn run_ephemeral(
         &self,
         user_message: &str,
         profile_id: &str,
-        parent_session_id: Option<&str>,
+        parent: &Arc<Session>,
         depth: u32,
         sink: &EventSink,
         cancel: &CancellationToken,
@@ -434,16 +452,21 @@ impl Agent {
             agent: origin.clone(),
         })
         .await;
-        let out = turn::run_ephemeral(
-            self,
-            user_message,
-            profile_id,
-            parent_session_id,
-            origin,
-            sink,
-            cancel,
-        )
-        .await?;
+        let out = turn::run_ephemeral(self, user_message, profile_id, parent, origin, sink, cancel)
+            .await?;
         Ok((out.text, out.completed && !out.stopped))
+    }
+
+    /// The selection a named choice makes (no server call).
+    fn chosen(choice: &ModelChoice) -> Option<Selection> {
+        match choice {
+            ModelChoice::Named(m) => Some(Selection {
+                model: m.clone(),
+                reason: format!(
+                    "using {m} (chosen with /model; \"/model default\" goes back to the profile's list)"
+                ),
+            }),
+            ModelChoice::ProfileList => None,
+        }
     }
 }

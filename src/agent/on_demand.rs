@@ -151,12 +151,7 @@ impl Run<'_> {
 
     /// The schemas this run's requests carry now.
     pub(super) fn offered_schemas(&self) -> Vec<ToolSchema> {
-        let reg = self
-            .agent
-            .tools
-            .read()
-            .map(|r| r.clone())
-            .unwrap_or_default();
+        let reg = self.agent.registry_for(&self.session);
         offered(
             &reg,
             &self.profile,

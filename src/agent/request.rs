@@ -71,7 +71,7 @@ impl Run<'_> {
         req.max_tokens = (cap > 0).then_some(cap);
         if !self.is_subagent() {
             // `navi run --max-tokens N` overrides the configured cap.
-            if let Some(n) = self.agent.turn_tweaks(&self.conv.session_id).max_tokens {
+            if let Some(n) = self.agent.turn_tweaks(&self.session).max_tokens {
                 req.max_tokens = Some(n);
             }
         }

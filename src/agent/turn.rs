@@ -4,7 +4,7 @@ use super::context::{last_user_goal, system_prompt_with_roster};
 use super::conversation::Conversation;
 use super::mechanics::Mechanics;
 use super::tokens::TokenTracker;
-use super::{Agent, AgentError, TurnOutcome, planning};
+use super::{Agent, AgentError, Session, TurnOutcome, planning};
 use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, ToolCall};
 use crate::profile::Profile;
 use crate::protocol::{AgentEvent, AgentOrigin, EventSink};
@@ -27,7 +27,8 @@ pub(super) struct Run<'a> {
     pub(crate) sink: &'a EventSink,
     pub(crate) cancel: &'a CancellationToken,
     pub(crate) origin: Option<AgentOrigin>,
-    pub(crate) parent_session: Option<String>,
+    /// The session whose state the run uses (a subagent's: its parent's).
+    pub(crate) session: Arc<Session>,
     pub(crate) backend: Arc<dyn LlmBackend>,
     pub(crate) model: String,
     pub(crate) tracker: TokenTracker,
@@ -49,99 +50,11 @@ pub(super) struct CallResult {
     pub(crate) stopped: bool,
 }
 
-pub(super) async fn run_persistent(
-    agent: &Agent,
-    session_id: &str,
-    user_message: ChatMessage,
-    sink: &EventSink,
-    cancel: &CancellationToken,
-) -> Result<TurnOutcome, AgentError> {
-    // An image the model cannot take is refused before anything is stored
-    // or sent (a pending session stays pending): see `vision.rs`.
-    let profile_id = agent
-        .store
-        .meta(session_id)?
-        .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?
-        .profile_id;
-    if let Err(e) = super::vision::check(agent, session_id, &profile_id, &user_message).await {
-        sink.emit(AgentEvent::StreamStart {
-            session_id: session_id.to_string(),
-        })
-        .await;
-        emit_error(sink, &e).await;
-        return Err(e);
-    }
-    // One writer per session: a turn runs only in the navi holding the
-    // session's lock (taken here if the front end did not already). A
-    // pending session (nothing sent yet) gets its row and lock now.
-    agent.store.materialize(session_id)?;
-    agent.store.lock(session_id)?;
-    // Meta and context only: the display buffer is the front end's business.
-    let session = agent
-        .store
-        .load_for_turn(session_id)?
-        .ok_or_else(|| AgentError::NoSession(session_id.to_string()))?;
-    let first_message = !session.has_user_message;
-    sink.emit(AgentEvent::StreamStart {
-        session_id: session_id.to_string(),
-    })
-    .await;
-    // Checkpoints (src/checkpoint): this turn's number and user message.
-    let earlier_turns = agent.store.turn_count(session_id)?;
-    let mut conv = Conversation::persistent(agent.store.clone(), session_id, session.context);
-    conv.push(user_message, MessageKind::Message, None)?;
-    crate::checkpoint::begin_turn(&agent.env, session_id, earlier_turns, conv.context.last());
-    let result = async {
-        let profile = agent
-            .turn_tweaks(session_id)
-            .apply(agent.profile(&session.meta.profile_id)?.clone());
-        let mut run = Run::start(
-            agent,
-            profile,
-            conv,
-            sink,
-            cancel,
-            None,
-            None,
-            session.meta.context_token_count,
-        )
-        .await?;
-        run.execute(first_message).await
-    }
-    .await;
-    let result = match result {
-        Err(e) => {
-            Err(super::vision::after_error(agent, session_id, &session.meta.profile_id, e).await)
-        }
-        ok => ok,
-    };
-    if let Err(e) = &result {
-        emit_error(sink, e).await;
-        let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
-        let _ = notice.push_display_only(ChatMessage::system(e.to_string()), MessageKind::Error);
-        // Checkpoints: what the failed turn changed before it failed.
-        crate::checkpoint::end_turn(&agent.env, &agent.store, session_id, sink).await;
-    }
-    result
-}
-
-/// A failed turn's error; a refused message first goes back to the user
-/// (`InputReturned`: the front end restores the text and attachments).
-async fn emit_error(sink: &EventSink, e: &AgentError) {
-    if e.returns_input() {
-        sink.emit(AgentEvent::InputReturned).await;
-    }
-    sink.emit(AgentEvent::Error {
-        message: e.to_string(),
-    })
-    .await;
-}
-
 pub(super) async fn run_ephemeral(
     agent: &Agent,
     user_message: &str,
     profile_id: &str,
-    parent_session: Option<&str>,
+    parent: &Arc<Session>,
     origin: AgentOrigin,
     sink: &EventSink,
     cancel: &CancellationToken,
@@ -157,7 +70,7 @@ pub(super) async fn run_ephemeral(
         sink,
         cancel,
         Some(origin),
-        parent_session.map(String::from),
+        parent.clone(),
         0,
     )
     .await?;
@@ -166,20 +79,19 @@ pub(super) async fn run_ephemeral(
 
 impl<'a> Run<'a> {
     #[allow(clippy::too_many_arguments)]
-    async fn start(
+    pub(super) async fn start(
         agent: &'a Agent,
         profile: Profile,
         conv: Conversation,
         sink: &'a EventSink,
         cancel: &'a CancellationToken,
         origin: Option<AgentOrigin>,
-        parent_session: Option<String>,
+        session: Arc<Session>,
         context_tokens: u64,
     ) -> Result<Run<'a>, AgentError> {
         let backend = agent.backend_for(&profile)?;
-        let owner = parent_session.as_deref().unwrap_or(&conv.session_id);
         let sel = tokio::select! {
-            s = agent.select_model(Some(owner), &*backend, &profile) => s?,
+            s = agent.select_model(Some(&session), &*backend, &profile) => s?,
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = agent.context_window(&*backend, &sel.model).await;
@@ -195,10 +107,9 @@ impl<'a> Run<'a> {
         } else {
             &profile.enabled_tools
         };
-        let mcp_tools =
-            crate::mcp::tool::select_for_profile(listed, &agent.env.mcp.ready_tool_names());
+        let mcp_tools = crate::mcp::tool::select_for_profile(listed, &agent.mcp_ready(&session));
         if origin.is_none() {
-            for message in agent.env.mcp.take_warnings() {
+            for message in agent.mcp_warnings(&session) {
                 sink.emit(AgentEvent::Warning { message }).await;
             }
         }
@@ -216,7 +127,7 @@ impl<'a> Run<'a> {
             sink,
             cancel,
             origin,
-            parent_session,
+            session,
             backend,
             model: sel.model.clone(),
             tracker,
@@ -243,9 +154,7 @@ impl<'a> Run<'a> {
 
     /// The session whose todo list this run works on.
     pub(crate) fn state_session(&self) -> String {
-        self.parent_session
-            .clone()
-            .unwrap_or_else(|| self.conv.session_id.clone())
+        self.session.id().to_string()
     }
 
     pub(crate) async fn emit(&self, e: AgentEvent) {
@@ -260,7 +169,7 @@ impl<'a> Run<'a> {
         } else {
             self.profile.enabled_tools.clone()
         };
-        if !self.is_subagent() && self.agent.turn_tweaks(&self.conv.session_id).no_tools {
+        if !self.is_subagent() && self.agent.turn_tweaks(&self.session).no_tools {
             return Vec::new();
         }
         if let Ok(reg) = self.agent.tools.read() {
@@ -287,7 +196,7 @@ impl<'a> Run<'a> {
         )
     }
 
-    async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
+    pub(super) async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
         self.fit_user_message().await?;
         let _ = self.auto_compact(false).await?;
         // Nothing goes out (not even a planner call) when the request cannot fit.
@@ -301,12 +210,12 @@ impl<'a> Run<'a> {
         }
         let max = self.profile.max_iterations.max(1);
         let mut mech = Mechanics::new(&self.profile);
-        mech.start(&self.agent.env.todos.get(&self.state_session()));
+        mech.start(&self.session.tools().todos());
         for iteration in 1..=max {
             if self.cancel.is_cancelled() {
                 return self.stopped(String::new()).await;
             }
-            let todos = self.agent.env.todos.get(&self.state_session());
+            let todos = self.session.tools().todos();
             let goal = last_user_goal(&self.conv.context);
             let inj = mech.before_call(iteration, max, goal.as_deref(), &todos);
             if let Some(w) = inj.stall_warning {
@@ -331,7 +240,7 @@ impl<'a> Run<'a> {
             if self.cancel.is_cancelled() {
                 return self.stopped(String::new()).await;
             }
-            mech.after_tools(&self.agent.env.todos.get(&self.state_session()));
+            mech.after_tools(&self.session.tools().todos());
             self.check_profile_switch().await?;
             // The safe point for steering: after the tool batch, before the next call.
             self.apply_steers().await?;
@@ -346,7 +255,7 @@ impl<'a> Run<'a> {
     ) -> ToolContext {
         ToolContext {
             session_id: self.conv.session_id.clone(),
-            parent_session_id: self.parent_session.clone(),
+            parent_session_id: self.is_subagent().then(|| self.session.id().to_string()),
             call_id: call.id.clone(),
             env: self.agent.env.clone(),
             cancel: self.cancel.clone(),
@@ -354,29 +263,23 @@ impl<'a> Run<'a> {
             origin: self.origin.clone(),
             tool_list,
             step_validation: self.profile.step_validation_enabled,
+            session: self.session.tools().clone(),
+            owner: Some(self.session.clone()),
         }
     }
 
     /// Executes the calls in order. Each gets exactly one result, even when
     /// the run is stopped half-way.
     async fn run_tools(&mut self, calls: &[ToolCall]) -> Result<(), AgentError> {
-        let reg = self
-            .agent
-            .tools
-            .read()
-            .map(|r| r.clone())
-            .unwrap_or_default();
+        let reg = self.agent.registry_for(&self.session);
         let tool_list = Arc::new(self.callable_schemas(&reg));
         let sub = self.is_subagent();
-        // Checkpoints (src/checkpoint): the workspace before the turn's first change.
-        let data_dir = &self.agent.env.paths.data_dir;
+        // Checkpoints (src/checkpoint): the workspace before the turn's first
+        // change; `window` records when the tools ran until it is dropped.
         let state = self.state_session();
-        let ckpt = self
-            .agent
-            .env
-            .checkpoints
-            .before_tools(data_dir, &state, calls);
-        if let Some(message) = ckpt.await {
+        let session = self.session.clone();
+        let mut window = session.checkpoints().before_tools(&state, calls).await;
+        if let Some(message) = window.warning.take() {
             self.emit(AgentEvent::Warning { message }).await;
         }
         for call in calls {
@@ -474,7 +377,7 @@ impl<'a> Run<'a> {
         self.backend = self.agent.backend_for(&p)?;
         let sel = self
             .agent
-            .select_model(Some(&self.state_session()), &*self.backend, &p)
+            .select_model(Some(&self.session), &*self.backend, &p)
             .await?;
         self.tracker.window = self.agent.context_window(&*self.backend, &sel.model).await;
         if self.tracker.window > 0 && self.conv.is_persistent() {
@@ -550,8 +453,13 @@ impl<'a> Run<'a> {
 
     /// Checkpoints (src/checkpoint): what the turn changed, before its end event.
     async fn checkpoint_end(&self) {
-        let (env, store) = (&self.agent.env, &self.agent.store);
-        crate::checkpoint::end_turn(env, store, &self.conv.session_id, self.sink).await;
+        crate::checkpoint::end_turn(
+            self.session.checkpoints(),
+            &self.agent.store,
+            &self.conv.session_id,
+            self.sink,
+        )
+        .await;
     }
 
     /// The iteration cap: one last call without tools asks for a summary of

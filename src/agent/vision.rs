@@ -31,7 +31,7 @@ fn key(backend: &dyn LlmBackend, model: &str) -> String {
 /// known not to take them (the server says so, or refused an image before).
 pub(super) async fn check(
     agent: &Agent,
-    session_id: &str,
+    session: &super::Session,
     profile_id: &str,
     msg: &ChatMessage,
 ) -> Result<(), AgentError> {
@@ -39,13 +39,10 @@ pub(super) async fn check(
         return Ok(());
     }
     let profile = agent
-        .turn_tweaks(session_id)
+        .turn_tweaks(session)
         .apply(agent.profile(profile_id)?.clone());
     let backend = agent.backend_for(&profile)?;
-    let Ok(sel) = agent
-        .select_model(Some(session_id), &*backend, &profile)
-        .await
-    else {
+    let Ok(sel) = agent.select_model(Some(session), &*backend, &profile).await else {
         return Ok(());
     };
     let refused_before = agent
@@ -73,10 +70,11 @@ pub(super) async fn check(
 /// [`AgentError::ImageRefused`]; any other error is returned as it is.
 pub(super) async fn after_error(
     agent: &Agent,
-    session_id: &str,
+    session: &super::Session,
     profile_id: &str,
     e: AgentError,
 ) -> AgentError {
+    let session_id = session.id();
     let AgentError::Llm(llm) = &e else {
         return e;
     };
@@ -110,17 +108,14 @@ pub(super) async fn after_error(
     }
     let Ok(profile) = agent
         .profile(profile_id)
-        .map(|p| agent.turn_tweaks(session_id).apply(p.clone()))
+        .map(|p| agent.turn_tweaks(session).apply(p.clone()))
     else {
         return e;
     };
     let Ok(backend) = agent.backend_for(&profile) else {
         return e;
     };
-    let model = match agent
-        .select_model(Some(session_id), &*backend, &profile)
-        .await
-    {
+    let model = match agent.select_model(Some(session), &*backend, &profile).await {
         Ok(sel) => sel.model,
         Err(_) => return e,
     };

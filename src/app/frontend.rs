@@ -1,97 +1,58 @@
 //! What front ends read from the application besides an open session:
-//! stored history, a session's metadata, todo lists, attached files and the
-//! server's models. Each returns protocol types or plain strings, so front
-//! ends need neither the store nor a backend.
-use super::App;
-use crate::attach::{Attachment, FilesPolicy};
+//! stored sessions (history, transcript, account) and the server's models.
+//! Each returns protocol types or plain strings, so front ends need neither
+//! the store nor a backend.
+use super::{App, AppError};
 use crate::llm::LlmBackend;
-use crate::protocol::{AgentEvent, ModelInfo, SessionMeta, TodoItem};
-pub(crate) use crate::session::pins::{Entry as PinEntry, Target as PinTarget};
+use crate::protocol::{AgentEvent, ModelInfo};
 use futures_util::future::join_all;
 use std::future::Future;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Most models whose details (`/api/show`) are asked for.
 const DETAILS_FOR: usize = 40;
 
-impl App {
-    /// A stored session's display history as events, read on a blocking
-    /// thread (never on a frame).
-    pub fn load_history(
-        &self,
-        session_id: &str,
-    ) -> impl Future<Output = Result<Vec<AgentEvent>, String>> + Send + 'static {
-        let store = self.store.clone();
-        let id = session_id.to_string();
-        async move {
-            let loaded = tokio::task::spawn_blocking(move || {
-                crate::session::replay::load_events(&store, &id)
-            })
-            .await
-            .map_err(|e| format!("cannot load the session: {e}"))?;
-            match loaded {
-                Ok(events) => Ok(events.unwrap_or_default()),
-                Err(e) => Err(format!("cannot load the session: {e}")),
-            }
-        }
-    }
+/// A stored session as `navi sessions show` prints it.
+pub(crate) struct Transcript {
+    pub(crate) meta: crate::protocol::SessionMeta,
+    /// The stored display rows (for `--json`).
+    pub(crate) messages: serde_json::Value,
+    pub(crate) history: Vec<AgentEvent>,
+    pub(crate) account: super::ContextAccount,
+}
 
-    /// A stored session's display history as events (an unknown or pending
-    /// session has none).
+impl App {
+    /// A stored session's display history as events (an unknown session has
+    /// none). Read as it is stored: the session may be open elsewhere.
     pub fn history(&self, session_id: &str) -> Result<Vec<AgentEvent>, String> {
         crate::session::replay::load_events(&self.store, session_id)
             .map(Option::unwrap_or_default)
             .map_err(|e| e.to_string())
     }
 
-    /// The context window last recorded for a session (0: none yet).
-    pub fn stored_window(&self, session_id: &str) -> u64 {
-        crate::agent::account::load_window(&self.store, session_id).unwrap_or(0)
-    }
-
-    /// The pinnable messages of a session, numbered as `/pin` lists them.
-    pub(crate) fn pin_entries(&self, session_id: &str) -> Result<Vec<PinEntry>, String> {
-        crate::session::pins::entries(&self.store, session_id).map_err(|e| e.to_string())
-    }
-
-    /// Pins or unpins a message: the entry and whether anything changed;
-    /// `None` when there is no such message.
-    pub(crate) fn set_pin(
-        &self,
-        session_id: &str,
-        target: PinTarget,
-        pinned: bool,
-    ) -> Result<Option<(PinEntry, bool)>, String> {
-        crate::session::pins::set_target(&self.store, session_id, target, pinned)
-            .map_err(|e| e.to_string())
+    /// A stored session by id, prefix or list number, with its history and
+    /// token account (`navi sessions show`, exports).
+    pub(crate) fn transcript(&self, key: &str) -> Result<Transcript, AppError> {
+        let meta = self.store.resolve(key)?;
+        let session = self
+            .store
+            .load(&meta.id)?
+            .ok_or_else(|| crate::session::StoreError::NotFound(key.to_string()))?;
+        let pins = crate::session::pins::load(&self.store, &meta.id)?;
+        let history = crate::session::replay::events(&session.display, &pins);
+        let account = super::ContextAccount::load(&self.store, &meta.id)?;
+        Ok(Transcript {
+            messages: serde_json::to_value(&session.display).unwrap_or_default(),
+            meta: session.meta,
+            history,
+            account,
+        })
     }
 
     /// `(short id, title)` of every stored session, for completion.
     pub fn session_choices(&self) -> Vec<(String, String)> {
         session_choices(&self.store)
-    }
-
-    /// A session's current metadata (a pending one's too).
-    pub fn session_meta(&self, session_id: &str) -> Option<SessionMeta> {
-        self.store.resolve(session_id).ok()
-    }
-
-    /// The session's saved todo list.
-    pub fn todos(&self, session_id: &str) -> Vec<TodoItem> {
-        self.agent.env.todos.get(session_id)
-    }
-
-    /// Reads a file the user attached by the rules of [`crate::attach`].
-    pub fn attach_file(&self, session_id: &str, path: &Path) -> Result<Attachment, String> {
-        let policy = FilesPolicy::from_config(&self.config, &self.paths);
-        crate::attach::attach_path(&policy, session_id, path).map_err(|e| e.to_string())
-    }
-
-    /// Steers the ended turn never took in (given back to the composer).
-    pub fn take_steers(&self, session_id: &str) -> Vec<String> {
-        self.agent.steers.take(session_id)
     }
 
     /// What the profile's backend serves, with what the server says about
@@ -112,6 +73,76 @@ impl App {
             fetch_models(backend).await
         })
     }
+}
+
+/// What the configured providers serve (`navi models`).
+pub(crate) struct ServerModels {
+    pub(crate) kind: &'static str,
+    pub(crate) url: String,
+    pub(crate) models: Vec<ModelInfo>,
+    /// The providers that could not list theirs, and why (keys never in it).
+    pub(crate) failed: Vec<(String, String)>,
+}
+
+/// The models every provider of `config` serves (asked concurrently), with
+/// the context length of each (one request for each that the listing did
+/// not carry); the names are kept for completion. Needs no app: a broken
+/// persona or profile does not stop it. Fails only when the one provider
+/// asked failed.
+pub(crate) async fn server_models(
+    config: &crate::config::Config,
+    data_dir: &std::path::Path,
+) -> Result<ServerModels, AppError> {
+    let backend =
+        crate::llm::build_backend(config).map_err(|e| AppError::Backend(e.to_string()))?;
+    let mut models = Vec::new();
+    let mut failed = Vec::new();
+    for (provider, list) in backend.list_by_provider().await {
+        match list {
+            Ok(l) => models.extend(l),
+            Err(e) => failed.push((provider, e.to_string())),
+        }
+    }
+    if models.is_empty()
+        && failed.len() == 1
+        && let Some((_, e)) = failed.pop()
+    {
+        return Err(AppError::Server(e));
+    }
+    let missing: Vec<usize> = (0..models.len())
+        .filter(|i| models[*i].context_length.is_none())
+        .collect();
+    let infos = join_all(missing.iter().map(|i| backend.model_info(&models[*i].name))).await;
+    for (i, info) in missing.into_iter().zip(infos) {
+        if let Ok(info) = info {
+            models[i].context_length = info.context_length;
+            if models[i].capabilities.is_empty() {
+                models[i].capabilities = info.capabilities;
+            }
+        }
+    }
+    super::model_cache::write(data_dir, &models);
+    Ok(ServerModels {
+        kind: backend.kind().as_str(),
+        url: backend.base_url().to_string(),
+        models,
+        failed,
+    })
+}
+
+/// The short ids of the stored sessions, newest first, for shell
+/// completion: read without building an app, and nothing is created when
+/// there is no database yet.
+pub(crate) fn stored_session_ids(paths: &crate::config::Paths) -> Result<Vec<String>, AppError> {
+    if !paths.db_path.exists() {
+        return Ok(Vec::new());
+    }
+    let store = crate::session::SessionStore::open(&paths.db_path)?;
+    Ok(store
+        .list()?
+        .iter()
+        .map(|s| s.id[..8.min(s.id.len())].to_string())
+        .collect())
 }
 
 /// Completion lists for a line editor: stored session ids with titles, and

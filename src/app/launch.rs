@@ -68,9 +68,11 @@ impl Failure {
 impl From<crate::app::AppError> for Failure {
     fn from(e: crate::app::AppError) -> Self {
         match e {
-            crate::app::AppError::Persona { .. } | crate::app::AppError::NoProfile { .. } => {
-                Failure::usage(e)
-            }
+            crate::app::AppError::Persona { .. }
+            | crate::app::AppError::NoProfile(_)
+            | crate::app::AppError::WorkDir(_)
+            | crate::app::AppError::McpServers(_)
+            | crate::app::AppError::Backend(_) => Failure::usage(e),
             crate::app::AppError::Store(
                 crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_),
             ) => Failure::usage(e),
@@ -118,21 +120,12 @@ pub(crate) fn build_app(
     };
     let app = App::build(config, paths, overrides, opts)?;
     if g.no_plan {
-        app.agent.set_turn_tweaks(crate::agent::tweaks::TurnTweaks {
+        app.set_default_tweaks(super::TurnTweaks {
             no_plan: true,
             ..Default::default()
         });
     }
-    for e in &app.profiles.errors {
-        eprintln!("warning: skipped {e}");
-    }
-    for e in &app.tool_errors {
-        eprintln!("warning: skipped user tool {e}");
-    }
-    for w in &app.profile_warnings {
-        eprintln!("warning: {w}");
-    }
-    if let Some(w) = crate::sandbox::startup_warning(&app.config.sandbox) {
+    for w in app.startup_warnings() {
         eprintln!("warning: {w}");
     }
     Ok((app, log))

@@ -1,5 +1,8 @@
 //! The composition root: config → stores → registries → backends → agent,
-//! built once, and the one place that spawns agent runs.
+//! built once; and the door to sessions: [`App::open_handle`] opens one (in
+//! any working directory) as a [`SessionHandle`], [`App::sessions`] lists
+//! them, [`App::delete_session`] deletes one. Everything done *to* an open
+//! session is an [`Op`](crate::protocol::Op) on its handle.
 //!
 //! Nothing here touches the network; opening the database is the only I/O.
 pub(crate) mod auto_memory;
@@ -7,29 +10,42 @@ mod checkpoints;
 mod frontend;
 mod handle;
 pub(crate) mod launch;
+mod lines;
 pub(crate) mod model_cache;
-mod port;
+mod open;
+mod ops;
 pub(crate) mod probe;
-pub mod submit;
+mod run;
 
+/// Wording of the core that front ends show as it is (pure functions): the
+/// one place they get it from, so no front end imports the agent, the
+/// tools or the checkpoints for a sentence.
+pub(crate) mod words {
+    pub(crate) use crate::agent::budget::render as budget_lines;
+    pub(crate) use crate::agent::compact_run::{compressed_line, preview_lines};
+    pub(crate) use crate::checkpoint::summary::{HINT as FILES_HINT, line as files_line};
+    pub(crate) use crate::llm::url_auth::redact_userinfo as shown_url;
+    pub(crate) use crate::tools::builtin::todo::render as todo_lines;
+    pub(crate) use crate::tools::paths::absolute as resolve_path;
+}
+
+pub use crate::agent::account::ContextAccount;
+pub(crate) use crate::agent::tweaks::TurnTweaks;
 pub use frontend::{Lookups, fetch_models, same_model};
-pub(crate) use frontend::{PinEntry, PinTarget};
-pub use handle::{OpenOptions, Prepared, SessionHandle};
-pub use port::{Run, SessionPort};
+pub(crate) use frontend::{server_models, stored_session_ids};
+pub use handle::{OpenOptions, Prepared, Reply, SessionHandle};
+pub(crate) use lines::preview;
 
-use crate::agent::{Agent, AgentError, AgentParts, TurnOutcome};
+use crate::agent::{Agent, AgentParts};
 use crate::config::{Config, Overrides, Paths};
 use crate::llm::LlmBackend;
 use crate::memory::MemoryStore;
 use crate::memory::extract::{ExtractReport, Extractor};
-use crate::profile::ProfileRegistry;
-use crate::protocol::{AgentEvent, EventSink};
-use crate::session::{LockError, SessionMeta, SessionStore, StoreError};
+use crate::profile::{ProfileRegistry, UnknownProfile};
+use crate::session::{LockError, SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry, builtin};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// How the front end wants the app built.
@@ -46,26 +62,26 @@ pub struct AppOptions {
     /// Keep sessions in memory only (`navi run --no-save`): nothing is
     /// written to the database file.
     pub ephemeral: bool,
-    /// The directory tools work in; `None`: the process's current directory.
-    /// (An editor's sessions each name theirs; the process never changes
-    /// directory for them.)
+    /// The directory sessions work in unless they are opened with their
+    /// own; `None`: the process's current directory.
     pub work_dir: Option<PathBuf>,
 }
 
+/// See the module docs.
 pub struct App {
-    pub config: Arc<Config>,
-    pub(crate) paths: Paths,
-    pub store: Arc<SessionStore>,
-    pub profiles: Arc<ProfileRegistry>,
-    pub agent: Arc<Agent>,
+    config: Arc<Config>,
+    paths: Paths,
+    store: Arc<SessionStore>,
+    profiles: Arc<ProfileRegistry>,
+    agent: Arc<Agent>,
     /// User tools that failed to load (file: why).
-    pub(crate) tool_errors: Vec<String>,
+    tool_errors: Vec<String>,
     /// Long-term memory; `None` when `[memory].enabled = false`.
-    pub(crate) memory: Option<Arc<MemoryStore>>,
+    memory: Option<Arc<MemoryStore>>,
     /// User profiles that enable tools that do not exist (file: key: name).
-    pub(crate) profile_warnings: Vec<String>,
-    /// The turns running now (for [`App::submit`]'s stop).
-    pub runs: Arc<submit::Runs>,
+    profile_warnings: Vec<String>,
+    /// Where sessions opened without a directory of their own work.
+    work_dir: PathBuf,
 }
 
 /// Which session a front end starts on.
@@ -77,13 +93,6 @@ pub enum SessionChoice {
     Id(String),
 }
 
-/// A running turn.
-pub struct RunHandle {
-    pub events: mpsc::Receiver<AgentEvent>,
-    pub cancel: CancellationToken,
-    pub task: JoinHandle<Result<TurnOutcome, AgentError>>,
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error("cannot read persona file {path}: {source}; fix [persona].file / NAVI_PERSONA_FILE")]
@@ -93,8 +102,20 @@ pub enum AppError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("unknown profile '{id}'; available: {available}")]
-    NoProfile { id: String, available: String },
+    #[error(transparent)]
+    NoProfile(#[from] UnknownProfile),
+    /// A working directory a session cannot use.
+    #[error("{0}")]
+    WorkDir(String),
+    /// MCP servers given for one session that cannot be used.
+    #[error("{0}")]
+    McpServers(String),
+    /// The configured backend cannot be built.
+    #[error("{0}")]
+    Backend(String),
+    /// The backend's server did not answer as it should.
+    #[error("{0}")]
+    Server(String),
 }
 
 impl AppError {
@@ -149,8 +170,7 @@ impl App {
             .work_dir
             .clone()
             .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
-        let env = Arc::new(ToolEnv::new(config.clone(), paths.clone(), work_dir));
-        env.attach_store(store.clone());
+        let env = Arc::new(ToolEnv::new(config.clone(), paths.clone()));
         let mut registry = ToolRegistry::new();
         builtin::register_all(&mut registry);
         let memory = config
@@ -201,91 +221,145 @@ impl App {
             agent,
             tool_errors,
             profile_warnings,
-            runs: Default::default(),
+            work_dir,
         })
     }
 
-    fn check_profile(&self, id: &str) -> Result<(), AppError> {
-        if self.profiles.get(id).is_some() {
-            Ok(())
-        } else {
-            Err(AppError::NoProfile {
-                id: id.to_string(),
-                available: self.profiles.ids().join(", "),
+    /// The engine, for tests and benchmarks of the agent itself (they run
+    /// turns on a [`Session`](crate::agent::Session) directly). Front ends
+    /// never call it: they act on sessions through [`SessionHandle`]s
+    /// (`tests/layering.rs` checks it).
+    #[doc(hidden)]
+    pub fn engine(&self) -> &Arc<Agent> {
+        &self.agent
+    }
+
+    /// The configuration the app was built from.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Where navi keeps its configuration and data.
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    /// Adjusts the turns of every session that has no tweaks of its own
+    /// (`--no-plan` before the subcommand).
+    pub(crate) fn set_default_tweaks(&self, t: TurnTweaks) {
+        self.agent.set_turn_tweaks(t);
+    }
+
+    /// What went wrong loading profiles and user tools, and what the
+    /// sandbox says, as warnings to print at start-up.
+    pub(crate) fn startup_warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .profiles
+            .errors
+            .iter()
+            .map(|e| format!("skipped {e}"))
+            .collect();
+        out.extend(
+            self.tool_errors
+                .iter()
+                .map(|e| format!("skipped user tool {e}")),
+        );
+        out.extend(self.profile_warnings.iter().cloned());
+        out.extend(crate::sandbox::startup_warning(&self.config.sandbox));
+        out
+    }
+
+    /// Profiles that failed to load.
+    pub fn profile_errors(&self) -> Vec<String> {
+        self.profiles.errors.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// The ids of the profiles sessions can use.
+    pub fn profile_ids(&self) -> Vec<String> {
+        self.profiles.ids()
+    }
+
+    /// The profile new sessions start with.
+    pub fn default_profile(&self) -> String {
+        self.profiles.default_id()
+    }
+
+    /// The profiles as `navi profiles list` prints them (serde).
+    pub(crate) fn profiles_json(&self) -> serde_json::Value {
+        let list: Vec<_> = self.profiles.all().collect();
+        serde_json::json!({
+            "profiles": list,
+            "errors": self.profile_errors(),
+        })
+    }
+
+    /// One line per profile: id, name, what it is for, its models.
+    pub(crate) fn profile_lines(&self, current: Option<&str>) -> Vec<String> {
+        self.profiles
+            .all()
+            .map(|p| match current {
+                Some(c) => format!(
+                    "{} {:<15} {}",
+                    if p.id == c { ">" } else { " " },
+                    p.id,
+                    p.short_description
+                ),
+                None => format!(
+                    "{:<15} {:<22} {}  [{}]",
+                    p.id,
+                    p.name,
+                    p.short_description,
+                    p.model.join(" → ")
+                ),
             })
-        }
+            .collect()
     }
 
-    /// Opens or creates the session a front end starts on, as its one writer
-    /// (the session's lock is taken; a session another navi has open fails
-    /// with [`StoreError::Lock`] naming that navi's pid). A given profile
-    /// applies to a new session, or switches an existing one.
-    pub fn open_session(
-        &self,
-        choice: &SessionChoice,
-        profile: Option<&str>,
-    ) -> Result<SessionMeta, AppError> {
-        self.open_with(choice, profile, false)
+    /// The models a profile asks for, in order.
+    pub fn profile_models(&self, profile: &str) -> Vec<String> {
+        self.profiles
+            .get(profile)
+            .map(|p| p.model.clone())
+            .unwrap_or_default()
     }
 
-    /// `pending`: a new session is only [pending](SessionStore::create_pending)
-    /// (no row, no lock) until its first turn.
-    pub(crate) fn open_with(
-        &self,
-        choice: &SessionChoice,
-        profile: Option<&str>,
-        pending: bool,
-    ) -> Result<SessionMeta, AppError> {
-        if let Some(p) = profile {
-            self.check_profile(p)?;
-        }
-        let existing = match choice {
-            SessionChoice::New => None,
-            SessionChoice::Latest => self.store.latest()?,
-            SessionChoice::Id(id) => Some(self.store.resolve(id)?),
-        };
-        match existing {
-            Some(meta) => {
-                self.store.lock(&meta.id)?;
-                if let Some(p) = profile.filter(|p| *p != meta.profile_id) {
-                    self.store.set_profile(&meta.id, p)?;
-                    return Ok(self.store.resolve(&meta.id)?);
-                }
-                Ok(meta)
-            }
-            None => {
-                let p = profile
-                    .map(String::from)
-                    .unwrap_or_else(|| self.profiles.default_id());
-                if pending {
-                    return Ok(self.store.create_pending(&p));
-                }
-                let meta = self.store.create(&p)?;
-                self.store.lock(&meta.id)?;
-                Ok(meta)
-            }
-        }
+    /// The approval mode and the sandbox in a few words (the status line).
+    pub fn guard_label(&self) -> String {
+        format!(
+            "{} · {}",
+            self.agent.gate.mode_label(),
+            crate::sandbox::short_label(&self.config.sandbox)
+        )
     }
 
-    /// What the interactive front ends open: like [`open_session`](Self::open_session),
-    /// but a new session stays pending (no row, no lock) until the first
-    /// message is sent; and when the most recent session is busy in another navi (the user did
-    /// not name it) a new session is started instead, with a note saying why.
-    /// A session named with `--session` that is busy stays an error.
-    pub(crate) fn open_interactive(
+    /// Every tool name registered now (built-ins, user tools, ready MCP tools).
+    pub(crate) fn tool_names(&self) -> Vec<String> {
+        self.agent
+            .tools
+            .read()
+            .map(|r| r.names())
+            .unwrap_or_default()
+    }
+
+    /// Whether `name` is a configured MCP server.
+    pub(crate) fn has_mcp_server(&self, name: &str) -> bool {
+        self.config.mcp_servers.contains_key(name)
+    }
+
+    /// Long-term memory; `None` when it is turned off.
+    pub(crate) fn memory(&self) -> Option<Arc<MemoryStore>> {
+        self.memory.clone()
+    }
+
+    /// The fixed cost of a profile's requests (`navi context`).
+    pub(crate) async fn base_cost(
         &self,
-        choice: &SessionChoice,
-        profile: Option<&str>,
-    ) -> Result<(SessionMeta, Option<String>), AppError> {
-        match self.open_with(choice, profile, true) {
-            Err(AppError::Store(StoreError::Lock(e @ LockError::Busy { .. })))
-                if *choice == SessionChoice::Latest =>
-            {
-                let meta = self.open_with(&SessionChoice::New, profile, true)?;
-                Ok((meta, Some(format!("{e}: started a new session"))))
-            }
-            other => other.map(|m| (m, None)),
-        }
+        profile: &str,
+    ) -> Result<crate::agent::budget::BaseCost, String> {
+        self.agent
+            .count_base(profile)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// A check of the backend a profile uses, for a front end to run after
@@ -301,22 +375,15 @@ impl App {
         Some(probe::check_backend(agent, profile))
     }
 
-    /// Starts the configured MCP servers and waits until each is ready or
-    /// failed (each bounded by its start-up timeout).
-    pub async fn start_mcp(&self) {
+    /// Starts the configured MCP servers in the background (an interactive
+    /// front end's first frame or prompt never waits for them).
+    pub fn spawn_mcp(&self) {
         self.agent.env.mcp.start();
-        self.agent.env.mcp.wait_started().await;
     }
 
     /// Stops the MCP servers (their process groups with them).
     pub fn stop_mcp(&self) {
         self.agent.env.mcp.shutdown();
-    }
-
-    /// Releases what a session holds outside the database (shared SSH
-    /// connections). Call when leaving a session or exiting.
-    pub(crate) async fn end_session(&self, session_id: &str) {
-        crate::tools::builtin::ssh_exec::close_session(&self.agent.env, session_id).await;
     }
 
     /// Extracts facts from every stale session except `exclude` (the open
@@ -362,43 +429,6 @@ impl App {
                 Err(e) => tracing::warn!("memory: background extraction did not run: {e}"),
             }
         });
-    }
-
-    /// Starts a turn with a prepared user message (attachments).
-    pub(crate) fn start_turn_message(
-        &self,
-        session_id: &str,
-        message: crate::llm::ChatMessage,
-    ) -> RunHandle {
-        spawn_turn(&self.agent, &self.runs, session_id, message)
-    }
-
-    /// Starts a turn on its own task. Stop it with `cancel`; never abort it.
-    pub(crate) fn start_turn(&self, session_id: &str, message: &str) -> RunHandle {
-        self.start_turn_message(session_id, crate::llm::ChatMessage::user(message))
-    }
-}
-
-/// Starts a turn on its own task, listed in `runs` while it runs.
-pub(crate) fn spawn_turn(
-    agent: &Arc<Agent>,
-    runs: &Arc<submit::Runs>,
-    session_id: &str,
-    message: crate::llm::ChatMessage,
-) -> RunHandle {
-    let (sink, events) = EventSink::channel(1024);
-    let cancel = CancellationToken::new();
-    let agent = agent.clone();
-    let (sid, c) = (session_id.to_string(), cancel.clone());
-    let listed = runs.register(session_id, cancel.clone());
-    let task = tokio::spawn(async move {
-        let _listed = listed;
-        agent.run_stream_message(&sid, message, &sink, &c).await
-    });
-    RunHandle {
-        events,
-        cancel,
-        task,
     }
 }
 

@@ -47,6 +47,25 @@ pub(crate) fn read(data_dir: &Path, max_age: Duration) -> Option<Vec<String>> {
     (u128::try_from(age).ok()? <= max_age.as_millis()).then_some(c.models)
 }
 
+/// The providers' models, asked now (and kept); none when they take longer
+/// than `wait` in all (shell completion, which has no list yet).
+pub(crate) async fn refresh(
+    config: &crate::config::Config,
+    data_dir: &Path,
+    wait: Duration,
+) -> Vec<String> {
+    let Ok(backend) = crate::llm::build_backend(config) else {
+        return Vec::new();
+    };
+    match tokio::time::timeout(wait, backend.list_models()).await {
+        Ok(Ok(models)) => {
+            write(data_dir, &models);
+            models.into_iter().map(|m| m.name).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 impl super::App {
     /// Every provider's models as last listed (kept on disk), without
     /// asking anyone now; when that list is missing or old, it is asked for

@@ -1,30 +1,61 @@
 //! Checkpoints: what each turn changed in the workspace, so it can be
 //! listed (`/diff`), undone (`/undo`) or rewound (`/rewind N --files`).
 //!
-//! Before the first tool of a turn that may write (anything but the known
-//! read-only tools), the workspace is recorded as a tree in a shadow git
-//! repository (see [`shadow`]); when the turn ends it is recorded again, and
-//! a turn that changed files gets a [`Record`] in the session's state and a
-//! `files_changed` event. A checkpoint that cannot be taken is a warning
-//! before the tool runs, never a silent gap.
+//! When a session opens, and again when each turn starts, the workspace is
+//! recorded in the background as a tree in a shadow git repository (see
+//! [`shadow`]); the first tool of a turn that may write (anything but the
+//! known read-only tools) waits for that snapshot unless it is a first one
+//! too large to wait for. When the turn ends the workspace is recorded
+//! again, and a turn that changed files gets a [`Record`] in the session's
+//! state and a `files_changed` event. A checkpoint that cannot be taken is
+//! a warning before the tool runs, never a silent gap.
 //!
-//! Invariant: the user's own repository, index, refs and stash are never
-//! touched; files are written only by an explicit undo or rewind.
+//! Invariants: the user's own repository, index, refs and stash are never
+//! written; files are written only by an explicit undo or rewind, through
+//! [`crate::nofollow`]; nothing in the workspace configures the git navi
+//! runs (see [`git`]).
+pub(crate) mod diff;
+pub(crate) mod git;
+pub(crate) mod index;
+pub(crate) mod names;
+pub(crate) mod prepare;
+pub(crate) mod record;
+pub(crate) mod repo;
 pub(crate) mod restore;
 pub mod shadow;
 pub(crate) mod summary;
+mod turns;
+
+pub(crate) use prepare::Place;
+pub use turns::Checkpoints;
 
 use crate::llm::ToolCall;
-use crate::protocol::AgentEvent;
 use crate::session::SessionStore;
 use serde::{Deserialize, Serialize};
-use shadow::Shadow;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// The session state key holding the records (a JSON list).
 const KEY: &str = "checkpoints";
+
+/// `[checkpoints]` (docs/checkpoints.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointConfig {
+    /// Off: no snapshots, `/undo` has nothing to restore.
+    pub enabled: bool,
+    /// A workspace with more files than this (those git would record) is
+    /// not recorded; navi says so when a turn writes.
+    pub max_files: usize,
+}
+
+impl Default for CheckpointConfig {
+    fn default() -> Self {
+        CheckpointConfig {
+            enabled: true,
+            max_files: 200_000,
+        }
+    }
+}
 
 /// One turn that changed files.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -39,6 +70,10 @@ pub(crate) struct Record {
     /// Restored by `/undo` or `/rewind --files`.
     #[serde(default)]
     pub(crate) undone: bool,
+    /// Changed files whose last change came while no tool of the turn was
+    /// running (someone else's, probably): `/undo` asks first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) foreign: Vec<Vec<u8>>,
 }
 
 /// Tools that never change files.
@@ -68,142 +103,6 @@ pub(crate) fn may_write(call: &ToolCall) -> bool {
     true
 }
 
-struct Active {
-    turn: usize,
-    message: String,
-    workspace: PathBuf,
-    before: Option<String>,
-    /// A checkpoint failed this turn (already warned).
-    failed: bool,
-}
-
-/// The turns in progress, by session.
-#[derive(Default)]
-pub struct Checkpoints {
-    active: Mutex<HashMap<String, Active>>,
-}
-
-impl Checkpoints {
-    /// A turn of `session` starts; its user message is number `turn`.
-    pub(crate) fn begin(&self, session: &str, turn: usize, message: String, workspace: &Path) {
-        if let Ok(mut m) = self.active.lock() {
-            m.insert(
-                session.to_string(),
-                Active {
-                    turn,
-                    message,
-                    workspace: workspace.to_path_buf(),
-                    before: None,
-                    failed: false,
-                },
-            );
-        }
-    }
-
-    /// Before a tool batch: records the workspace once per turn when a call
-    /// may write. A warning to show when that failed.
-    pub(crate) async fn before_tools(
-        &self,
-        data_dir: &Path,
-        session: &str,
-        calls: &[ToolCall],
-    ) -> Option<String> {
-        if !calls.iter().any(may_write) {
-            return None;
-        }
-        let workspace = {
-            let m = self.active.lock().ok()?;
-            let a = m.get(session)?;
-            if a.before.is_some() || a.failed {
-                return None;
-            }
-            a.workspace.clone()
-        };
-        let (data, sid) = (data_dir.to_path_buf(), session.to_string());
-        let taken =
-            tokio::task::spawn_blocking(move || Shadow::open(&data, &workspace, &sid)?.snapshot())
-                .await
-                .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
-        let mut m = self.active.lock().ok()?;
-        let a = m.get_mut(session)?;
-        match taken {
-            Ok((tree, note)) => {
-                a.before = Some(tree);
-                note.map(|n| {
-                    format!("checkpoint incomplete: some files could not be read ({n}); /undo cannot restore them")
-                })
-            }
-            Err(e) => {
-                a.failed = true;
-                Some(format!(
-                    "checkpoint unavailable: {e}; the files this turn changes cannot be listed or undone"
-                ))
-            }
-        }
-    }
-
-    /// The turn ended: records what it changed. The event to show, or a
-    /// warning when the second checkpoint failed.
-    pub(crate) async fn end(
-        &self,
-        data_dir: &Path,
-        store: &SessionStore,
-        session: &str,
-    ) -> Option<AgentEvent> {
-        let a = self.active.lock().ok()?.remove(session)?;
-        let before = a.before.clone()?;
-        let (data, sid, ws) = (
-            data_dir.to_path_buf(),
-            session.to_string(),
-            a.workspace.clone(),
-        );
-        let b = before.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let sh = Shadow::open(&data, &ws, &sid)?;
-            let (after, _) = sh.snapshot()?;
-            let changes = sh.changes(&b, &after)?;
-            Ok::<_, String>((sh, after, changes))
-        })
-        .await
-        .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
-        let (sh, after, changes) = match done {
-            Ok(d) => d,
-            Err(e) => {
-                return Some(AgentEvent::Warning {
-                    message: format!(
-                        "checkpoint after the turn failed: {e}; /undo cannot restore this turn"
-                    ),
-                });
-            }
-        };
-        if changes.is_empty() {
-            return None;
-        }
-        let mut records = load(store, session);
-        let n = records.len() + 1;
-        let kept = sh
-            .keep(session, &format!("{n}/before"), &before)
-            .and_then(|_| sh.keep(session, &format!("{n}/after"), &after));
-        records.push(Record {
-            turn: a.turn,
-            message: a.message,
-            workspace: a.workspace,
-            before,
-            after,
-            undone: false,
-        });
-        if let Err(e) = kept.and_then(|_| save(store, session, &records)) {
-            return Some(AgentEvent::Warning {
-                message: format!("cannot save the checkpoint of this turn: {e}"),
-            });
-        }
-        Some(AgentEvent::FilesChanged {
-            turn: a.turn,
-            files: changes.iter().map(summary::to_event).collect(),
-        })
-    }
-}
-
 /// The checkpoints of a session, oldest first (none when unreadable).
 pub(crate) fn load(store: &SessionStore, session: &str) -> Vec<Record> {
     store
@@ -221,31 +120,87 @@ pub(crate) fn save(store: &SessionStore, session: &str, records: &[Record]) -> R
         .map_err(|e| e.to_string())
 }
 
-/// Turn start (persistent sessions): numbers the turn and remembers its
-/// user message; `display` is the session's display buffer before it.
-pub(crate) fn begin_turn(
+/// The directories tools can write besides navi's work dir: the sandbox's
+/// workspace and writable roots, and the session directories in the data
+/// dir.
+pub(crate) fn untrusted(
+    config: &crate::config::Config,
+    paths: &crate::config::Paths,
+    work_dir: &Path,
+) -> Vec<PathBuf> {
+    let mut v = vec![
+        work_dir.to_path_buf(),
+        config.sandbox.workspace_dir(work_dir),
+        paths.data_dir.join("sessions"),
+        crate::attach::FilesPolicy::from_config(config, paths).root,
+    ];
+    v.extend(config.sandbox.writable_roots.iter().map(PathBuf::from));
+    v
+}
+
+/// Where the checkpoints of `work_dir` go.
+pub(crate) fn place_for(
+    config: &crate::config::Config,
+    paths: &crate::config::Paths,
+    work_dir: &Path,
+) -> Place {
+    Place {
+        data_dir: paths.data_dir.clone(),
+        workspace: work_dir.to_path_buf(),
+        untrusted: untrusted(config, paths, work_dir),
+        max_files: config.checkpoints.max_files,
+    }
+}
+
+/// Where the checkpoints of a session working in `work_dir` go.
+pub(crate) fn place(env: &crate::tools::ToolEnv, work_dir: &Path) -> Place {
+    place_for(&env.config, &env.paths, work_dir)
+}
+
+/// A session opened: its first snapshot starts in the background.
+pub(crate) fn warm(
     env: &crate::tools::ToolEnv,
+    checkpoints: &Checkpoints,
     session: &str,
-    earlier_turns: usize,
-    user: Option<&crate::session::StoredMessage>,
+    work_dir: &Path,
 ) {
-    let key = user.map(crate::session::pins::key).unwrap_or_default();
-    env.checkpoints
-        .begin(session, earlier_turns + 1, key, &env.work_dir);
+    if env.config.checkpoints.enabled {
+        checkpoints.warm(session, place(env, work_dir));
+    }
+}
+
+/// Turn start (persistent sessions): numbers the turn and remembers its
+/// user message; the snapshot of the workspace starts in the background.
+pub(crate) struct TurnStart<'a> {
+    pub(crate) env: &'a crate::tools::ToolEnv,
+    pub(crate) checkpoints: &'a Checkpoints,
+    pub(crate) session: &'a str,
+    pub(crate) work_dir: &'a Path,
+}
+
+impl TurnStart<'_> {
+    pub(crate) fn begin(self, earlier_turns: usize, user: Option<&crate::session::StoredMessage>) {
+        if !self.env.config.checkpoints.enabled {
+            return;
+        }
+        let key = user.map(crate::session::pins::key).unwrap_or_default();
+        self.checkpoints.begin(
+            self.session,
+            earlier_turns + 1,
+            key,
+            place(self.env, self.work_dir),
+        );
+    }
 }
 
 /// Turn end: the `files_changed` event (or a warning) for the front end.
 pub(crate) async fn end_turn(
-    env: &crate::tools::ToolEnv,
+    checkpoints: &Checkpoints,
     store: &SessionStore,
     session: &str,
     sink: &crate::protocol::EventSink,
 ) {
-    if let Some(e) = env
-        .checkpoints
-        .end(&env.paths.data_dir, store, session)
-        .await
-    {
+    if let Some(e) = checkpoints.end(store, session).await {
         sink.emit(e).await;
     }
 }

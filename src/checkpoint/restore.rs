@@ -1,114 +1,133 @@
 //! Putting files back: `/undo` (the last turn not yet undone) and
 //! `/rewind N --files` (every turn from N on).
 //!
-//! Invariants: only the paths the undone turns changed are written; a file
-//! whose content is no longer what the turn left (the user edited it by
-//! hand since) is not overwritten unless `force` — the refusal names every
-//! such file; nothing is written when any check fails.
+//! Invariants:
+//! - only the paths the undone turns changed are written, each reached
+//!   through [`crate::nofollow`]: a directory on the way that is a symbolic
+//!   link now stops the whole restore before anything is written (even with
+//!   `--force`), and stops that file when it happens during the restore —
+//!   both name the path;
+//! - a file that is not what the turns left — edited since (by the user,
+//!   another session, a background job), changed between two of the undone
+//!   turns, or changed during the turn while none of its tools ran — is not
+//!   overwritten or deleted unless `force`; the refusal names every such
+//!   file and says how to override; nothing is written when any check
+//!   fails, and each file is checked again just before it is written;
+//! - nested repositories (gitlinks) are never touched.
+use super::diff::Raw;
+use super::names::shown;
+use super::prepare::Place;
 use super::shadow::Shadow;
 use super::{Record, load, save};
+use crate::nofollow::{Beneath, Blocked, Now};
 use crate::session::SessionStore;
 use std::collections::BTreeMap;
-use std::path::Path;
 
+/// A blob id and mode.
+type Side = Option<(String, String)>;
+
+/// The files to restore by path, and the directories the turns created.
+type Plan = (BTreeMap<Vec<u8>, Item>, Vec<Vec<u8>>);
+
+#[derive(Debug)]
 struct Item {
-    /// What the last of the turns left there (`None`: no file).
-    expected: Option<String>,
-    /// What the first of the turns found there: blob id and mode.
-    target: Option<(String, String)>,
+    /// What the last of the turns left there.
+    expected: Side,
+    /// What the first of the turns found there.
+    target: Side,
+    /// Why it needs `--force`, beyond not matching `expected`.
+    doubt: Option<&'static str>,
 }
 
-/// The files to put back when undoing `recs` (oldest first).
-fn plan(sh: &Shadow, recs: &[&Record]) -> Result<BTreeMap<String, Item>, String> {
-    let mut items: BTreeMap<String, Item> = BTreeMap::new();
-    for r in recs {
-        for c in sh.changes(&r.before, &r.after)? {
-            let after = sh.entry(&r.after, &c.path)?.map(|(id, _)| id);
-            match items.get_mut(&c.path) {
-                Some(it) => it.expected = after,
+fn side(s: Option<(&str, &str)>) -> Side {
+    s.map(|(id, mode)| (id.to_string(), mode.to_string()))
+}
+
+/// The files to put back when undoing `recs` (oldest first), and the
+/// directories the turns created.
+fn plan(sh: &Shadow, recs: &[&Record]) -> Result<Plan, String> {
+    let mut items: BTreeMap<Vec<u8>, Item> = BTreeMap::new();
+    let mut dirs = Vec::new();
+    for (k, r) in recs.iter().enumerate() {
+        if k > 0 {
+            // Changed between two of these turns, by someone else.
+            for b in sh.raw(&recs[k - 1].after, &r.before, false)? {
+                if let Some(it) = items.get_mut(&b.path) {
+                    it.doubt = Some("changed between navi's turns");
+                }
+            }
+        }
+        for c in sh.raw(&r.before, &r.after, true)? {
+            if c.old_mode == "040000" || c.new_mode == "040000" {
+                if c.status == 'A' {
+                    dirs.push(c.path);
+                }
+                continue;
+            }
+            let Raw { path, .. } = &c;
+            let foreign = r.foreign.contains(path);
+            match items.get_mut(path) {
+                Some(it) => it.expected = side(c.new_side()),
                 None => {
-                    let target = sh.entry(&r.before, &c.path)?;
                     items.insert(
-                        c.path.clone(),
+                        path.clone(),
                         Item {
-                            expected: after,
-                            target,
+                            expected: side(c.new_side()),
+                            target: side(c.old_side()),
+                            doubt: None,
                         },
                     );
                 }
             }
+            if foreign && let Some(it) = items.get_mut(path) {
+                it.doubt = Some("changed during the turn while none of its tools ran");
+            }
         }
     }
-    Ok(items)
+    Ok((items, dirs))
 }
 
-/// Paths whose content is not what the turns left.
-fn edited_by_hand(sh: &Shadow, items: &BTreeMap<String, Item>) -> Result<Vec<String>, String> {
-    let paths: Vec<String> = items.keys().cloned().collect();
-    let now = sh.hash_now(&paths)?;
-    Ok(paths
-        .into_iter()
-        .zip(now)
-        .filter(|(p, now)| items.get(p).is_some_and(|it| it.expected != *now))
-        .map(|(p, _)| p)
-        .collect())
+fn is_gitlink(s: &Side) -> bool {
+    s.as_ref().is_some_and(|(_, m)| m == "160000")
 }
 
-fn write_one(sh: &Shadow, path: &str, target: &Option<(String, String)>) -> Result<(), String> {
-    let full = sh.work().join(path);
+/// Whether what is there now is what the turns left.
+fn matches(now: &Now, expected: &Side) -> bool {
+    match (now, expected) {
+        (Now::Missing, None) => true,
+        (Now::Blob { mode, id, .. }, Some((eid, emode))) => id == eid && mode == emode,
+        _ => false,
+    }
+}
+
+/// `sub/x.txt: sub is a symbolic link …`
+fn blocked_line(path: &[u8], b: &Blocked) -> String {
+    let at = b.path();
+    if at.is_empty() || at == path {
+        format!("{}: {}", shown(path), b.reason())
+    } else {
+        format!("{}: {} {}", shown(path), shown(at), b.reason())
+    }
+}
+
+fn write_one(sh: &Shadow, fs: &Beneath, path: &[u8], target: &Side) -> Result<(), String> {
     let Some((id, mode)) = target else {
-        return match std::fs::remove_file(&full) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(format!("cannot delete {path}: {e}"))
-            }
-            _ => Ok(()),
-        };
+        return fs.remove(path).map_err(|b| blocked_line(path, &b));
     };
     let data = sh.blob(id)?;
-    if let Some(dir) = full.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    if full.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!("{path} is a directory now; not replaced"));
-    }
-    #[cfg(unix)]
-    if mode == "120000" {
-        let _ = std::fs::remove_file(&full);
-        let target = String::from_utf8_lossy(&data).into_owned();
-        return std::os::unix::fs::symlink(target, &full)
-            .map_err(|e| format!("cannot restore the link {path}: {e}"));
-    }
-    if full
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink())
-    {
-        let _ = std::fs::remove_file(&full);
-    }
-    std::fs::write(&full, &data).map_err(|e| format!("cannot write {path}: {e}"))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let exec = mode == "100755";
-        if let Ok(m) = std::fs::metadata(&full) {
-            let mut p = m.permissions();
-            let bits = if exec {
-                p.mode() | 0o111
-            } else {
-                p.mode() & !0o111
-            };
-            p.set_mode(bits);
-            let _ = std::fs::set_permissions(&full, p);
-        }
-    }
-    Ok(())
+    let done = if mode == "120000" {
+        fs.write_link(path, &data)
+    } else {
+        fs.write(path, &data, mode == "100755")
+    };
+    done.map_err(|b| blocked_line(path, &b))
 }
 
 /// Undoes the records at `idx` (indices into the session's records, oldest
 /// first, none undone yet); lines to show.
 fn undo(
     store: &SessionStore,
-    data_dir: &Path,
+    place: &Place,
     session: &str,
     idx: &[usize],
     force: bool,
@@ -122,28 +141,78 @@ fn undo(
     if recs.iter().any(|r| r.workspace != ws) {
         return Err("these turns changed files in different workspaces; use /undo to restore them one turn at a time".into());
     }
-    let sh =
-        Shadow::open(data_dir, &ws, session).map_err(|e| format!("nothing was restored: {e}"))?;
-    let items = plan(&sh, &recs).map_err(|e| format!("nothing was restored: {e}"))?;
-    let edited = edited_by_hand(&sh, &items).map_err(|e| format!("nothing was restored: {e}"))?;
-    if !edited.is_empty() && !force {
+    let nothing = |e: String| format!("nothing was restored: {e}");
+    let place = Place {
+        workspace: ws.clone(),
+        ..place.clone()
+    };
+    let sh = place.shadow(session).map_err(nothing)?;
+    let (items, dirs) = plan(&sh, &recs).map_err(nothing)?;
+    let fs =
+        Beneath::open(&ws).map_err(|e| nothing(format!("cannot open {}: {e}", ws.display())))?;
+    let mut links = Vec::new();
+    let mut doubts = Vec::new();
+    for (path, it) in &items {
+        if is_gitlink(&it.target) || is_gitlink(&it.expected) {
+            continue;
+        }
+        match fs.now(path) {
+            Err(b) => links.push(blocked_line(path, &b)),
+            Ok(now) if !matches(&now, &it.expected) => {
+                doubts.push(format!("{} (changed since navi's turn)", shown(path)));
+            }
+            Ok(_) => {
+                if let Some(why) = it.doubt {
+                    doubts.push(format!("{} ({why})", shown(path)));
+                }
+            }
+        }
+    }
+    if !links.is_empty() {
         return Err(format!(
-            "not restored: {} changed since navi's turn (edited by hand?): {}. Repeat the command with --force to overwrite {}, or keep your edits",
-            if edited.len() == 1 {
-                "this file"
+            "not restored: {}; navi does not write through links. Nothing was changed",
+            links.join("; ")
+        ));
+    }
+    if !doubts.is_empty() && !force {
+        let one = doubts.len() == 1;
+        return Err(format!(
+            "not restored: {} may hold work that is not navi's: {}. Nothing was changed; repeat the command with --force to overwrite {}, or keep {}",
+            if one { "this file" } else { "these files" },
+            doubts.join(", "),
+            if one { "it" } else { "them" },
+            if one {
+                "it as it is"
             } else {
-                "these files"
+                "them as they are"
             },
-            edited.join(", "),
-            if edited.len() == 1 { "it" } else { "them" },
         ));
     }
     let mut failed = Vec::new();
     let mut lines = Vec::new();
     for (path, it) in &items {
-        match write_one(&sh, path, &it.target) {
+        let name = shown(path);
+        if is_gitlink(&it.target) || is_gitlink(&it.expected) {
+            lines.push(format!(
+                "  left {name} (a nested repository; navi does not restore those)"
+            ));
+            continue;
+        }
+        // Changed since the check: left alone unless forced.
+        match fs.now(path) {
+            Err(b) => {
+                failed.push(blocked_line(path, &b));
+                continue;
+            }
+            Ok(now) if !force && !matches(&now, &it.expected) => {
+                failed.push(format!("{name}: changed while restoring; left as it is"));
+                continue;
+            }
+            Ok(_) => {}
+        }
+        match write_one(&sh, &fs, path, &it.target) {
             Ok(()) => lines.push(format!(
-                "  {} {path}",
+                "  {} {name}",
                 match (&it.target, &it.expected) {
                     (None, _) => "removed",
                     (Some(_), None) => "restored (was deleted)",
@@ -152,6 +221,12 @@ fn undo(
             )),
             Err(e) => failed.push(e),
         }
+    }
+    // Directories the turns made, deepest first, when nothing is left in them.
+    let mut dirs = dirs;
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
+    for d in &dirs {
+        fs.remove_empty_dir(d);
     }
     for i in idx {
         if let Some(r) = records.get_mut(*i) {
@@ -168,7 +243,7 @@ fn undo(
 /// `/undo`: the last turn not yet undone.
 pub(crate) fn undo_last(
     store: &SessionStore,
-    data_dir: &Path,
+    place: &Place,
     session: &str,
     force: bool,
 ) -> Result<Vec<String>, String> {
@@ -181,7 +256,7 @@ pub(crate) fn undo_last(
         });
     };
     let turn = records[i].turn;
-    let mut lines = undo(store, data_dir, session, &[i], force)?;
+    let mut lines = undo(store, place, session, &[i], force)?;
     let left = records[..i].iter().filter(|r| !r.undone).count();
     lines.insert(0, format!("undid the file changes of turn {turn}:"));
     lines.push(format!(
@@ -194,7 +269,7 @@ pub(crate) fn undo_last(
 /// `/rewind N --files`: every turn from `turn` on.
 pub(crate) fn undo_from(
     store: &SessionStore,
-    data_dir: &Path,
+    place: &Place,
     session: &str,
     turn: usize,
     force: bool,
@@ -209,7 +284,7 @@ pub(crate) fn undo_from(
     if idx.is_empty() {
         return Ok(vec!["no file changes to restore from that point".into()]);
     }
-    let mut lines = undo(store, data_dir, session, &idx, force)?;
+    let mut lines = undo(store, place, session, &idx, force)?;
     lines.insert(
         0,
         "files restored to how they were before that message:".into(),

@@ -1,10 +1,12 @@
 //! A turn's changes as the `files_changed` event and as one line of text.
-use super::shadow::Change;
+//! The event's paths are shown names (see `names`): no control character
+//! reaches a terminal through them.
+use super::diff::Change;
 use crate::protocol::FileChange;
 
 pub(crate) fn to_event(c: &Change) -> FileChange {
     FileChange {
-        path: c.path.clone(),
+        path: c.shown(),
         status: match c.status {
             'A' => "added",
             'D' => "deleted",

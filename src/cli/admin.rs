@@ -1,8 +1,7 @@
 //! `navi models`, `navi sessions …`, `navi profiles list`.
 use super::{Failure, GlobalArgs, SessionsCommand, build_app, load_config};
-use crate::app::AppOptions;
-use crate::llm::{ModelInfo, build_backend};
-use crate::session::SessionStore;
+use crate::app::{App, AppOptions, OpenOptions, SessionChoice};
+use crate::protocol::{ModelInfo, Op};
 use crate::ui::format::ago;
 
 fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
@@ -13,54 +12,18 @@ fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
 
 pub(crate) async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
     let (config, paths, _) = load_config(g)?;
-    let backend = build_backend(&config).map_err(Failure::usage)?;
-    let lists = backend.list_by_provider().await;
-    let mut models = Vec::new();
-    let mut failed = Vec::new();
-    for (provider, list) in lists {
-        match list {
-            Ok(l) => models.extend(l),
-            Err(e) => failed.push((provider, e)),
-        }
-    }
-    if models.is_empty()
-        && let Some((_, e)) = failed.first()
-        && failed.len() == 1
-    {
-        return Err(Failure::runtime(e));
-    }
-    for (provider, e) in &failed {
+    let served = crate::app::server_models(&config, &paths.data_dir).await?;
+    for (provider, e) in &served.failed {
         eprintln!("{provider}: {e}");
     }
-    // Fill in what the listing did not carry (one request each).
-    let missing: Vec<usize> = (0..models.len())
-        .filter(|i| models[*i].context_length.is_none())
-        .collect();
-    let infos = futures_util::future::join_all(
-        missing.iter().map(|i| backend.model_info(&models[*i].name)),
-    )
-    .await;
-    for (i, info) in missing.into_iter().zip(infos) {
-        if let Ok(info) = info {
-            models[i].context_length = info.context_length;
-            if models[i].capabilities.is_empty() {
-                models[i].capabilities = info.capabilities;
-            }
-        }
-    }
-    crate::app::model_cache::write(&paths.data_dir, &models);
     if json {
-        return json_out(&models);
+        return json_out(&served.models);
     }
-    if models.is_empty() {
-        eprintln!(
-            "{} at {} serves no models",
-            backend.kind().as_str(),
-            backend.base_url()
-        );
-        return Ok(if failed.is_empty() { 0 } else { 1 });
+    if served.models.is_empty() {
+        eprintln!("{} at {} serves no models", served.kind, served.url);
+        return Ok(if served.failed.is_empty() { 0 } else { 1 });
     }
-    print_models(&models)?;
+    print_models(&served.models)?;
     Ok(0)
 }
 
@@ -87,25 +50,29 @@ fn print_models(models: &[ModelInfo]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn open_store(g: &GlobalArgs) -> Result<SessionStore, Failure> {
-    let (_, paths, _) = load_config(g)?;
-    SessionStore::open(&paths.db_path).map_err(Failure::runtime)
+/// Every `navi sessions` command goes through the app's doors: listing,
+/// reading and deleting stored sessions on [`App`], changing one (pin,
+/// rename) as an op on its handle, opened as its one writer and closed
+/// again.
+fn open_app(g: &GlobalArgs) -> Result<(App, crate::logging::LogGuard), Failure> {
+    build_app(g, AppOptions::default())
 }
 
-fn store_err(e: crate::session::StoreError) -> Failure {
-    match e {
-        crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_) => {
-            Failure::usage(e)
-        }
-        other => Failure::runtime(other),
-    }
+/// Opens session `key`, carries out `op` on it and closes it.
+async fn change(app: &App, key: &str, op: Op) -> Result<String, Failure> {
+    let meta = app.find_session(key)?;
+    let h = app.open_handle(&SessionChoice::Id(meta.id.clone()), OpenOptions::default())?;
+    let done = h.submit(op);
+    h.close().await;
+    done.map_err(Failure::runtime)?;
+    Ok(meta.id)
 }
 
-pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
-    let store = open_store(g)?;
+pub(crate) async fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
+    let (app, _log) = open_app(g)?;
     match cmd {
         SessionsCommand::List { json } => {
-            let list = store.list().map_err(store_err)?;
+            let list = app.sessions()?;
             if json {
                 return json_out(&list);
             }
@@ -131,20 +98,15 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
             Ok(0)
         }
         SessionsCommand::Show { id, json } => {
-            let meta = store.resolve(&id).map_err(store_err)?;
-            let session = store
-                .load(&meta.id)
-                .map_err(store_err)?
-                .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
-            let account =
-                crate::agent::account::ContextAccount::load(&store, &meta.id).map_err(store_err)?;
+            let t = app.transcript(&id)?;
             if json {
                 return json_out(&serde_json::json!({
-                    "session": session.meta,
-                    "context": { "tokens": account.used, "window": account.window },
-                    "messages": session.display
+                    "session": t.meta,
+                    "context": { "tokens": t.account.used, "window": t.account.window },
+                    "messages": t.messages
                 }));
             }
+            let meta = &t.meta;
             crate::outln!(
                 "# {} ({}, profile {})",
                 if meta.title.is_empty() {
@@ -155,54 +117,42 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
                 meta.id,
                 meta.profile_id
             )?;
-            crate::outln!("context: {}", account.describe())?;
-            let pins = crate::session::pins::load(&store, &meta.id).map_err(store_err)?;
-            let history = crate::session::replay::events(&session.display, &pins);
-            super::out::text(&super::transcript::listing(&history))?;
+            crate::outln!("context: {}", t.account.describe())?;
+            super::out::text(&super::transcript::listing(&t.history))?;
             Ok(0)
         }
         SessionsCommand::Delete { id } => {
-            let meta = store.resolve(&id).map_err(store_err)?;
-            store.delete(&meta.id).map_err(store_err)?;
+            let meta = app.delete_session(&id)?;
             eprintln!("deleted session {}", meta.id);
             Ok(0)
         }
         SessionsCommand::Pin { id } => {
-            let meta = store.resolve(&id).map_err(store_err)?;
-            store.set_pinned(&meta.id, true).map_err(store_err)?;
-            eprintln!("pinned session {}", meta.id);
+            let id = change(&app, &id, Op::PinSession { pinned: true }).await?;
+            eprintln!("pinned session {id}");
             Ok(0)
         }
         SessionsCommand::Unpin { id } => {
-            let meta = store.resolve(&id).map_err(store_err)?;
-            store.set_pinned(&meta.id, false).map_err(store_err)?;
-            eprintln!("unpinned session {}", meta.id);
+            let id = change(&app, &id, Op::PinSession { pinned: false }).await?;
+            eprintln!("unpinned session {id}");
             Ok(0)
         }
-        SessionsCommand::Export { id, format } => super::extra::export(&store, &id, format),
-        SessionsCommand::Diff { id, turn } => {
-            let (_, paths, _) = load_config(g)?;
-            let meta = store.resolve(&id).map_err(store_err)?;
-            use crate::ui::commands::checkpoint::{diff_lines, line_text};
-            let records = crate::checkpoint::load(&store, &meta.id);
-            match diff_lines(records, &paths.data_dir, &meta.id, turn) {
-                Ok(lines) => {
-                    for l in &lines {
-                        crate::outln!("{}", line_text(l))?;
-                    }
-                    Ok(0)
+        SessionsCommand::Export { id, format } => super::extra::export(&app, &id, format),
+        SessionsCommand::Diff { id, turn } => match app.session_diff(&id, turn)? {
+            Ok(lines) => {
+                for l in &lines {
+                    crate::outln!("{l}")?;
                 }
-                Err(e) if turn.is_none() => {
-                    eprintln!("{e}");
-                    Ok(0)
-                }
-                Err(e) => Err(Failure::usage(e)),
+                Ok(0)
             }
-        }
+            Err(e) if turn.is_none() => {
+                eprintln!("{e}");
+                Ok(0)
+            }
+            Err(e) => Err(Failure::usage(e)),
+        },
         SessionsCommand::Rename { id, title } => {
-            let meta = store.resolve(&id).map_err(store_err)?;
-            store.rename(&meta.id, &title).map_err(store_err)?;
-            eprintln!("renamed session {}", meta.id);
+            let id = change(&app, &id, Op::Rename { title }).await?;
+            eprintln!("renamed session {id}");
             Ok(0)
         }
     }
@@ -210,21 +160,11 @@ pub(crate) fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failu
 
 pub(crate) fn profiles(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
     let (app, _log) = build_app(g, AppOptions::default())?;
-    let list: Vec<_> = app.profiles.all().collect();
     if json {
-        return json_out(&serde_json::json!({
-            "profiles": list,
-            "errors": app.profiles.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
-        }));
+        return json_out(&app.profiles_json());
     }
-    for p in list {
-        crate::outln!(
-            "{:<15} {:<22} {}  [{}]",
-            p.id,
-            p.name,
-            p.short_description,
-            p.model.join(" → ")
-        )?;
+    for line in app.profile_lines(None) {
+        crate::outln!("{line}")?;
     }
     Ok(0)
 }

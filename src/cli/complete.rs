@@ -54,7 +54,7 @@ pub(crate) async fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
                 crate::profile::ProfileRegistry::load(Some(&paths.config_dir.join("profiles")));
             let served = match model_cache::read(&paths.data_dir, model_cache::MAX_AGE) {
                 Some(names) => names,
-                None => listed(&config, &paths.data_dir).await,
+                None => model_cache::refresh(&config, &paths.data_dir, LIST_WAIT).await,
             };
             let mut v: Vec<String> = std::iter::once(config.llm.default_model.clone())
                 .chain(reg.all().flat_map(|p| p.model.clone()))
@@ -65,20 +65,7 @@ pub(crate) async fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
             v.dedup();
             v
         }
-        "sessions" => {
-            // No database yet: nothing to offer (and nothing is created).
-            if !paths.db_path.exists() {
-                return Ok(0);
-            }
-            let store =
-                crate::session::SessionStore::open(&paths.db_path).map_err(Failure::runtime)?;
-            store
-                .list()
-                .map_err(Failure::runtime)?
-                .iter()
-                .map(|s| s.id[..8.min(s.id.len())].to_string())
-                .collect()
-        }
+        "sessions" => crate::app::stored_session_ids(&paths).map_err(Failure::runtime)?,
         other => {
             return Err(Failure::usage(format!(
                 "__complete: unknown list '{other}'; use profiles, models or sessions"
@@ -91,17 +78,3 @@ pub(crate) async fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// The providers' models, asked now (and kept); none when they take longer
-/// than [`LIST_WAIT`].
-async fn listed(config: &crate::config::Config, data_dir: &std::path::Path) -> Vec<String> {
-    let Ok(backend) = crate::llm::build_backend(config) else {
-        return Vec::new();
-    };
-    match tokio::time::timeout(LIST_WAIT, backend.list_models()).await {
-        Ok(Ok(models)) => {
-            model_cache::write(data_dir, &models);
-            models.into_iter().map(|m| m.name).collect()
-        }
-        _ => Vec::new(),
-    }
-}

@@ -4,9 +4,11 @@
 //! request — the same figure a window refusal names; for the others the
 //! figures are the agent's estimate and nothing goes over the network.
 use super::{Failure, GlobalArgs, build_app};
-use crate::agent::budget::{self, BaseCost};
-use crate::app::AppOptions;
+use crate::app::{App, AppOptions, OpenOptions, SessionChoice, SessionHandle};
+use crate::protocol::{AgentEvent, CompactMode, Op, SessionEvent, TurnEnd};
+use crate::ui::signals::{Stop, StopSignals};
 use std::io::Write;
+use tokio::sync::mpsc;
 
 pub(crate) async fn context(
     g: &GlobalArgs,
@@ -16,18 +18,18 @@ pub(crate) async fn context(
     let (app, _log) = build_app(g, AppOptions::default())?;
     let ids = match profile {
         Some(id) => vec![id],
-        None => app.profiles.ids(),
+        None => app.profile_ids(),
     };
-    let mut costs: Vec<BaseCost> = Vec::new();
+    let mut costs = Vec::new();
     for id in &ids {
-        costs.push(app.agent.count_base(id).await.map_err(Failure::usage)?);
+        costs.push(app.base_cost(id).await.map_err(Failure::usage)?);
     }
     let text = if json {
         serde_json::to_string_pretty(&costs).map_err(Failure::runtime)?
     } else {
         costs
             .iter()
-            .map(|c| budget::render(c).join("\n"))
+            .map(|c| crate::app::words::budget_lines(c).join("\n"))
             .collect::<Vec<_>>()
             .join("\n\n")
     };
@@ -48,44 +50,119 @@ pub(crate) async fn compact(
     session: Option<String>,
     preview: bool,
 ) -> Result<u8, Failure> {
-    use crate::agent::compact_run::{CompactMode, preview_lines};
-    use crate::protocol::{AgentEvent, EventSink};
-    use std::io::IsTerminal;
     let (app, _log) = build_app(g, AppOptions::default())?;
-    let store_err = |e: crate::session::StoreError| match e {
-        crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_) => {
-            Failure::usage(e)
-        }
-        other => Failure::runtime(other),
+    let choice = match session {
+        Some(key) => SessionChoice::Id(key),
+        None => match app.sessions()?.first() {
+            Some(latest) => SessionChoice::Id(latest.id.clone()),
+            None => return Err(Failure::runtime("no sessions yet: nothing to compact")),
+        },
     };
-    let meta = match session {
-        Some(key) => app.store.resolve(&key).map_err(store_err)?,
-        None => app
-            .store
-            .latest()
-            .map_err(store_err)?
-            .ok_or_else(|| Failure::runtime("no sessions yet: nothing to compact"))?,
+    let mut signals = StopSignals::install();
+    // The session's one writer until it is closed: every way out below
+    // closes it (saved, unlocked).
+    let mut h = app.open_handle(&choice, OpenOptions::default())?;
+    let result = compact_open(&app, &mut h, preview, &mut signals).await;
+    h.close().await;
+    app.stop_mcp();
+    result
+}
+
+/// How one compaction run ended, and what it said on the way.
+struct Ran {
+    end: TurnEnd,
+    /// The stop signal that ended it, if one did.
+    signal: Option<Stop>,
+    events: Vec<AgentEvent>,
+}
+
+/// Runs `op` (a compaction) on `h` until it ends; a stop signal stops it.
+async fn run(
+    h: &SessionHandle,
+    events: &mut mpsc::Receiver<SessionEvent>,
+    op: Op,
+    signals: &mut StopSignals,
+) -> Result<Ran, Failure> {
+    h.submit(op).map_err(Failure::runtime)?;
+    let mut ran = Ran {
+        end: TurnEnd::Stopped,
+        signal: None,
+        events: Vec::new(),
     };
-    let short = &meta.id[..8.min(meta.id.len())];
-    app.store.lock(&meta.id).map_err(store_err)?;
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            c.cancel();
+    loop {
+        tokio::select! {
+            ev = events.recv() => match ev {
+                Some(SessionEvent::Agent { event }) => ran.events.push(event),
+                Some(SessionEvent::TurnEnded { end, .. }) => {
+                    ran.end = end;
+                    return Ok(ran);
+                }
+                None => return Err(Failure::runtime("the compaction ended without a word")),
+            },
+            sig = signals.recv(), if ran.signal.is_none() => {
+                ran.signal = Some(sig);
+                let _ = h.submit(Op::Stop);
+            }
         }
-    });
-    let (sink, mut rx) = EventSink::channel(64);
+    }
+}
+
+async fn compact_open(
+    app: &App,
+    h: &mut SessionHandle,
+    preview: bool,
+    signals: &mut StopSignals,
+) -> Result<u8, Failure> {
+    let id = h.id();
+    let short: String = id.chars().take(8).collect();
+    let Some(mut events) = h.take_events() else {
+        return Err(Failure::runtime("the session's events were taken"));
+    };
     let mode = if preview {
         CompactMode::Preview
     } else {
         CompactMode::Now
     };
-    let result = app.agent.compact_mode(&meta.id, mode, &sink, &cancel).await;
-    drop(sink);
+    let ran = run(h, &mut events, Op::Compact { mode }, signals).await?;
+    if let Some(sig) = ran.signal {
+        eprintln!("navi: compaction stopped; session {short} is unchanged");
+        return Ok(sig.exit_code());
+    }
+    match &ran.end {
+        TurnEnd::Stopped => {
+            eprintln!("navi: compaction stopped; session {short} is unchanged");
+            return Ok(130);
+        }
+        TurnEnd::Failed { message } | TurnEnd::Refused { message } => {
+            return Err(Failure::runtime(format!(
+                "compaction failed, session {short} is unchanged: {message}"
+            )));
+        }
+        TurnEnd::Done { .. } => {}
+    }
     let mut planned = None;
-    while let Ok(ev) = rx.try_recv() {
-        planned = match ev {
+    for ev in &ran.events {
+        match ev {
+            // A plan that would save nothing: said why, nothing changed.
+            AgentEvent::Notice { message } => {
+                crate::outln!("session {short}: {message}")?;
+                return Ok(0);
+            }
+            AgentEvent::ContextCompressed {
+                messages_before,
+                messages_after,
+                ..
+            } if messages_before == messages_after => {
+                crate::outln!(
+                    "nothing to compact in session {short}: its context ({messages_before} messages) holds only recent turns"
+                )?;
+                return Ok(0);
+            }
+            AgentEvent::ContextCompressed {
+                messages_before,
+                messages_after,
+                ..
+            } => return report(h, *messages_before, *messages_after),
             AgentEvent::CompactionPlanned {
                 summary,
                 messages_replaced,
@@ -93,72 +170,82 @@ pub(crate) async fn compact(
                 pinned_kept,
                 tokens_before,
                 tokens_after,
-            } => Some(preview_lines(
-                &summary,
-                messages_replaced,
-                turns_kept,
-                pinned_kept,
-                tokens_before,
-                tokens_after,
-            )),
-            _ => planned,
-        };
+            } => {
+                planned = Some(crate::app::words::preview_lines(
+                    summary,
+                    *messages_replaced,
+                    *turns_kept,
+                    *pinned_kept,
+                    *tokens_before,
+                    *tokens_after,
+                ))
+            }
+            _ => {}
+        }
     }
-    let (before, after) = match result {
-        Err(_) if cancel.is_cancelled() => {
-            eprintln!("navi: compaction stopped; session {short} is unchanged");
-            return Ok(130);
-        }
-        Err(e @ crate::agent::AgentError::NothingSaved { .. }) => {
-            crate::outln!("session {short}: {e}")?;
-            return Ok(0);
-        }
-        Err(e) => {
-            return Err(Failure::runtime(format!(
-                "compaction failed, session {short} is unchanged: {e}"
-            )));
-        }
-        Ok(counts) => counts,
+    let Some(lines) = planned else {
+        return Ok(0);
     };
-    if before == after {
+    for l in &lines[..lines.len().saturating_sub(1)] {
+        crate::outln!("{l}")?;
+    }
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
         crate::outln!(
-            "nothing to compact in session {short}: its context ({before} messages) holds only recent turns"
+            "no terminal to confirm on: nothing changed (run navi compact without --preview to apply)"
         )?;
         return Ok(0);
     }
-    if let Some(lines) = planned {
-        for l in &lines[..lines.len().saturating_sub(1)] {
-            crate::outln!("{l}")?;
-        }
-        if !std::io::stdin().is_terminal() {
-            app.agent.discard_compaction(&meta.id);
-            crate::outln!(
-                "no terminal to confirm on: nothing changed (run navi compact without --preview to apply)"
-            )?;
-            return Ok(0);
-        }
-        eprint!("apply this compaction to session {short}? [y/N] ");
+    eprint!("apply this compaction to session {short}? [y/N] ");
+    let ask = tokio::task::spawn_blocking(|| {
         let mut answer = String::new();
         let _ = std::io::stdin().read_line(&mut answer);
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            app.agent.discard_compaction(&meta.id);
-            crate::outln!("nothing changed")?;
-            return Ok(0);
+        answer
+    });
+    let answer = tokio::select! {
+        a = ask => a.unwrap_or_default(),
+        sig = signals.recv() => {
+            eprintln!("\nnavi: compaction not applied; session {short} is unchanged");
+            return Ok(sig.exit_code());
         }
-        let (sink, _rx) = EventSink::channel(8);
-        let (b, a) = app
-            .agent
-            .compact_mode(&meta.id, CompactMode::Apply, &sink, &cancel)
-            .await
-            .map_err(Failure::runtime)?;
-        return report(&meta.id, b, a, &app);
+    };
+    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        crate::outln!("nothing changed")?;
+        return Ok(0);
     }
-    report(&meta.id, before, after, &app)
+    let applied = run(
+        h,
+        &mut events,
+        Op::Compact {
+            mode: CompactMode::Apply,
+        },
+        signals,
+    )
+    .await?;
+    if let Some(sig) = applied.signal {
+        eprintln!("navi: compaction stopped; session {short} is unchanged");
+        return Ok(sig.exit_code());
+    }
+    if let TurnEnd::Failed { message } | TurnEnd::Refused { message } = applied.end {
+        return Err(Failure::runtime(message));
+    }
+    let _ = app;
+    match applied.events.iter().find_map(|e| match e {
+        AgentEvent::ContextCompressed {
+            messages_before,
+            messages_after,
+            ..
+        } => Some((*messages_before, *messages_after)),
+        _ => None,
+    }) {
+        Some((b, a)) => report(h, b, a),
+        None => Ok(0),
+    }
 }
 
-fn report(id: &str, before: usize, after: usize, app: &crate::app::App) -> Result<u8, Failure> {
-    let short = &id[..8.min(id.len())];
-    let account = app.agent.context_account(id).ok().map(|a| a.describe());
+fn report(h: &SessionHandle, before: usize, after: usize) -> Result<u8, Failure> {
+    let short: String = h.id().chars().take(8).collect();
+    let account = h.context().ok().map(|a| a.describe());
     crate::outln!(
         "compacted session {short}: {before} → {after} context messages{}",
         account

@@ -2,8 +2,8 @@
 //! `navi config path|check`, `navi last`, `navi sessions export`.
 //! Everything they print goes through `out` (a closed pipe is a quiet exit 0).
 use super::{Cli, ConfigCommand, ExportFormat, Failure, GlobalArgs, load_config, out};
+use crate::app::App;
 use crate::config::{Config, Paths};
-use crate::session::SessionStore;
 use clap::CommandFactory;
 use std::path::{Path, PathBuf};
 
@@ -151,9 +151,7 @@ fn check(g: &GlobalArgs) -> Result<u8, Failure> {
             return Ok(2);
         }
     };
-    let work_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let env =
-        crate::tools::ToolEnv::new(std::sync::Arc::new(config.clone()), paths.clone(), work_dir);
+    let env = crate::tools::ToolEnv::new(std::sync::Arc::new(config.clone()), paths.clone());
     let mut reg = crate::tools::ToolRegistry::new();
     crate::tools::builtin::register_all(&mut reg);
     let tool_errors =
@@ -269,40 +267,23 @@ fn check_profiles(i: &CheckInput) -> Vec<Finding> {
     v
 }
 
-fn open_store(g: &GlobalArgs) -> Result<SessionStore, Failure> {
-    let (_, paths, _) = load_config(g)?;
-    SessionStore::open(&paths.db_path).map_err(Failure::runtime)
-}
-
-fn store_err(e: crate::session::StoreError) -> Failure {
-    match e {
-        crate::session::StoreError::NotFound(_) | crate::session::StoreError::Ambiguous(_) => {
-            Failure::usage(e)
-        }
-        other => Failure::runtime(other),
-    }
-}
-
 /// `navi last [ID]`: the last answer, exactly as stored.
 pub(crate) fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
-    let store = open_store(g)?;
-    let meta = match id {
-        Some(id) => store.resolve(id).map_err(store_err)?,
-        None => store
-            .latest()
-            .map_err(store_err)?
+    let (app, _log) = super::build_app(g, crate::app::AppOptions::default())?;
+    let key = match id {
+        Some(id) => id.to_string(),
+        None => app
+            .sessions()?
+            .first()
+            .map(|m| m.id.clone())
             .ok_or_else(|| Failure::runtime("no sessions yet; start one with `navi run \"…\"`"))?,
     };
-    let session = store
-        .load(&meta.id)
-        .map_err(store_err)?
-        .ok_or_else(|| Failure::usage(format!("no session {}", meta.id)))?;
-    let history = crate::session::replay::events(&session.display, &Default::default());
-    let answer = crate::protocol::last_answer(&history);
+    let t = app.transcript(&key)?;
+    let answer = crate::protocol::last_answer(&t.history);
     if answer.is_empty() {
         return Err(Failure::runtime(format!(
             "session {} has no answer yet",
-            meta.id
+            t.meta.id
         )));
     }
     out::line(answer.trim_end())?;
@@ -310,21 +291,15 @@ pub(crate) fn last(g: &GlobalArgs, id: Option<&str>) -> Result<u8, Failure> {
 }
 
 /// `navi sessions export ID --format md|json`.
-pub(crate) fn export(store: &SessionStore, id: &str, format: ExportFormat) -> Result<u8, Failure> {
-    let meta = store.resolve(id).map_err(store_err)?;
-    let session = store
-        .load(&meta.id)
-        .map_err(store_err)?
-        .ok_or_else(|| Failure::usage(format!("no session {id}")))?;
+pub(crate) fn export(app: &App, id: &str, format: ExportFormat) -> Result<u8, Failure> {
+    let t = app.transcript(id)?;
     if format == ExportFormat::Json {
-        let v = serde_json::json!({ "session": session.meta, "messages": session.display });
+        let v = serde_json::json!({ "session": t.meta, "messages": t.messages });
         let s = serde_json::to_string_pretty(&v).map_err(Failure::runtime)?;
         out::line(&s)?;
         return Ok(0);
     }
-    let pins = crate::session::pins::load(store, &meta.id).map_err(store_err)?;
-    let history = crate::session::replay::events(&session.display, &pins);
-    let md = crate::ui::commands::export_markdown(&meta, &history);
+    let md = crate::ui::commands::export_markdown(&t.meta, &t.history);
     out::text(&md)?;
     Ok(0)
 }

@@ -98,7 +98,7 @@ fn list(config: &Config, json: bool) -> Result<u8, Failure> {
             .iter()
             .map(|p| {
                 serde_json::json!({"provider": p.name, "protocol": p.protocol.as_str(),
-                    "base_url": crate::llm::url_auth::redact_userinfo(&p.base_url),
+                    "base_url": crate::app::words::shown_url(&p.base_url),
                     "key_env": p.key_env, "key_required": p.key_required,
                     "has_key": config.credentials.get(&p.name).is_some(),
                     "key_source": source(config, p)})
@@ -121,7 +121,7 @@ fn list(config: &Config, json: bool) -> Result<u8, Failure> {
             p.name,
             p.protocol.as_str(),
             source(config, p),
-            crate::llm::url_auth::redact_userinfo(&p.base_url)
+            crate::app::words::shown_url(&p.base_url)
         )?;
     }
     Ok(0)

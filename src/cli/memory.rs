@@ -67,7 +67,7 @@ pub(crate) enum MemoryCommand {
 
 fn open(g: &GlobalArgs) -> Result<(App, Arc<MemoryStore>, crate::logging::LogGuard), Failure> {
     let (app, log) = build_app(g, AppOptions::default())?;
-    let memory = app.memory.clone().ok_or_else(|| {
+    let memory = app.memory().ok_or_else(|| {
         Failure::usage(
             "memory is turned off ([memory].enabled = false or NAVI_MEMORY=false); turn it on to use `navi memory`",
         )
@@ -159,7 +159,7 @@ pub(crate) async fn run(g: &GlobalArgs, cmd: MemoryCommand) -> Result<u8, Failur
             "summary": memory.summary().map_err(rt)?.unwrap_or_default(),
         })),
         MemoryCommand::Extract { auto: true, except } => {
-            let Some(_lock) = crate::app::auto_memory::take_lock(&app.paths.data_dir) else {
+            let Some(_lock) = crate::app::auto_memory::take_lock(app.data_dir()) else {
                 return Ok(0);
             };
             // The caller's next command goes first.

@@ -373,7 +373,7 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Some(Command::Run(args)) => crate::ui::run::run(&cli.global, args).await,
         Some(Command::Models { json }) => admin::models(&cli.global, json).await,
-        Some(Command::Sessions { command }) => admin::sessions(&cli.global, command),
+        Some(Command::Sessions { command }) => admin::sessions(&cli.global, command).await,
         Some(Command::Profiles {
             command: ProfilesCommand::List { json },
         }) => admin::profiles(&cli.global, json),

@@ -427,6 +427,8 @@ pub struct Config {
     /// serialised or printed.
     #[serde(skip)]
     pub credentials: Credentials,
+    /// `[checkpoints]`: recording what turns change (docs/checkpoints.md).
+    pub(crate) checkpoints: crate::checkpoint::CheckpointConfig,
 }
 
 /// When the planner is worth a call.

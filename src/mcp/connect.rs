@@ -30,7 +30,20 @@ pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     pub(crate) fn push(&self, raw: &[u8]) {
-        let mut line = String::from_utf8_lossy(raw).trim_end().to_string();
+        // Shown by `navi mcp check`/`list` and `/mcp`: control characters
+        // made visible, so a server cannot write escapes to the terminal.
+        let mut line: String = String::from_utf8_lossy(raw)
+            .trim_end()
+            .chars()
+            .map(|c| match c {
+                '\u{1b}' => '␛',
+                '\t' => c,
+                c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
+                '\u{7f}' => '␡',
+                c if c.is_control() => '\u{fffd}',
+                c => c,
+            })
+            .collect();
         if line.is_empty() {
             return;
         }
@@ -221,8 +234,9 @@ fn spawn(
     sandbox: &(crate::sandbox::SandboxConfig, crate::config::Paths),
 ) -> Result<(StdioTransport, ServerProcess), String> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
-    // Its own process group (killed as a whole, see `ServerProcess`; a
-    // Ctrl-C at the terminal is navi's to handle, not the server's). No
+    // Its own session and process group (killed as a whole, see
+    // `ServerProcess`; a Ctrl-C at the terminal is navi's to handle, not the
+    // server's). No
     // parent-death signal: it is tied to the spawning *thread*, and a tokio
     // worker that did `block_in_place` may end long before navi does. If
     // navi is killed outright, the server sees its stdin close.
@@ -231,8 +245,9 @@ fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
+    // Its own session: no controlling terminal, no inherited fds above 2.
+    crate::tools::child_setup::detach(&mut cmd);
     if !cfg.cwd.trim().is_empty() {
         cmd.current_dir(&cfg.cwd);
     }

@@ -67,6 +67,16 @@ pub struct ProfileError {
     pub(crate) why: String,
 }
 
+/// A profile id that names no profile: the one wording of this refusal,
+/// whoever meets it (a front end, a session operation, a tool, the command
+/// line).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown profile '{id}'; available: {available}")]
+pub struct UnknownProfile {
+    pub(crate) id: String,
+    pub(crate) available: String,
+}
+
 /// All loaded profiles plus the problems met while loading.
 #[derive(Clone, Debug, Default)]
 pub struct ProfileRegistry {
@@ -156,6 +166,37 @@ impl ProfileRegistry {
 
     pub(crate) fn get(&self, id: &str) -> Option<&Profile> {
         self.profiles.get(id)
+    }
+
+    /// The profile `id`, or why there is none.
+    pub(crate) fn find(&self, id: &str) -> Result<&Profile, UnknownProfile> {
+        self.profiles.get(id).ok_or_else(|| self.unknown(id))
+    }
+
+    /// `Ok` when `id` names a profile.
+    pub(crate) fn check(&self, id: &str) -> Result<(), UnknownProfile> {
+        self.find(id).map(|_| ())
+    }
+
+    /// The refusal for `id`, listing the ids there are.
+    pub(crate) fn unknown(&self, id: &str) -> UnknownProfile {
+        UnknownProfile {
+            id: id.to_string(),
+            available: self.ids().join(", "),
+        }
+    }
+
+    /// The refusal for `id` with what each profile is for (for the model,
+    /// which picks one by it).
+    pub(crate) fn unknown_described(&self, id: &str) -> UnknownProfile {
+        let list: Vec<String> = self
+            .all()
+            .map(|p| format!("{} ({})", p.id, p.short_description))
+            .collect();
+        UnknownProfile {
+            id: id.to_string(),
+            available: list.join(", "),
+        }
     }
 
     pub(crate) fn all(&self) -> impl Iterator<Item = &Profile> {

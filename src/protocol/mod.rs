@@ -4,8 +4,10 @@
 //! like codex-rs's `protocol` crate. The agent, the tools and the front ends
 //! all speak it:
 //!
-//! - [`Submission`]s go in: a user message, a steer, a stop, an approval answer.
-//! - [`AgentEvent`]s come out, on one channel per run.
+//! - [`Op`]s go in, one per thing a front end does to an open session (a
+//!   message, a steer, a stop, an approval answer, a compaction, a rewind…).
+//! - [`SessionEvent`]s come out, on the session's one stream: the
+//!   [`AgentEvent`]s of each run, then how it ended.
 //! - A stored session's display history is replayed to a front end as the same
 //!   events ([`HistoryItem::to_events`]), so each front end has one rendering
 //!   path for live turns and for history.
@@ -30,22 +32,6 @@ use serde::{Deserialize, Serialize};
 pub(crate) const SPAWN_AGENT_TOOL: &str = "spawn_agent";
 /// The tool that switches the session's profile.
 pub(crate) const SWITCH_PROFILE_TOOL: &str = "switch_profile";
-
-/// What a front end sends into a running session.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Submission {
-    /// A new user turn.
-    UserMessage(String),
-    /// Text for the running turn, added at its next safe point.
-    Steer(String),
-    /// A cooperative stop of the running turn.
-    Stop,
-    /// The answer to an [`AgentEvent::ApprovalRequest`] with this id.
-    Approval { id: String, decision: Decision },
-    /// `/compact`: summarise older context now, preview it, or apply the
-    /// previewed summary.
-    Compact(CompactMode),
-}
 
 /// Which `/compact`: at once, a preview kept for confirmation, or applying
 /// the kept preview.

@@ -29,11 +29,44 @@ pub enum Op {
     Pin { index: usize, pinned: bool },
     /// Switches the session to another profile from its next turn.
     SwitchProfile { profile: String },
-    /// The model this session uses from its next turn; `None` goes back to
-    /// the profile's priority list.
+    /// The model this session uses from its next turn, kept with the
+    /// session; `None` goes back to the profile's priority list.
     SwitchModel { model: Option<String> },
     /// A new title for the session.
     Rename { title: String },
+    /// Pins the session itself at the top of the session list (or unpins it).
+    PinSession { pinned: bool },
+    /// Goes back to before the user's message `message` (1-based, as
+    /// `/rewind` lists them): it and what followed stay in the history,
+    /// marked, and leave the model's context. `files`: the files the turns
+    /// from it on changed are restored first (`force`: even files edited
+    /// by hand since); a refusal changes nothing.
+    Rewind {
+        message: usize,
+        #[serde(default)]
+        files: bool,
+        #[serde(default)]
+        force: bool,
+    },
+    /// Restores the files the last turn not yet undone changed.
+    Undo {
+        #[serde(default)]
+        force: bool,
+    },
+    /// Reads a file (or image) to go with the next message, by the rules of
+    /// attachments (small text inline, images as images, other files copied
+    /// into the session's files); relative paths start at the session's
+    /// working directory.
+    Attach { path: std::path::PathBuf },
+    /// Takes back what was allowed "for the session": one tool, or all
+    /// (`None`).
+    RevokeApproval {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+    },
+    /// Deletes the session (with its messages) and ends it; the handle
+    /// takes nothing more.
+    Delete,
 }
 
 /// A file or image that goes with a user message.
@@ -92,16 +125,25 @@ pub enum SessionEvent {
     /// Something that happened in the running turn or compaction.
     Agent { event: AgentEvent },
     /// The turn or compaction ended; the session takes a new message.
-    TurnEnded { end: TurnEnd },
+    /// `steers`: what was sent to steer it that it never took in, for the
+    /// front end to give back.
+    TurnEnded {
+        end: TurnEnd,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        steers: Vec<String>,
+    },
 }
 
 /// Why an [`Op`] was not taken.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OpError {
-    #[error("a turn is running; stop it first")]
+    #[error("a turn is running; /stop it first")]
     Busy,
     #[error("nothing is running")]
     NotRunning,
+    /// The session was closed or deleted.
+    #[error("the session is closed")]
+    Closed,
     #[error("{0}")]
     Invalid(String),
 }

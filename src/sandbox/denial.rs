@@ -72,16 +72,24 @@ pub(crate) fn note(policy: &Policy) -> String {
     s
 }
 
-/// Adds the note to `result` when the sandbox probably denied the call.
+fn append(result: &mut ToolResult, text: &str) {
+    if !result.output.ends_with('\n') && !result.output.is_empty() {
+        result.output.push('\n');
+    }
+    result.output.push_str(text);
+}
+
+/// Adds the note to `result` when the sandbox probably denied the call, and
+/// what the sandbox did after it (git metadata neutralised).
 pub(crate) fn annotate(result: &mut ToolResult, outcome: &RunOutcome, policy: Option<&Policy>) {
+    for n in &outcome.sandbox_notes {
+        append(result, n);
+    }
     let Some(policy) = policy else {
         return;
     };
     if !super::support().available() || !looks_denied(outcome) {
         return;
     }
-    if !result.output.ends_with('\n') && !result.output.is_empty() {
-        result.output.push('\n');
-    }
-    result.output.push_str(&note(policy));
+    append(result, &note(policy));
 }

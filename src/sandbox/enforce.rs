@@ -1,43 +1,45 @@
-//! Applying a [`Policy`] to a child: the Landlock ruleset and the seccomp
-//! program are built in navi (they allocate and open files), and only
-//! installed in the child between fork and exec (two system calls each, no
-//! allocation on the success path).
+//! Applying a [`Policy`] to a child: the Landlock ruleset, the mount plan
+//! and the seccomp program are built in navi (they allocate and open files),
+//! and only installed in the child between fork and exec, in this order:
+//! the mount namespace ([`super::mounts`]), `no_new_privs`, Landlock, the
+//! seccomp program ([`super::seccomp`]), and last the capabilities
+//! ([`super::caps`]) — no allocation on the success path.
 //!
-//! Landlock can only add rights down a hierarchy, never take them back, so a
-//! writable root that holds a read-only carve-out (`.git`, navi's dirs) is
-//! granted entry by entry around the carve-out: its existing files and
-//! subdirectories stay writable, but no new entry can be made in a
-//! directory on the way to a carve-out (for the workspace: in its top
-//! directory when `.git` sits there). Symbolic links on the way are never
-//! granted (they could point anywhere).
+//! With the mount namespace, the writable roots are granted whole and the
+//! carve-outs are read-only mounts. Without it (a kernel older than 5.12, a
+//! container that refuses namespaces), Landlock alone keeps writes inside
+//! the roots: it can only add rights down a hierarchy, never take them
+//! back, so a writable root that holds a carve-out is granted entry by entry
+//! around it (existing files and subdirectories stay writable, but no new
+//! entry can be made in a directory on the way to a carve-out); metadata
+//! changes are then refused everywhere by seccomp. Symbolic links on the way
+//! are never granted (they could point anywhere). Device nodes can be made
+//! nowhere (no Landlock right for them, seccomp, no CAP_MKNOD, nodev mounts).
 #![allow(unsafe_code)]
 
 use super::Policy;
 use landlock::{
     ABI, Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, RulesetStatus,
+    RulesetCreatedAttr, RulesetStatus, Scope,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
-use std::collections::BTreeMap;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
 
 /// The Landlock ABI the rules are written for (newer kernels enforce all of
 /// it, older ones what they know: best effort).
-const TARGET_ABI: ABI = ABI::V5;
+const TARGET_ABI: ABI = ABI::V6;
 
-/// Device files every program expects to write or to use as a terminal.
-const DEVICES: [&str; 7] = [
+/// Device files every program expects to write or to use as a terminal
+/// (`/dev/pts` is added in the child, and only when it is the sandbox's own
+/// instance: the user's terminals must stay out of reach).
+const DEVICES: [&str; 6] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/tty",
     "/dev/ptmx",
-    "/dev/pts",
     "/dev/urandom",
 ];
 
@@ -85,6 +87,13 @@ fn add(
         .map_err(|e| format!("sandbox rule for {}: {e}", path.display()))
 }
 
+/// What a writable root grants: everything but making device nodes.
+fn writable_access() -> BitFlags<AccessFs> {
+    let mut all = AccessFs::from_all(TARGET_ABI);
+    all.remove(AccessFs::MakeChar | AccessFs::MakeBlock);
+    all
+}
+
 /// Grants `root` fully, or entry by entry around the carve-outs under it.
 fn grant(
     mut rs: RulesetCreated,
@@ -92,12 +101,11 @@ fn grant(
     carve: &[PathBuf],
     depth: usize,
 ) -> Result<RulesetCreated, String> {
-    let all = AccessFs::from_all(TARGET_ABI);
     if carve.iter().any(|c| c == root) {
         return Ok(rs);
     }
     if !carve.iter().any(|c| c.starts_with(root)) {
-        return add(rs, root, all);
+        return add(rs, root, writable_access());
     }
     if depth >= MAX_DEPTH {
         return Ok(rs);
@@ -120,11 +128,14 @@ fn grant(
 }
 
 /// `carve_by_mounts`: the carve-outs are read-only bind mounts (see
-/// [`super::mounts`]), so the writable roots are granted whole.
+/// [`super::mounts`]), so the writable roots are granted whole. Processes
+/// outside the sandbox (navi, the user's programs) cannot be signalled.
 fn ruleset(policy: &Policy, carve_by_mounts: bool) -> Result<RulesetCreated, String> {
     let err = |e: landlock::RulesetError| format!("cannot build the Landlock ruleset: {e}");
     let mut rs = Ruleset::default()
         .handle_access(AccessFs::from_all(TARGET_ABI))
+        .map_err(err)?
+        .scope(Scope::Signal)
         .map_err(err)?
         .create()
         .map_err(err)?;
@@ -143,69 +154,82 @@ fn ruleset(policy: &Policy, carve_by_mounts: bool) -> Result<RulesetCreated, Str
     Ok(rs)
 }
 
-/// The seccomp program that refuses network sockets (every family but
-/// `AF_UNIX`) and io_uring (which can open sockets without `socket()`).
-fn network_filter() -> Result<BpfProgram, String> {
-    let err = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| format!("no seccomp filter for this CPU: {e}"))?;
-    let not_unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        libc::AF_UNIX as u64,
-    )
-    .map_err(err)?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(
-        libc::SYS_socket,
-        vec![SeccompRule::new(vec![not_unix]).map_err(err)?],
-    );
-    rules.insert(libc::SYS_io_uring_setup, Vec::new());
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(err)?;
-    filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| err(e))
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
 }
 
-/// Whether read-only bind mounts in a private mount namespace work here
-/// (probed once with a child that makes its own temporary dir read-only).
+/// In the child: grants terminal access under the sandbox's own `/dev/pts`
+/// (mounted after the ruleset was built). Best effort; no allocation.
+fn grant_private_pts(ruleset_fd: libc::c_int, access: u64) {
+    // SAFETY: open/close on a constant path; landlock_add_rule reads a live
+    // packed struct of the kernel's layout.
+    unsafe {
+        let fd = libc::open(c"/dev/pts".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if fd < 0 {
+            return;
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: access,
+            parent_fd: fd,
+        };
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset_fd,
+            1 as libc::c_int, // LANDLOCK_RULE_PATH_BENEATH
+            &attr as *const PathBeneathAttr,
+            0 as libc::c_uint,
+        );
+        libc::close(fd);
+    }
+}
+
+/// Whether the mount namespace of [`super::mounts`] works here (probed once
+/// with a child that makes a temporary dir writable and a subdir of it
+/// read-only).
 fn mounts_work() -> bool {
     static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WORKS.get_or_init(|| {
+        // For tests of machines without mount namespaces only.
+        if std::env::var_os("NAVI_SANDBOX_NO_MOUNTS").is_some_and(|v| v == "1") {
+            return false;
+        }
         let dir = std::env::temp_dir().join(format!("navi-mount-probe-{}", std::process::id()));
-        if std::fs::create_dir_all(&dir).is_err() {
+        let sub = dir.join("ro");
+        if std::fs::create_dir_all(&sub).is_err() {
             return false;
         }
         let probe = Policy {
             writable: vec![dir.clone()],
-            read_only: vec![dir.clone()],
+            read_only: vec![sub],
             ..Default::default()
         };
-        let Some(plan) = super::mounts::MountPlan::new(&probe, None) else {
-            let _ = std::fs::remove_dir(&dir);
-            return false;
+        let ok = match super::mounts::MountPlan::new(&probe, None) {
+            Some(mut plan) => {
+                let mut cmd = std::process::Command::new("/bin/sh");
+                cmd.args(["-c", "exit 0"])
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null());
+                // SAFETY: as in `attach`: the closure only makes system
+                // calls on data built before the fork.
+                unsafe {
+                    std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                        super::mounts::apply(&mut plan).map(|_| ())
+                    });
+                }
+                cmd.status().is_ok_and(|s| s.success())
+            }
+            None => false,
         };
-        let mut cmd = std::process::Command::new("/bin/sh");
-        cmd.args(["-c", "exit 0"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        // SAFETY: as in `attach`: the closure only makes system calls on
-        // data built before the fork.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
-                super::mounts::apply(&plan)
-            });
+        let _ = std::fs::remove_dir_all(&dir);
+        if !ok {
+            tracing::warn!(
+                "sandbox: mount namespaces are not available here; Landlock alone keeps writes inside the workspace and metadata changes are refused everywhere"
+            );
         }
-        let ok = cmd.status().is_ok_and(|s| s.success());
-        let _ = std::fs::remove_dir(&dir);
         ok
     })
 }
@@ -218,11 +242,25 @@ fn refusal() -> io::Error {
     )
 }
 
+/// The child's working directory as navi will set it.
+fn child_cwd(cmd: &Command) -> Option<PathBuf> {
+    cmd.as_std()
+        .get_current_dir()
+        .map(|d| {
+            crate::tools::paths::absolute(
+                &d.to_string_lossy(),
+                &std::env::current_dir().unwrap_or_default(),
+            )
+        })
+        .or_else(|| std::env::current_dir().ok())
+}
+
 /// Prepares `cmd` to start under `policy`: `TMPDIR` points at the private
-/// temporary directory, and the Landlock ruleset and the seccomp filter are
-/// installed in the child just before it executes. Without kernel support
-/// the child starts unsandboxed (navi warned at start), or not at all when
-/// the policy is required.
+/// temporary directory, and the mounts, Landlock, seccomp and the dropped
+/// capabilities are installed in the child just before it executes (see
+/// the module doc). Without kernel support the child starts unsandboxed
+/// (navi warned at start), or not at all when the policy is required.
+/// Register it after every other `pre_exec` step.
 pub(crate) fn attach(cmd: &mut Command, policy: &Policy) -> io::Result<()> {
     if let Some(tmp) = &policy.tmp_dir {
         for k in ["TMPDIR", "TMP", "TEMP"] {
@@ -236,31 +274,34 @@ pub(crate) fn attach(cmd: &mut Command, policy: &Policy) -> io::Result<()> {
             Ok(())
         };
     }
-    let cwd = cmd
-        .as_std()
-        .get_current_dir()
-        .map(|d| {
-            crate::tools::paths::absolute(
-                &d.to_string_lossy(),
-                &std::env::current_dir().unwrap_or_default(),
-            )
-        })
-        .or_else(|| std::env::current_dir().ok());
-    let plan = if mounts_work() {
+    let cwd = child_cwd(cmd);
+    let mut plan = if mounts_work() {
         super::mounts::MountPlan::new(policy, cwd.as_deref())
     } else {
         None
     };
-    let mut rules = Some(ruleset(policy, plan.is_some()).map_err(io::Error::other)?);
-    let filter = if policy.network {
-        None
-    } else {
-        Some(network_filter().map_err(io::Error::other)?)
-    };
+    let by_mounts = plan.is_some();
+    let rules = ruleset(policy, by_mounts).map_err(io::Error::other)?;
+    let second: Option<OwnedFd> = rules.try_clone()?.into();
+    let pts_access = (AccessFs::from_file(ABI::from(super::support().landlock_abi))
+        & AccessFs::from_file(TARGET_ABI))
+    .bits();
+    let mut rules = Some(rules);
+    let filter = super::seccomp::sandbox(super::seccomp::Spec {
+        network: policy.network,
+        metadata: !by_mounts,
+    })
+    .map_err(io::Error::other)?;
+    let last_cap = super::caps::last_cap();
     let required = policy.required;
     let install = move || -> io::Result<()> {
-        if let Some(plan) = &plan {
-            super::mounts::apply(plan)?;
+        if let Some(plan) = plan.as_mut() {
+            let applied = super::mounts::apply(plan)?;
+            if applied.private_pts
+                && let Some(fd) = &second
+            {
+                grant_private_pts(fd.as_raw_fd(), pts_access);
+            }
         }
         if let Some(rs) = rules.take() {
             let status = rs
@@ -270,21 +311,20 @@ pub(crate) fn attach(cmd: &mut Command, policy: &Policy) -> io::Result<()> {
                 return Err(refusal());
             }
         }
-        if let Some(prog) = &filter {
-            // SAFETY: PR_SET_NO_NEW_PRIVS only sets a flag on this process
-            // (seccomp needs it without CAP_SYS_ADMIN).
-            if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            seccompiler::apply_filter(prog)
-                .map_err(|e| io::Error::other(format!("seccomp: {e}")))?;
+        // SAFETY: PR_SET_NO_NEW_PRIVS only sets a flag on this process
+        // (Landlock set it already; seccomp needs it without CAP_SYS_ADMIN).
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
         }
-        Ok(())
+        seccompiler::apply_filter(&filter)
+            .map_err(|e| io::Error::other(format!("seccomp: {e}")))?;
+        super::caps::drop_all(last_cap)
     };
     // SAFETY: runs in the forked child before exec. On the success path it
-    // makes only the landlock_restrict_self, prctl and seccomp system calls
-    // on data built before the fork (no allocation, no locks); it allocates
-    // only to report an error, after which the child exits.
+    // makes only system calls (unshare, mount, open_tree, landlock, prctl,
+    // seccomp, capset) on data built before the fork (no allocation, no
+    // locks); it allocates only to report an error, after which the child
+    // exits.
     unsafe {
         cmd.pre_exec(install);
     }
@@ -295,11 +335,6 @@ pub(crate) fn attach(cmd: &mut Command, policy: &Policy) -> io::Result<()> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_network_filter_compiles() {
-        assert!(!network_filter().unwrap().is_empty());
-    }
 
     #[test]
     fn a_ruleset_builds_around_carve_outs() {
@@ -317,5 +352,7 @@ mod tests {
             ruleset(&policy, false).unwrap();
             ruleset(&policy, true).unwrap();
         }
+        assert!(!writable_access().contains(AccessFs::MakeBlock));
+        assert!(writable_access().contains(AccessFs::MakeFifo));
     }
 }

@@ -3,14 +3,19 @@
 //!
 //! Invariants:
 //! - the policy is applied in the child between fork and exec
-//!   ([`enforce::attach`]): Landlock limits where it may write, a seccomp
-//!   filter refuses `socket()` for every family but `AF_UNIX` (no network,
-//!   local IPC keeps working); both are inherited by everything it starts;
+//!   ([`enforce::attach`]): a private mount namespace where everything but
+//!   the writable roots is read-only ([`mounts`]), Landlock limiting where
+//!   it may write, a seccomp program ([`seccomp`]: no network sockets but
+//!   `AF_UNIX`, no terminal input injection, no device nodes, no new
+//!   session), and no capabilities ([`caps`]); all inherited by everything
+//!   it starts;
 //! - `workspace-write` (the default) allows writes only under the workspace,
 //!   `[sandbox].writable_roots`, the session's files directory and a private
-//!   per-session temporary directory (exported as `TMPDIR`); `.git` (and the
-//!   `gitdir:` a `.git` file points to) and navi's config and data directories
-//!   stay read-only even inside those ([`policy`]);
+//!   per-session temporary directory (exported as `TMPDIR`); all git metadata
+//!   at any depth ([`git_scan`]) and everything navi reads as configuration
+//!   or keeps as state ([`protected`]) stay read-only even inside those
+//!   ([`policy`]); git metadata a call creates is neutralised after it
+//!   ([`git_sweep`]);
 //! - `read-only` allows writes only to the private temporary directory;
 //!   `full-access` starts children as before (no Landlock, no filter);
 //! - where the kernel cannot (no Landlock, or `NAVI_SANDBOX_FAKE_ABI=0`, a
@@ -19,10 +24,16 @@
 //!
 //! The allow-list and the approvals stay in front as a second wall.
 
+pub(crate) mod caps;
 pub(crate) mod denial;
 pub(crate) mod enforce;
+pub(crate) mod git_config;
+pub(crate) mod git_scan;
+pub(crate) mod git_sweep;
 pub(crate) mod mounts;
 pub(crate) mod policy;
+pub(crate) mod protected;
+pub(crate) mod seccomp;
 
 use crate::config::ConfigError;
 use serde::{Deserialize, Serialize};

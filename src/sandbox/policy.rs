@@ -1,12 +1,15 @@
 //! What one sandboxed child may write: the policy, built in navi before the
 //! child is forked.
 //!
-//! Invariants: every path is absolute and canonical (Landlock and the
-//! comparisons below see the same names); the read-only carve-outs (`.git`,
-//! the directory a `.git` file's `gitdir:` names and its common dir, navi's
-//! config and data directories) win over the writable roots that contain
-//! them; the session's own dirs, although under the data directory, stay
-//! writable.
+//! Invariants: every path is absolute and canonical (Landlock, the mounts
+//! and the comparisons below see the same names); the read-only carve-outs
+//! — all git metadata in the writable roots at any depth
+//! ([`super::git_scan`]: every `.git`, the git directories `.git` files and
+//! links name, their common dirs) and everything navi reads as
+//! configuration or keeps as state ([`super::protected`]) — win over the
+//! writable roots that contain them; the session's own dirs, although under
+//! the data directory, stay writable.
+use super::git_scan::{self, DotGit};
 use super::{SandboxConfig, SandboxMode};
 use crate::tools::ToolEnv;
 use std::path::{Path, PathBuf};
@@ -24,6 +27,17 @@ pub(crate) struct Policy {
     pub(crate) tmp_dir: Option<PathBuf>,
     /// Refuse to start the child when the kernel cannot enforce this.
     pub(crate) required: bool,
+    /// The git metadata found before the child started (trusted: it is
+    /// read-only to the child); anything else found after the call was made
+    /// by it ([`super::git_sweep`]).
+    pub(crate) git: Vec<DotGit>,
+    /// Device and inode of every git directory in `git`.
+    pub(crate) git_dir_ids: Vec<(u64, u64)>,
+    /// Directories the git scan does not walk (navi's own, read-only).
+    pub(crate) scan_skip: Vec<PathBuf>,
+    /// Carve-outs whose parents must not be renamed either (navi's own
+    /// configuration and state).
+    pub(crate) keep_in_place: Vec<PathBuf>,
 }
 
 /// What a tool call asks of the sandbox beyond its defaults.
@@ -48,42 +62,24 @@ fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
     }
 }
 
-/// The read-only parts of a writable root: its `.git`, and where a `.git`
-/// file (worktree, submodule) points, with that repository's common dir.
-pub(crate) fn git_carve_outs(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let dot_git = root.join(".git");
-    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-        return out;
-    };
-    if let Some(p) = canonical(&dot_git) {
-        push_unique(&mut out, p);
-    }
-    if meta.is_file()
-        && let Ok(text) = std::fs::read_to_string(&dot_git)
-        && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
-    {
-        let target = root.join(target.trim());
-        if let Some(gitdir) = canonical(&target) {
-            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir"))
-                && let Some(c) = canonical(&gitdir.join(common.trim()))
-            {
-                push_unique(&mut out, c);
-            }
-            push_unique(&mut out, gitdir);
-        }
-    }
-    out
+/// What else to keep read-only besides navi's own directories.
+struct Protect {
+    /// The resolved `[tools].dir` (user tools).
+    tools_dir: Option<PathBuf>,
+    /// The workspace, for [`super::protected::PROJECT_PATHS`].
+    workspace: Option<PathBuf>,
 }
 
 impl Policy {
-    /// The policy for a `terminal`/`code_exec`/user-tool child of `session`;
-    /// `None` when it runs unsandboxed (full access, or an approved escalation).
+    /// The policy for a `terminal`/`code_exec`/user-tool child of `tools`'s
+    /// session (writable: its work directory); `None` when it runs
+    /// unsandboxed (full access, or an approved escalation).
     pub(crate) fn for_tool(
         env: &ToolEnv,
-        session: &str,
+        tools: &crate::tools::SessionTools,
         escalation: Escalation,
     ) -> Result<Option<Policy>, String> {
+        let session = tools.id();
         let cfg = &env.config.sandbox;
         let mode = cfg.mode();
         if mode == SandboxMode::FullAccess || escalation == Escalation::Unsandboxed {
@@ -94,7 +90,7 @@ impl Policy {
             .session_dir(session, "tmp")
             .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?;
         if mode == SandboxMode::WorkspaceWrite {
-            writable.push(cfg.workspace_dir(&env.work_dir));
+            writable.push(cfg.workspace_dir(tools.work_dir()));
             writable.extend(cfg.writable_roots.iter().map(PathBuf::from));
             let files = crate::attach::FilesPolicy::from_config(&env.config, &env.paths)
                 .session_dir(session);
@@ -106,7 +102,13 @@ impl Policy {
             writable.push(code);
         }
         let network = cfg.network || escalation == Escalation::Network;
-        Ok(Some(Policy::build(cfg, &env.paths, writable, tmp, network)))
+        let protect = Protect {
+            tools_dir: Some(crate::tools::user::tools_dir(env)),
+            workspace: Some(cfg.workspace_dir(tools.work_dir())),
+        };
+        Ok(Some(Policy::build(
+            cfg, &env.paths, writable, tmp, network, &protect,
+        )))
     }
 
     /// The policy for a stdio MCP server: it may write only its own list
@@ -125,7 +127,13 @@ impl Policy {
         crate::private_fs::create_dir_all(&tmp)
             .map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
         let list = writable.iter().map(PathBuf::from).collect();
-        Ok(Some(Policy::build(cfg, paths, list, tmp, network)))
+        let protect = Protect {
+            tools_dir: None,
+            workspace: None,
+        };
+        Ok(Some(Policy::build(
+            cfg, paths, list, tmp, network, &protect,
+        )))
     }
 
     fn build(
@@ -134,6 +142,7 @@ impl Policy {
         roots: Vec<PathBuf>,
         tmp: PathBuf,
         network: bool,
+        protect: &Protect,
     ) -> Policy {
         let mut writable = Vec::new();
         for r in roots.iter().chain(std::iter::once(&tmp)) {
@@ -141,27 +150,48 @@ impl Policy {
                 push_unique(&mut writable, c);
             }
         }
+        let own = super::protected::sources(
+            paths,
+            protect.tools_dir.as_deref(),
+            protect.workspace.as_deref(),
+            super::protected::PROJECT_PATHS,
+        );
+        let scan_skip: Vec<PathBuf> = own.iter().filter(|p| p.is_dir()).cloned().collect();
+        let git = git_scan::scan(&writable, &scan_skip);
+        let git_dir_ids = git
+            .iter()
+            .flat_map(|d| &d.git_dirs)
+            .filter_map(|g| git_scan::id_of(g))
+            .collect();
         let mut read_only = Vec::new();
-        for w in &writable {
-            for g in git_carve_outs(w) {
-                push_unique(&mut read_only, g);
+        for d in &git {
+            let is_link = std::fs::symlink_metadata(&d.path).is_ok_and(|m| m.is_symlink());
+            if !is_link {
+                push_unique(&mut read_only, d.path.clone());
+            }
+            for g in &d.git_dirs {
+                push_unique(&mut read_only, g.clone());
             }
         }
-        for own in [&paths.config_dir, &paths.data_dir] {
-            if let Some(c) = canonical(own) {
-                push_unique(&mut read_only, c);
-            }
+        for p in &own {
+            push_unique(&mut read_only, p.clone());
         }
         // A carve-out matters only inside a writable root. One that holds
-        // a writable session dir (the data dir) keeps that dir writable:
-        // Landlock grants it by its own rule.
-        read_only.retain(|ro| writable.iter().any(|w| ro.starts_with(w) && ro != w));
+        // a writable session dir (the data dir) keeps that dir writable (a
+        // mount of its own; Landlock grants it by its own rule).
+        let inside = |ro: &PathBuf| writable.iter().any(|w| ro.starts_with(w) && ro != w);
+        read_only.retain(inside);
+        let keep_in_place = own.into_iter().filter(inside).collect();
         Policy {
             writable,
             read_only,
             network,
             tmp_dir: canonical(&tmp),
             required: cfg.is_required(),
+            git,
+            git_dir_ids,
+            scan_skip,
+            keep_in_place,
         }
     }
 }

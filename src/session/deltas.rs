@@ -113,11 +113,14 @@ impl SessionStore {
     /// for the lock holder) and whether a user message was ever sent. The
     /// display buffer, which grows with the whole history, is not read, so
     /// a continued `navi run -c` costs what its context costs.
-    pub(crate) fn load_for_turn(&self, id: &str) -> Result<Option<TurnSession>, StoreError> {
+    pub(crate) fn load_for_turn(
+        &self,
+        lock: &super::lock::SessionLock,
+    ) -> Result<Option<TurnSession>, StoreError> {
+        let id = lock.session();
         let Some(meta) = self.meta(id)? else {
             return Ok(None);
         };
-        let holder = self.holds_lock(id);
         let (context, has_user_message, had_deltas) = self.read(|c| {
             let tx = c.unchecked_transaction()?;
             let mut context = Self::messages(&tx, id, Buffer::Context)?;
@@ -136,8 +139,8 @@ impl SessionStore {
         })?;
         // Left-over deltas or a call without its result (a crash): the rare
         // case, repaired in both buffers by the full load.
-        if holder && (had_deltas || super::repair_unpaired(&mut context.clone())) {
-            return Ok(self.load(id)?.map(|s| TurnSession {
+        if had_deltas || super::repair_unpaired(&mut context.clone()) {
+            return Ok(self.load_held(lock)?.map(|s| TurnSession {
                 has_user_message: s
                     .display
                     .iter()

@@ -6,16 +6,15 @@
 //!   the process ends in any way (exit, crash, `kill -9`); a stale lock file
 //!   (its pid long gone) never blocks anybody;
 //! - the descriptor is close-on-exec, so tool children never inherit the lock;
-//! - within one process the lock is re-entrant: a front end that opened a
-//!   session for writing and the turns it starts share one lock;
+//! - a lock is a value ([`SessionLock`]) owned by the open session it guards:
+//!   dropping it releases the session, and a second open of the same session,
+//!   in another process or in this one, is refused as busy;
 //! - a session's unpaired tool calls are repaired only by the holder (see
-//!   [`SessionStore::load`](super::SessionStore::load)), so a call another
-//!   live navi is still running is never answered "interrupted".
-use std::collections::HashMap;
+//!   [`SessionStore::load_held`](super::SessionStore::load_held)), so a call
+//!   another live navi is still running is never answered "interrupted".
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Why a session could not be locked.
 #[derive(Debug, thiserror::Error)]
@@ -43,11 +42,43 @@ fn busy_message(session: &str, pid: Option<u32>) -> String {
     )
 }
 
-/// The locks this process holds, by session id.
+/// This process is the session's one writer while this value lives.
+#[derive(Debug)]
+pub struct SessionLock {
+    session: String,
+    /// `None` for an in-memory database: nobody else can see it.
+    file: Option<File>,
+    /// Where the lock file is (to remove it with a deleted session).
+    path: Option<PathBuf>,
+}
+
+impl SessionLock {
+    /// The session this lock guards.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Gives the session up and removes its lock file (the session was
+    /// deleted).
+    pub(crate) fn remove_file(self) {
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for SessionLock {
+    fn drop(&mut self) {
+        if let Some(f) = &self.file {
+            let _ = f.unlock();
+        }
+    }
+}
+
+/// Where a database's session locks live.
 pub(crate) struct SessionLocks {
     /// None for an in-memory database: nobody else can see it.
     dir: Option<PathBuf>,
-    held: Mutex<HashMap<String, File>>,
 }
 
 /// A session id made safe as a file name (ids are UUIDs; anything else is
@@ -73,30 +104,20 @@ impl SessionLocks {
             name.push("-locks");
             PathBuf::from(name)
         });
-        SessionLocks {
-            dir,
-            held: Mutex::new(HashMap::new()),
-        }
+        SessionLocks { dir }
     }
 
-    /// True when this process holds the session's lock (always for an
-    /// in-memory database).
-    pub(crate) fn holds(&self, session: &str) -> bool {
-        self.dir.is_none() || self.held.lock().is_ok_and(|h| h.contains_key(session))
-    }
-
-    /// Takes the session's lock without waiting. Re-entrant in one process.
-    pub(crate) fn try_lock(&self, session: &str) -> Result<(), LockError> {
+    /// Takes the session's lock without waiting. Held elsewhere (another
+    /// process, or another open of it in this one): [`LockError::Busy`]
+    /// with the holder's pid.
+    pub(crate) fn try_lock(&self, session: &str) -> Result<SessionLock, LockError> {
         let Some(dir) = &self.dir else {
-            return Ok(());
+            return Ok(SessionLock {
+                session: session.to_string(),
+                file: None,
+                path: None,
+            });
         };
-        let mut held = self.held.lock().map_err(|_| LockError::Busy {
-            session: session.to_string(),
-            pid: None,
-        })?;
-        if held.contains_key(session) {
-            return Ok(());
-        }
         let path = dir.join(file_name(session));
         let io_err = |source| LockError::Io {
             session: session.to_string(),
@@ -113,8 +134,11 @@ impl SessionLocks {
                 let _ = file.seek(SeekFrom::Start(0));
                 let _ = file.write_all(pid.as_bytes());
                 let _ = file.flush();
-                held.insert(session.to_string(), file);
-                Ok(())
+                Ok(SessionLock {
+                    session: session.to_string(),
+                    file: Some(file),
+                    path: Some(path),
+                })
             }
             Err(TryLockError::WouldBlock) => {
                 let mut text = String::new();
@@ -128,16 +152,13 @@ impl SessionLocks {
         }
     }
 
-    /// True when another process (or another store in this one) holds the
-    /// session's lock right now: it is open there. Looks without taking it
-    /// for longer than the test itself.
+    /// True when someone holds the session's lock right now (another
+    /// process, or an open session of this one): it is open there. Looks
+    /// without taking it for longer than the test itself.
     pub(crate) fn locked_elsewhere(&self, session: &str) -> bool {
         let Some(dir) = &self.dir else {
             return false;
         };
-        if self.held.lock().is_ok_and(|h| h.contains_key(session)) {
-            return false;
-        }
         let path = dir.join(file_name(session));
         let Ok(file) = OpenOptions::new().read(true).open(&path) else {
             return false;
@@ -150,23 +171,6 @@ impl SessionLocks {
             Err(TryLockError::WouldBlock) => true,
             Err(TryLockError::Error(_)) => false,
         }
-    }
-
-    /// Releases the session's lock (no-op when not held).
-    pub(crate) fn unlock(&self, session: &str) {
-        if let Ok(mut held) = self.held.lock()
-            && let Some(file) = held.remove(session)
-        {
-            let _ = file.unlock();
-        }
-    }
-
-    /// Forgets the lock file of a deleted session (call while holding it).
-    pub(crate) fn remove(&self, session: &str) {
-        if let Some(dir) = &self.dir {
-            let _ = std::fs::remove_file(dir.join(file_name(session)));
-        }
-        self.unlock(session);
     }
 }
 
@@ -197,28 +201,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reentrant_in_one_process_and_released_on_unlock() {
+    fn a_lock_is_held_while_its_value_lives() {
         let dir = tempfile::tempdir().unwrap();
         let locks = SessionLocks::for_database(&dir.path().join("navi.db"));
-        assert!(!locks.holds("abc"));
-        locks.try_lock("abc").unwrap();
-        locks.try_lock("abc").unwrap();
-        assert!(locks.holds("abc"));
+        let held = locks.try_lock("abc").unwrap();
+        assert_eq!(held.session(), "abc");
         let text = std::fs::read_to_string(dir.path().join("navi.db-locks/abc.lock")).unwrap();
         assert_eq!(text, std::process::id().to_string());
-        // A second holder in the same process (another store on the same
-        // database) is refused with our pid, like another process would be.
-        let other = SessionLocks::for_database(&dir.path().join("navi.db"));
-        match other.try_lock("abc") {
+        // A second open in this process is refused with our pid, like
+        // another process would be.
+        match locks.try_lock("abc") {
             Err(LockError::Busy { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
             other => panic!("expected busy, got {other:?}"),
         }
+        let other = SessionLocks::for_database(&dir.path().join("navi.db"));
         assert!(other.locked_elsewhere("abc"));
-        assert!(!locks.locked_elsewhere("abc"), "our own lock");
-        locks.unlock("abc");
+        drop(held);
         assert!(!other.locked_elsewhere("abc"));
-        other.try_lock("abc").unwrap();
-        assert!(other.holds("abc"));
+        let again = other.try_lock("abc").unwrap();
+        assert!(other.locked_elsewhere("abc"));
+        again.remove_file();
+        assert!(!dir.path().join("navi.db-locks/abc.lock").exists());
         assert!(!locks.locked_elsewhere("never-opened"));
     }
 
@@ -235,7 +238,9 @@ mod tests {
     #[test]
     fn in_memory_database_needs_no_lock() {
         let locks = SessionLocks::for_database(Path::new(":memory:"));
-        assert!(locks.holds("x"));
-        locks.try_lock("x").unwrap();
+        let a = locks.try_lock("x").unwrap();
+        let b = locks.try_lock("x").unwrap();
+        assert!(!locks.locked_elsewhere("x"));
+        drop((a, b));
     }
 }

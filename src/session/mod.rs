@@ -5,7 +5,8 @@
 //! message is written when it happens, so a crash loses nothing already shown.
 //! Invariant on load: every tool call in either buffer has exactly one tool
 //! result after it (a crash mid-tool is repaired with an "interrupted" result,
-//! only by the process holding the session's lock: see [`lock`]).
+//! only by the process holding the session's lock: see [`lock`] and
+//! [`SessionStore::load_held`]).
 
 mod deltas;
 pub(crate) mod lock;
@@ -19,6 +20,8 @@ mod writer;
 
 pub use crate::protocol::{SessionMeta, now_ms};
 pub(crate) use lock::LockError;
+pub use lock::SessionLock;
+pub(crate) use store::new_meta;
 pub use store::{SessionStore, StoreError};
 
 use crate::llm::ChatMessage;

@@ -97,3 +97,16 @@ pub fn load_events(store: &SessionStore, id: &str) -> Result<Option<Vec<AgentEve
     let pinned = pins::load(store, id)?;
     Ok(Some(events(&session.display, &pinned)))
 }
+
+/// [`load_events`] for the session's writer: a crash's leftovers are
+/// repaired first (see [`SessionStore::load_held`]).
+pub(crate) fn held_events(
+    store: &SessionStore,
+    lock: &crate::session::SessionLock,
+) -> Result<Option<Vec<AgentEvent>>, StoreError> {
+    let Some(session) = store.load_held(lock)? else {
+        return Ok(None);
+    };
+    let pinned = pins::load(store, lock.session())?;
+    Ok(Some(events(&session.display, &pinned)))
+}

@@ -48,10 +48,15 @@ impl SessionStore {
         })
     }
 
-    /// Rewinds session `id` to before its user message `n`; returns that
-    /// message's text and how many display rows were marked.
-    pub(crate) fn rewind(&self, id: &str, n: usize) -> Result<(String, usize), RewindError> {
-        let session = self.load(id)?.ok_or(RewindError::NoMessage(0))?;
+    /// Rewinds the session `lock` holds to before its user message `n`;
+    /// returns that message's text and how many display rows were marked.
+    pub(crate) fn rewind(
+        &self,
+        lock: &super::SessionLock,
+        n: usize,
+    ) -> Result<(String, usize), RewindError> {
+        let id = lock.session();
+        let session = self.load_held(lock)?.ok_or(RewindError::NoMessage(0))?;
         let list = turns(&session.display);
         let Some((_, target)) = list.iter().find(|(k, _)| *k == n) else {
             return Err(RewindError::NoMessage(list.len()));
@@ -114,7 +119,8 @@ mod tests {
             let m = StoredMessage::new(ChatMessage::assistant(a), MessageKind::Message);
             store.append_both(&s.id, &m).unwrap();
         }
-        let (text, marked) = store.rewind(&s.id, 2).unwrap();
+        let lock = store.lock(&s.id).unwrap();
+        let (text, marked) = store.rewind(&lock, 2).unwrap();
         assert_eq!((text.as_str(), marked), ("two", 4));
         let loaded = store.load(&s.id).unwrap().unwrap();
         assert_eq!(loaded.display.len(), 6, "nothing deleted");
@@ -126,7 +132,7 @@ mod tests {
         assert_eq!(ctx, ["one", "1"]);
         assert_eq!(turns(&loaded.display).len(), 1);
         assert!(matches!(
-            store.rewind(&s.id, 2),
+            store.rewind(&lock, 2),
             Err(RewindError::NoMessage(1))
         ));
     }

@@ -5,7 +5,7 @@
 //! in the order they are made; a method returns once its write is committed.
 //! Reads run on the caller's thread on a second, read-only connection (WAL
 //! readers never wait for the writer), opened on the first read.
-use super::lock::{LockError, SessionLocks};
+use super::lock::{LockError, SessionLock, SessionLocks};
 use super::reader::Reader;
 use super::writer::Writer;
 use super::{
@@ -68,13 +68,11 @@ pub struct SessionStore {
     writer: Writer,
     reader: Reader,
     locks: SessionLocks,
-    /// Sessions opened by an interactive front end with nothing sent yet:
-    /// no row, no lock until the first turn (see [`pending`]).
-    pending: Mutex<std::collections::HashMap<String, SessionMeta>>,
 }
 
 mod images;
 mod pending;
+pub(crate) use pending::new_meta;
 pub(crate) mod rows;
 mod state;
 
@@ -189,35 +187,21 @@ impl SessionStore {
             writer: Writer::spawn(conn)?,
             reader,
             locks: SessionLocks::for_database(path),
-            pending: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
-    /// Makes this process the session's one writer (re-entrant); `Err` names
-    /// the pid of the navi that holds it. The lock dies with the process.
-    /// A pending session has nothing to guard yet: `Ok` without a lock file.
-    pub fn lock(&self, id: &str) -> Result<(), StoreError> {
-        if self.is_pending(id) {
-            return Ok(());
-        }
+    /// Makes this process the session's one writer for as long as the
+    /// returned lock lives; `Err` names the pid of the navi that holds it
+    /// (this one too, when the session is already open here). The lock dies
+    /// with the process.
+    pub fn lock(&self, id: &str) -> Result<SessionLock, StoreError> {
         Ok(self.locks.try_lock(id)?)
     }
 
-    /// Gives up the session's lock (leaving a session in the TUI or plain).
-    /// Leaving a pending session drops it (nothing was ever written).
-    pub fn unlock(&self, id: &str) {
-        self.discard_pending(id);
-        self.locks.unlock(id);
-    }
-
-    /// Whether the session is open (locked) in another navi right now.
+    /// Whether the session is open (locked) somewhere right now, in another
+    /// navi or in an open session of this one.
     pub(crate) fn locked_elsewhere(&self, id: &str) -> bool {
         self.locks.locked_elsewhere(id)
-    }
-
-    /// Whether this process is the session's writer.
-    pub(crate) fn holds_lock(&self, id: &str) -> bool {
-        self.locks.holds(id)
     }
 
     /// Runs `f` on the writer thread and waits for it (one short statement
@@ -262,9 +246,6 @@ impl SessionStore {
     }
 
     pub fn meta(&self, id: &str) -> Result<Option<SessionMeta>, StoreError> {
-        if let Some(m) = self.pending_meta(id) {
-            return Ok(Some(m));
-        }
         self.read(|c| {
             Ok(c.query_row(
                 &format!("SELECT {META_COLS} FROM sessions s WHERE s.id = ?1"),
@@ -339,30 +320,36 @@ impl SessionStore {
         Ok(rows)
     }
 
-    /// Loads a whole session. When this process holds the session's lock,
-    /// tool calls left without a result by a crash get an "interrupted"
-    /// result, written back so the repair happens once. Without the lock the
-    /// session is read as it is: an unpaired call may still be running in the
-    /// navi that holds it, and only that navi may answer it.
+    /// Loads a whole session as it is stored, for a reader: an unpaired tool
+    /// call may still be running in the navi that holds the session, and
+    /// only that navi may answer it (see [`load_held`](Self::load_held)).
     pub fn load(&self, id: &str) -> Result<Option<Session>, StoreError> {
         let Some(meta) = self.meta(id)? else {
             return Ok(None);
         };
-        let holder = self.holds_lock(id);
+        let read = self.read_buffers(id)?;
+        Ok(Some(Session {
+            meta,
+            display: read.display,
+            context: read.context,
+        }))
+    }
+
+    /// Loads a whole session for its writer (the holder of `lock`): tool
+    /// calls left without a result by a crash get an "interrupted" result,
+    /// and deltas of a stream cut short are folded in, written back so the
+    /// repair happens once.
+    pub fn load_held(&self, lock: &SessionLock) -> Result<Option<Session>, StoreError> {
+        let id = lock.session();
+        let Some(meta) = self.meta(id)? else {
+            return Ok(None);
+        };
         let read = self.read_buffers(id)?;
         let (mut display, mut context) = (read.display, read.context);
-        if holder && read.had_deltas {
+        if read.had_deltas {
             // A stream cut short (crash) left deltas: fold them in for good.
             self.fold_deltas(id)?;
         }
-        if !holder {
-            return Ok(Some(Session {
-                meta,
-                display,
-                context,
-            }));
-        }
-        let before = display.len();
         if repair_unpaired(&mut display) {
             // Repairs land at the tail in practice (the crash was mid-tool); the
             // display buffer is append-only, so the repaired rows are appended.
@@ -370,7 +357,6 @@ impl SessionStore {
             for m in &added {
                 self.append(id, Buffer::Display, m)?;
             }
-            let _ = before;
             display = self.read(|c| Self::messages(c, id, Buffer::Display))?;
         }
         if repair_unpaired(&mut context) {
@@ -509,9 +495,6 @@ impl SessionStore {
     }
 
     pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<(), StoreError> {
-        if self.edit_pending(id, |m| m.pinned = pinned) {
-            return Ok(());
-        }
         self.update_one(
             "UPDATE sessions SET pinned = ?2 WHERE id = ?1",
             id,
@@ -520,9 +503,6 @@ impl SessionStore {
     }
 
     pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
-        if self.edit_pending(id, |m| m.title = title.trim().to_string()) {
-            return Ok(());
-        }
         self.update_one(
             "UPDATE sessions SET title = ?2 WHERE id = ?1",
             id,
@@ -531,9 +511,6 @@ impl SessionStore {
     }
 
     pub(crate) fn set_profile(&self, id: &str, profile_id: &str) -> Result<(), StoreError> {
-        if self.edit_pending(id, |m| m.profile_id = profile_id.to_string()) {
-            return Ok(());
-        }
         self.update_one(
             "UPDATE sessions SET profile_id = ?2 WHERE id = ?1",
             id,
@@ -549,22 +526,21 @@ impl SessionStore {
         )
     }
 
-    /// Deletes a session and its messages. False when there was none.
-    /// Deletes a session; refused while another navi has it open.
+    /// Deletes a session and its messages; refused while it is open (in
+    /// another navi, or in an open session of this one: delete that through
+    /// its lock with [`delete_held`](Self::delete_held)). False when there
+    /// was none.
     pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        if self.discard_pending(id) {
-            return Ok(true);
-        }
-        let held = self.holds_lock(id);
-        self.lock(id)?;
-        let sid = id.to_string();
+        let lock = self.lock(id)?;
+        self.delete_held(lock)
+    }
+
+    /// Deletes the session `lock` holds, and its lock file.
+    pub fn delete_held(&self, lock: SessionLock) -> Result<bool, StoreError> {
+        let sid = lock.session().to_string();
         let deleted =
-            self.with(move |c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [sid])? > 0));
-        if deleted.is_ok() {
-            self.locks.remove(id);
-        } else if !held {
-            self.unlock(id);
-        }
-        deleted
+            self.with(move |c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", [sid])? > 0))?;
+        lock.remove_file();
+        Ok(deleted)
     }
 }

@@ -1,8 +1,11 @@
 //! The approval gate: risky tool calls wait here for the user's answer.
 //!
 //! Policy: `[security].approval` (`ask` | `auto` | `deny`) with per-tool
-//! overrides. In `ask` mode, an `approval_request` event goes to the front end
-//! and the call waits for [`ApprovalGate::answer`] (or the run's cancel). A
+//! overrides, one gate for the whole process. In `ask` mode, an
+//! `approval_request` event goes to the front end and the call waits for the
+//! answer the session receives ([`SessionTools::answer`], or the run's
+//! cancel); what was allowed "for the session" is kept by the session
+//! ([`SessionTools`]), never here. A
 //! front end that cannot ask (no TTY) makes the gate non-interactive: then only
 //! tools pre-approved on the command line run.
 //!
@@ -10,13 +13,11 @@
 //! entry) always wins; then `--approve TOOL` / `--approve-all`; then `auto`;
 //! then the question.
 
-use super::ToolContext;
+use super::{SessionTools, ToolContext};
 use crate::config::{ApprovalMode, SecurityConfig};
 use crate::protocol::{AgentEvent, Decision};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Mutex;
-use tokio::sync::oneshot;
+use std::collections::{BTreeMap, HashSet};
 
 pub struct ApprovalGate {
     mode: ApprovalMode,
@@ -24,8 +25,6 @@ pub struct ApprovalGate {
     interactive: bool,
     preapproved: HashSet<String>,
     approve_all: bool,
-    session_allowed: Mutex<HashMap<String, HashSet<String>>>,
-    pending: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
 }
 
 impl ApprovalGate {
@@ -36,8 +35,6 @@ impl ApprovalGate {
             interactive,
             preapproved: HashSet::new(),
             approve_all: false,
-            session_allowed: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
         }
     }
 
@@ -106,20 +103,6 @@ impl ApprovalGate {
         self.per_tool.get(tool).copied().unwrap_or(self.mode)
     }
 
-    /// Forgets what was allowed "for the session" in a closed session.
-    pub(crate) fn forget_session(&self, session: &str) {
-        if let Ok(mut m) = self.session_allowed.lock() {
-            m.remove(session);
-        }
-    }
-
-    fn allowed_for_session(&self, session: &str, tool: &str) -> bool {
-        self.session_allowed
-            .lock()
-            .map(|m| m.get(session).is_some_and(|s| s.contains(tool)))
-            .unwrap_or(false)
-    }
-
     /// Decides whether a risky call may run. `Err` carries the message the
     /// model gets as the tool result.
     pub(crate) async fn check(
@@ -173,13 +156,9 @@ impl ApprovalGate {
         summary: &str,
         args: &Value,
     ) -> Result<(), String> {
-        let (session, call_id, sink, cancel) = (
-            ctx.state_session(),
-            ctx.call_id.as_str(),
-            &ctx.events,
-            &ctx.cancel,
-        );
-        if self.allowed_for_session(session, key) {
+        let (session, call_id, sink, cancel) =
+            (&ctx.session, ctx.call_id.as_str(), &ctx.events, &ctx.cancel);
+        if session.allows(key) {
             return Ok(());
         }
         if !self.interactive {
@@ -187,10 +166,7 @@ impl ApprovalGate {
                 "denied: no terminal to ask for approval of '{tool}'; the user can allow it with --approve {tool} or --approve-all (the call: {summary})"
             ));
         }
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(call_id.to_string(), tx);
-        }
+        let rx = session.wait_for(call_id);
         sink.emit(AgentEvent::ApprovalRequest {
             id: call_id.to_string(),
             tool: tool.to_string(),
@@ -201,18 +177,14 @@ impl ApprovalGate {
         let decision = tokio::select! {
             d = rx => d.unwrap_or(Decision::Deny),
             _ = cancel.cancelled() => {
-                if let Ok(mut p) = self.pending.lock() { p.remove(call_id); }
+                session.withdraw(call_id);
                 return Err("operation cancelled by user".into());
             }
         };
         match decision {
             Decision::Once => Ok(()),
             Decision::Session => {
-                if let Ok(mut m) = self.session_allowed.lock() {
-                    m.entry(session.to_string())
-                        .or_default()
-                        .insert(key.to_string());
-                }
+                session.allow(key);
                 Ok(())
             }
             Decision::Deny => Err(format!(
@@ -221,44 +193,54 @@ impl ApprovalGate {
         }
     }
 
-    /// The front end's answer to an `approval_request`. False if nothing waits
-    /// under that id.
-    pub fn answer(&self, id: &str, decision: Decision) -> bool {
-        let tx = self.pending.lock().ok().and_then(|mut p| p.remove(id));
-        match tx {
-            Some(tx) => tx.send(decision).is_ok(),
-            None => false,
+    /// `/approvals` for one session: the mode in a sentence, then what the
+    /// session allowed for itself.
+    pub fn report(&self, session: &SessionTools) -> Vec<String> {
+        let allowed = session.allowed();
+        let mut v = vec![self.mode_sentence()];
+        if allowed.is_empty() {
+            v.push(if self.asks() {
+                "no tool is allowed for this whole session; risky calls ask each time".into()
+            } else {
+                "no tool is allowed for this whole session (none needs it in this mode)".into()
+            });
+            v.push(
+                "(answer s on an approval request to allow a tool until you leave or revoke it)"
+                    .into(),
+            );
+        } else {
+            v.push("allowed for this session without asking:".to_string());
+            v.extend(allowed.iter().map(|t| format!("  {t}")));
+            v.push("/approvals revoke <tool> (or all) makes it ask again".into());
         }
-    }
-
-    /// Tools the user allowed for the rest of `session` ("s" on a request),
-    /// sorted.
-    pub fn session_allowed(&self, session: &str) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .session_allowed
-            .lock()
-            .map(|m| m.get(session).map(|s| s.iter().cloned().collect()))
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        v.sort();
         v
     }
+}
 
-    /// Takes back a session-wide allowance: the next call of `tool` asks
-    /// again. False when it was not allowed.
-    pub(crate) fn revoke(&self, session: &str, tool: &str) -> bool {
-        self.session_allowed
-            .lock()
-            .map(|mut m| m.get_mut(session).is_some_and(|s| s.remove(tool)))
-            .unwrap_or(false)
-    }
-
-    /// Ids of requests still waiting for an answer.
-    pub fn pending_ids(&self) -> Vec<String> {
-        self.pending
-            .lock()
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default()
+/// Takes back what the session allowed for itself: `tool`, or everything
+/// (`None`). The line to show, or why nothing was revoked.
+pub fn revoke(session: &SessionTools, tool: Option<&str>) -> Result<String, String> {
+    let allowed = session.allowed();
+    match tool {
+        None => {
+            for t in &allowed {
+                session.revoke(t);
+            }
+            Ok(if allowed.is_empty() {
+                "nothing to revoke: no tool is allowed for this session".into()
+            } else {
+                format!("revoked: {}; they ask again", allowed.join(", "))
+            })
+        }
+        Some(tool) if session.revoke(tool) => {
+            Ok(format!("revoked: {tool} asks again from its next call"))
+        }
+        Some(tool) if allowed.is_empty() => Err(format!(
+            "{tool} is not allowed for this session; nothing is (see /approvals)"
+        )),
+        Some(tool) => Err(format!(
+            "{tool} is not allowed for this session; allowed: {}",
+            allowed.join(", ")
+        )),
     }
 }

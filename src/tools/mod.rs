@@ -5,10 +5,11 @@
 //! a visible truncation marker. Risky calls go through the [`ApprovalGate`]
 //! before `execute` runs (the registry does that, not each tool).
 
-pub(crate) mod approval;
+pub mod approval;
 pub(crate) mod arg_check;
 pub mod builtin;
 pub(crate) mod child_env;
+pub(crate) mod child_setup;
 pub(crate) mod exec_report;
 pub(crate) mod fetch;
 pub(crate) mod fs_guard;
@@ -19,6 +20,7 @@ pub(crate) mod net_guard;
 pub(crate) mod paths;
 pub mod process;
 pub(crate) mod registry;
+pub mod session;
 pub(crate) mod shell_builtins;
 pub mod shell_check;
 pub(crate) mod shell_options;
@@ -32,6 +34,7 @@ pub(crate) mod write_display;
 
 pub use approval::ApprovalGate;
 pub use registry::ToolRegistry;
+pub use session::SessionTools;
 pub(crate) use typed::{ToolError, ToolOutput, TypedTool};
 
 use crate::config::{Config, Paths};
@@ -141,53 +144,28 @@ pub(crate) fn cap_long_lines(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Resources shared by all tools, built once by the composition root.
+/// Resources shared by all tools of every session, built once by the
+/// composition root. What belongs to one session is in [`SessionTools`].
 pub struct ToolEnv {
     pub(crate) config: Arc<Config>,
     pub(crate) paths: Paths,
-    /// The directory commands run in unless told otherwise.
-    pub(crate) work_dir: PathBuf,
     http: OnceLock<reqwest::Client>,
     /// The client of the web tools that may reach only public addresses
     /// (and `[security].net_allowed_hosts`).
     guarded_http: OnceLock<Result<reqwest::Client, String>>,
-    /// Non-public destinations put to the approval gate, by session + call id.
-    net_approvals: std::sync::Mutex<std::collections::HashMap<String, net_guard::Vetted>>,
-    pub todos: builtin::todo::TodoBoard,
-    pub(crate) scratch: builtin::scratchpad::ScratchBoard,
     /// MCP servers (an empty hub when none is configured; starts nothing by itself).
     pub(crate) mcp: Arc<crate::mcp::McpHub>,
-    /// Per-turn checkpoints of the workspace (see `checkpoint`).
-    pub(crate) checkpoints: crate::checkpoint::Checkpoints,
 }
 
 impl ToolEnv {
-    pub fn new(config: Arc<Config>, paths: Paths, work_dir: PathBuf) -> Self {
+    pub fn new(config: Arc<Config>, paths: Paths) -> Self {
         ToolEnv {
             mcp: crate::mcp::McpHub::new(&config, &paths),
             config,
             paths,
-            work_dir,
             http: OnceLock::new(),
             guarded_http: OnceLock::new(),
-            net_approvals: Default::default(),
-            todos: Default::default(),
-            scratch: Default::default(),
-            checkpoints: Default::default(),
         }
-    }
-
-    /// Persists the todo lists and scratchpads in the session database.
-    pub(crate) fn attach_store(&self, store: Arc<crate::session::SessionStore>) {
-        self.todos.attach(store.clone());
-        self.scratch.attach(store);
-    }
-
-    /// Drops what is cached for a closed session (its todo list and
-    /// scratchpads stay stored).
-    pub(crate) fn forget_session(&self, session: &str) {
-        self.todos.forget(session);
-        self.scratch.forget(session);
     }
 
     /// One shared HTTP client for the web tools, built on first use.
@@ -205,10 +183,7 @@ impl ToolEnv {
     /// non-public address (not allowed by config), records what it resolved
     /// to for this call and returns the reason the user is asked.
     pub(crate) async fn net_approval(&self, raw_url: &str, ctx: &ToolContext) -> Option<String> {
-        let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
-        if let Ok(mut m) = self.net_approvals.lock() {
-            m.remove(&key);
-        }
+        ctx.session.take_vetted(&ctx.call_id);
         let url = fetch::parse_url(raw_url).ok()?;
         let policy = net_guard::NetPolicy::from_config(&self.config.security.net_allowed_hosts);
         // A host that does not resolve fails in execute with a clear message.
@@ -217,12 +192,7 @@ impl ToolEnv {
             return None;
         }
         let reason = vetted.reason();
-        if let Ok(mut m) = self.net_approvals.lock() {
-            if m.len() > 256 {
-                m.clear();
-            }
-            m.insert(key, vetted);
-        }
+        ctx.session.keep_vetted(&ctx.call_id, vetted);
         Some(reason)
     }
 
@@ -236,12 +206,9 @@ impl ToolEnv {
     ) -> Result<reqwest::Client, String> {
         let policy = net_guard::NetPolicy::from_config(&self.config.security.net_allowed_hosts);
         let vetted = net_guard::vet(url, &policy).await?;
-        let key = format!("{}\u{0}{}", ctx.session_id, ctx.call_id);
-        let approved = self
-            .net_approvals
-            .lock()
-            .ok()
-            .and_then(|mut m| m.remove(&key))
+        let approved = ctx
+            .session
+            .take_vetted(&ctx.call_id)
             .filter(|a| a.host == vetted.host);
         if let Some(approved) = approved {
             return net_guard::client(&policy, Some(&approved));
@@ -275,6 +242,7 @@ impl ToolEnv {
 /// Everything a tool call may use, passed explicitly.
 #[derive(Clone)]
 pub struct ToolContext {
+    /// The conversation making the call: the session, or a subagent's id.
     pub session_id: String,
     /// Set when this call runs inside a subagent of a persistent session.
     pub parent_session_id: Option<String>,
@@ -288,14 +256,23 @@ pub struct ToolContext {
     pub tool_list: Arc<Vec<ToolSchema>>,
     /// The profile's `step_validation_enabled`: `todo` refuses `done` without evidence.
     pub step_validation: bool,
+    /// What the session (for a subagent: its parent session) keeps for its
+    /// tools: work directory, todo list, scratchpads, approvals.
+    pub session: Arc<SessionTools>,
+    /// The agent's own session object, for the tools the agent itself
+    /// provides (`spawn_agent`); `None` outside a turn.
+    pub owner: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl ToolContext {
     /// Session whose per-session state (todo, scratchpad, dirs) the call uses.
     pub(crate) fn state_session(&self) -> &str {
-        self.parent_session_id
-            .as_deref()
-            .unwrap_or(&self.session_id)
+        self.session.id()
+    }
+
+    /// The directory the call works in.
+    pub(crate) fn work_dir(&self) -> &std::path::Path {
+        self.session.work_dir()
     }
 }
 

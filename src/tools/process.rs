@@ -1,11 +1,15 @@
 //! Child processes for tools (`terminal`, `code_exec`, `ssh_exec`).
 //!
 //! Invariants:
-//! - every child started by [`run`] leads its own process group (pgid = pid),
-//!   so a kill reaches its whole tree (shell, pipelines, grandchildren);
-//! - on timeout or cancel the WHOLE group gets SIGKILL and the child is reaped
+//! - every child started by [`run`] starts a session of its own with no
+//!   controlling terminal and no inherited descriptor above 2
+//!   ([`super::child_setup::detach`]); it leads its process group and
+//!   session (pgid = sid = pid), so a kill reaches its whole tree (shell,
+//!   pipelines, grandchildren, and processes that moved to a group of their
+//!   own);
+//! - on timeout or cancel the WHOLE tree gets SIGKILL and the child is reaped
 //!   before [`run`] returns — nothing keeps running after a tool call ended;
-//!   if the future is dropped instead, a guard kills the group;
+//!   if the future is dropped instead, a guard kills the tree;
 //! - both pipes are read concurrently, so a chatty child never blocks; each
 //!   stream keeps its first and last bytes up to the cap, the middle is counted
 //!   and dropped, so memory stays bounded whatever the child prints;
@@ -16,13 +20,11 @@
 //! - every child has `PR_SET_PDEATHSIG` = SIGKILL: if navi dies without
 //!   killing the group (SIGKILL, crash), the kernel kills the child.
 //!
-//! - a child with a `RunSpec::sandbox` policy starts under Landlock and the
-//!   seccomp network filter ([`crate::sandbox`]), installed before the rest.
-//!
-//! This module and `sandbox::enforce` are the only ones allowed to use
-//! `unsafe` (rlimits, the parent death signal and the sandbox in
-//! `pre_exec`, `killpg`).
-#![allow(unsafe_code)]
+//! - a child with a `RunSpec::sandbox` policy starts under the kernel
+//!   sandbox ([`crate::sandbox`]), installed last, after the rlimits; once
+//!   its tree is gone, git metadata it created is neutralised
+//!   ([`crate::sandbox::git_sweep`]) and what was done is reported in
+//!   [`RunOutcome::sandbox_notes`].
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
@@ -32,19 +34,11 @@ use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use super::child_setup::Limits;
+use super::child_setup::{apply_limits, detach, die_with_parent, kill_tree};
+
 /// How long output is still read after the main child has exited.
 pub(crate) const EXIT_DRAIN: Duration = Duration::from_millis(500);
-
-/// Resource limits applied in the child before `exec`.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Limits {
-    /// RLIMIT_AS in bytes.
-    pub(crate) address_space: Option<u64>,
-    /// RLIMIT_CPU in seconds.
-    pub(crate) cpu_secs: Option<u64>,
-    /// RLIMIT_FSIZE in bytes (largest file the child may write).
-    pub(crate) file_size: Option<u64>,
-}
 
 /// How to run a child.
 #[derive(Clone, Debug)]
@@ -153,26 +147,12 @@ pub(crate) struct RunOutcome {
     pub(crate) pipes_abandoned: bool,
     /// From start to the end of reading.
     pub(crate) elapsed: Duration,
-}
-
-/// Sends SIGKILL to the process group led by `pid`. Never signals our own
-/// group: pids 0 and 1 are ignored.
-pub(crate) fn kill_group(pid: u32) {
-    let Ok(pgid) = libc::pid_t::try_from(pid) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg only sends a signal; `pgid > 1` guarantees we never target
-    // our own group (0) or every process (-1 semantics are not reachable here).
-    // ESRCH (group already gone) is fine and ignored.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
+    /// What the sandbox did after the call (git metadata neutralised).
+    pub(crate) sandbox_notes: Vec<String>,
 }
 
 /// The real user id of this process.
+#[allow(unsafe_code)]
 pub fn current_uid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
@@ -188,69 +168,6 @@ pub fn is_alive(pid: u32) -> bool {
             !matches!(state, Some('Z') | Some('X'))
         }
         Err(_) => false,
-    }
-}
-
-fn apply_limits(cmd: &mut Command, limits: Limits) {
-    let set = move || -> io::Result<()> {
-        let pairs = [
-            (libc::RLIMIT_AS, limits.address_space),
-            (libc::RLIMIT_CPU, limits.cpu_secs),
-            (libc::RLIMIT_FSIZE, limits.file_size),
-        ];
-        for (resource, value) in pairs {
-            if let Some(v) = value {
-                let lim = libc::rlimit {
-                    rlim_cur: v as libc::rlim_t,
-                    rlim_max: v as libc::rlim_t,
-                };
-                // SAFETY: setrlimit is async-signal-safe and `lim` is a valid,
-                // initialised struct that outlives the call.
-                if unsafe { libc::setrlimit(resource, &lim) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-        }
-        Ok(())
-    };
-    // SAFETY: the closure runs in the forked child before exec; it only calls
-    // setrlimit and reads errno (no allocation, no locks), which is
-    // async-signal-safe as `pre_exec` requires.
-    unsafe {
-        cmd.pre_exec(set);
-    }
-}
-
-/// The last line of defence: the child gets SIGKILL from the kernel when the
-/// thread that started it dies (navi killed with SIGKILL, or crashed), even
-/// though navi had no chance to kill its group. If navi is already gone by
-/// the time the child runs this, the child ends itself.
-pub(crate) fn die_with_parent(cmd: &mut Command) {
-    let parent = std::process::id();
-    let set = move || -> io::Result<()> {
-        // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on the calling
-        // process; getppid cannot fail. Both are async-signal-safe.
-        unsafe {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            if u32::try_from(libc::getppid()).ok() != Some(parent) {
-                return Err(io::Error::other("navi exited before the tool started"));
-            }
-        }
-        Ok(())
-    };
-    // SAFETY: runs in the forked child before exec; only prctl and getppid
-    // are called (no allocation on the success path, no locks).
-    unsafe {
-        cmd.pre_exec(set);
     }
 }
 
@@ -283,7 +200,7 @@ struct GroupGuard {
 pub(crate) struct OwnedGroup(u32);
 
 impl OwnedGroup {
-    /// The group led by `pid` (spawned with `process_group(0)`).
+    /// The tree led by `pid` (spawned after [`super::child_setup::detach`]).
     pub(crate) fn new(pid: u32) -> Self {
         OwnedGroup(pid)
     }
@@ -291,14 +208,14 @@ impl OwnedGroup {
 
 impl Drop for OwnedGroup {
     fn drop(&mut self) {
-        kill_group(self.0);
+        kill_tree(self.0);
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
-            kill_group(self.pid);
+            kill_tree(self.pid);
         }
     }
 }
@@ -327,15 +244,15 @@ pub(crate) async fn run_with_input(
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
-    .process_group(0)
     .kill_on_drop(true);
     super::child_env::scrub(&mut cmd, &spec.env_passthrough);
-    if let Some(policy) = &spec.sandbox {
-        crate::sandbox::enforce::attach(&mut cmd, policy)?;
-    }
+    detach(&mut cmd);
     die_with_parent(&mut cmd);
     if let Some(limits) = spec.limits {
         apply_limits(&mut cmd, limits);
+    }
+    if let Some(policy) = &spec.sandbox {
+        crate::sandbox::enforce::attach(&mut cmd, policy)?;
     }
     let mut child = cmd.spawn()?;
     let pid = child.id().unwrap_or(0);
@@ -385,19 +302,25 @@ pub(crate) async fn run_with_input(
                 break;
             },
             _ = tokio::time::sleep_until(deadline), if running => {
-                kill_group(pid);
+                kill_tree(pid);
                 forced = Some(Ending::TimedOut);
             },
             _ = cancel.cancelled(), if running => {
-                kill_group(pid);
+                kill_tree(pid);
                 forced = Some(Ending::Cancelled);
             },
         }
     }
     if forced.is_some() || spec.kill_group_on_exit {
-        kill_group(pid);
+        kill_tree(pid);
     }
     guard.armed = false;
+    let sandbox_notes = match &spec.sandbox {
+        Some(policy) if forced.is_some() || spec.kill_group_on_exit => {
+            crate::sandbox::git_sweep::after_call(policy)
+        }
+        _ => Vec::new(),
+    };
     let ending = match (forced, status) {
         (Some(f), _) => f,
         (None, Some(s)) => ending_of(s),
@@ -410,6 +333,7 @@ pub(crate) async fn run_with_input(
         stderr,
         pipes_abandoned,
         elapsed: started.elapsed(),
+        sandbox_notes,
     })
 }
 
@@ -443,8 +367,8 @@ mod tests {
 
     #[test]
     fn kill_group_ignores_dangerous_pids() {
-        kill_group(0);
-        kill_group(1);
+        super::super::child_setup::kill_group(0);
+        super::super::child_setup::kill_group(1);
         assert!(is_alive(std::process::id()));
     }
 }

@@ -36,8 +36,10 @@ const HARMLESS_BUILTINS: [&str; 16] = [
     "set", "wait", "read", "shift",
 ];
 
-/// Builtins and keywords that execute strings or rebind names.
-const REFUSED: [&str; 20] = [
+/// Builtins and keywords that execute strings or rebind names (`shopt`
+/// changes how bash reads the rest: `extglob`, `expand_aliases`).
+const REFUSED: [&str; 21] = [
+    "shopt",
     "eval",
     "source",
     ".",
@@ -382,27 +384,8 @@ fn check_command(
         }
     }
     match base {
-        "set" => {
-            // `set -k` makes `cmd VAR=x` put VAR in cmd's environment.
-            let keyword = args.iter().any(|a| {
-                a.text == "keyword"
-                    || ((a.text.starts_with('-') || a.text.starts_with('+'))
-                        && !a.text.starts_with("--")
-                        && a.text.contains('k'))
-            });
-            if keyword {
-                return Err("`set -k` (keyword) is not allowed with a command allow-list".into());
-            }
-            if let Some(a) = args.iter().find(|a| a.glob) {
-                return Err(format!(
-                    "`set {}`: bash expands braces and wildcards into options; write options literally",
-                    a.text
-                ));
-            }
-            Ok(())
-        }
-        "export" | "read" | "unset" | "printf" | "wait" | "test" | "[" | "getopts" | "mapfile"
-        | "readarray" => check_builtin_args(name, args),
+        "set" | "export" | "read" | "unset" | "printf" | "wait" | "test" | "[" | "getopts"
+        | "mapfile" | "readarray" => check_builtin_args(name, args),
         "find" => check_find(args, list, found, depth),
         "rg" | "sort" => {
             super::shell_options::check_program_options(base, args, list, found, depth)
@@ -421,9 +404,10 @@ fn check_command(
                     check_assignment(a)?;
                     j += 1;
                 }
-                check_command(&args[j..], list, found, depth + 1)
+                check_command(&args[j..], list, found, depth + 1)?;
+                check_exec_options(name, args)
             }
-            None => Ok(()),
+            None => check_exec_options(name, args),
         },
     }
 }
@@ -437,6 +421,20 @@ pub(crate) fn check_command_words(
     depth: usize,
 ) -> Result<(), String> {
     check_command(words, list, found, depth)
+}
+
+/// `exec` takes no option with a command allow-list: bash's `-a NAME` and
+/// `-l` change the name a program sees (a login shell reads start-up files,
+/// a multi-call program picks a tool by it), and dash runs the option word
+/// itself as the program.
+fn check_exec_options(name: &str, args: &[Word]) -> Result<(), String> {
+    match args.first() {
+        Some(a) if name == "exec" && (a.text.starts_with('-') || !a.is_literal()) => Err(format!(
+            "`exec {}`: options of exec change the name a program sees (bash) or are the program itself (dash); write `exec COMMAND` only",
+            a.text
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `time` is a bash keyword but a program under dash: only `time [-p]` is

@@ -197,11 +197,17 @@ pub(crate) fn check_shell_c(
             }
             // -l (login) and -i (interactive) read start-up files the list
             // cannot see; -k makes `cmd NAME=value` set NAME for cmd.
-            if let Some(c) = t.chars().skip(1).find(|c| matches!(c, 'l' | 'i' | 'k')) {
+            if let Some(c) = t
+                .chars()
+                .skip(1)
+                .find(|c| matches!(c, 'l' | 'i' | 'k' | 'H'))
+            {
                 return Err(format!(
                     "`{name} {t}`: the -{c} option {} ; not allowed with a command allow-list",
                     if c == 'k' {
                         "puts keyword assignments into the environment of commands"
+                    } else if c == 'H' {
+                        "turns on history expansion, which rewrites later lines"
                     } else {
                         "runs start-up files the allow-list cannot see"
                     }
@@ -209,7 +215,11 @@ pub(crate) fn check_shell_c(
             }
             if (t.contains('o') || t.contains('O'))
                 && args.get(i + 1).is_some_and(|n| {
-                    !n.is_literal() || matches!(n.text.as_str(), "keyword" | "login_shell")
+                    !n.is_literal()
+                        || matches!(
+                            n.text.as_str(),
+                            "keyword" | "login_shell" | "history" | "histexpand"
+                        )
                 })
             {
                 return Err(format!(

@@ -115,7 +115,7 @@ impl Tool for UserTool {
             env_passthrough: ctx.env.config.security.env_passthrough.clone(),
             sandbox: match crate::sandbox::Policy::for_tool(
                 &ctx.env,
-                ctx.state_session(),
+                &ctx.session,
                 crate::sandbox::policy::Escalation::None,
             ) {
                 Ok(p) => p,
@@ -140,6 +140,20 @@ impl Tool for UserTool {
         let max_line = ctx.env.config.tools.max_line_bytes;
         let stdout = super::cap_long_lines(&outcome.stdout.text(), max_line).into_owned();
         let stderr = super::cap_long_lines(&outcome.stderr.text(), max_line).into_owned();
+        let mut result = self.result_of(&outcome, stdout, stderr, timeout);
+        crate::sandbox::denial::annotate(&mut result, &outcome, spec.sandbox.as_ref());
+        result
+    }
+}
+
+impl UserTool {
+    fn result_of(
+        &self,
+        outcome: &process::RunOutcome,
+        stdout: String,
+        stderr: String,
+        timeout: Duration,
+    ) -> ToolResult {
         match outcome.ending {
             process::Ending::Exited(0) => ToolResult::ok(stdout.trim_end().to_string()),
             process::Ending::Exited(code) => {

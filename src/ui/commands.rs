@@ -1,9 +1,13 @@
 //! Slash commands: one parser and one dispatcher shared by the TUI and plain
 //! mode. Front ends turn an [`Outcome`] into what they show.
-use crate::agent::per_session::ModelChoice;
-use crate::app::App;
-use crate::protocol::AgentEvent;
+//!
+//! Invariant: a command that changes the session is an [`Op`] on its handle
+//! (the handle checks whether a turn runs and words every refusal); opening,
+//! listing and deleting other sessions go through [`App`]; what is left here
+//! is text → op, and op → lines.
+use crate::app::{App, SessionChoice, SessionHandle};
 use crate::protocol::SessionMeta;
+use crate::protocol::{AgentEvent, Op, OpError};
 pub(crate) use export::export_markdown;
 use std::path::PathBuf;
 
@@ -280,7 +284,6 @@ pub struct UiState {
     pub(crate) theme: String,
     /// The last assistant answer (for /copy).
     pub(crate) last_answer: String,
-    pub(crate) running: bool,
 }
 
 /// What a command asks the front end to do.
@@ -288,7 +291,9 @@ pub struct UiState {
 pub enum Outcome {
     /// Lines to show as a notice.
     Show(Vec<String>),
-    /// The session changed: show its history.
+    /// The front end's session changed (another one, or this one rewound):
+    /// show its history. A front end that reads the session's events takes
+    /// them from the (new) handle again.
     Switched {
         session: SessionMeta,
         history: Vec<AgentEvent>,
@@ -305,8 +310,8 @@ pub enum Outcome {
     Copy(String),
     Theme(String),
     Thinking(bool),
-    /// Run context compaction on the current session.
-    Compact(crate::protocol::CompactMode),
+    /// Compaction started on the current session; its events follow.
+    Compacting(crate::protocol::CompactMode),
 }
 
 /// Code blocks (fenced) of a Markdown text.
@@ -327,72 +332,79 @@ pub(crate) fn code_blocks(text: &str) -> Vec<String> {
     out
 }
 
-/// The model in use over the profile's list: chosen with /model, else `--model`.
-fn chosen_model(app: &App, session: &str) -> Option<String> {
-    match app.agent.model_choice(session) {
-        Some(ModelChoice::Named(m)) => Some(m),
-        Some(ModelChoice::ProfileList) => None,
-        None => app.agent.model_override(),
-    }
-}
-
 fn err(e: impl ToString) -> String {
     e.to_string()
 }
 
-/// Runs a command. Errors are one-line messages to show inline.
-pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<Outcome, String> {
+/// An op on the open session: its reply as lines, its refusal as the error.
+fn op(session: &SessionHandle, op: Op) -> Result<Outcome, String> {
+    session
+        .submit(op)
+        .map(|r| Outcome::Show(r.lines()))
+        .map_err(err)
+}
+
+/// Runs a command on the open session `session` (which a session command
+/// replaces). Errors are one-line messages to show inline.
+pub(crate) fn execute(
+    cmd: SlashCommand,
+    app: &App,
+    session: &mut SessionHandle,
+    st: &mut UiState,
+) -> Result<Outcome, String> {
+    let out = run(cmd, app, session, st);
+    // What a command changed (title, pin, profile) shows at once.
+    if let Some(meta) = session.info() {
+        st.session = meta;
+    }
+    out
+}
+
+fn run(
+    cmd: SlashCommand,
+    app: &App,
+    session: &mut SessionHandle,
+    st: &mut UiState,
+) -> Result<Outcome, String> {
     use SlashCommand::*;
-    let store = &app.store;
-    let current = st.session.id.clone();
-    let switch_to = |meta: SessionMeta, note: String| -> Result<Outcome, String> {
-        // One writer per session: take the new session's lock before leaving
-        // the current one (a busy session is refused, naming its navi's pid).
-        if meta.id != current {
-            store.lock(&meta.id).map_err(err)?;
-            store.unlock(&current);
-            // A model chosen with /model stays chosen in the session switched to.
-            if let Some(c) = app.agent.model_choice(&current) {
-                app.agent.set_model_choice(&meta.id, Some(c));
-            }
+    let idle = |s: &SessionHandle| {
+        if s.is_running() {
+            Err(OpError::Busy.to_string())
+        } else {
+            Ok(())
         }
-        let history = app.history(&meta.id)?;
-        let window = app.stored_window(&meta.id);
-        Ok(Outcome::Switched {
-            session: meta,
-            history,
-            note,
-            window,
-        })
     };
     match cmd {
         SessionNew => {
-            if st.running {
-                return Err("a turn is running; /stop it first".into());
-            }
+            idle(session)?;
             // Pending until its first message: no row is written now.
-            let meta = store.create_pending(&st.session.profile_id);
-            app.spawn_memory_extraction(&meta.id);
-            switch_to(meta, "new session".into())
+            let profile = Some(st.session.profile_id.clone());
+            let out = switch(
+                app,
+                session,
+                SessionChoice::New,
+                profile,
+                "new session".into(),
+            )?;
+            app.spawn_memory_extraction(&session.id());
+            Ok(out)
         }
         SessionList => {
-            let list = store.list().map_err(err)?;
+            let list = app.sessions().map_err(err)?;
             let mut lines: Vec<String> = list
                 .iter()
                 .enumerate()
                 .map(|(i, s)| crate::ui::format::session_line(i, s, &st.session.id))
                 .collect();
-            if store.is_pending(&st.session.id) {
+            if session.is_pending() {
                 lines.insert(0, crate::ui::format::pending_session_line(&st.session));
             }
             Ok(Outcome::Show(lines))
         }
-        SessionResume(None) => Ok(Outcome::Pick(store.list().map_err(err)?)),
+        SessionResume(None) => Ok(Outcome::Pick(app.sessions().map_err(err)?)),
         SessionResume(Some(key)) => {
-            if st.running {
-                return Err("a turn is running; /stop it first".into());
-            }
-            let meta = store.resolve(&key).map_err(err)?;
+            idle(session)?;
+            let meta = app.find_session(&key).map_err(err)?;
             let note = format!(
                 "resumed {}",
                 if meta.title.is_empty() {
@@ -401,111 +413,56 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
                     &meta.title
                 }
             );
-            switch_to(meta, note)
+            if meta.id == session.id() {
+                return reloaded(session, note);
+            }
+            switch(app, session, SessionChoice::Id(meta.id), None, note)
         }
         SessionDelete(key) => {
-            let meta = match key {
-                Some(k) => store.resolve(&k).map_err(err)?,
-                None => st.session.clone(),
-            };
-            if meta.id == st.session.id {
-                if st.running {
-                    return Err("a turn is running; /stop it first".into());
+            let current = match &key {
+                None => true,
+                Some(k) => {
+                    session.is_pending() && *k == session.id()
+                        || app.find_session(k).map_err(err)?.id == session.id()
                 }
-                store.delete(&meta.id).map_err(err)?;
-                let fresh = store.create_pending(&meta.profile_id);
-                return switch_to(fresh, format!("deleted {}; started a new session", meta.id));
+            };
+            if !current {
+                let meta = app
+                    .delete_session(key.as_deref().unwrap_or_default())
+                    .map_err(err)?;
+                return Ok(Outcome::Show(vec![format!("deleted session {}", meta.id)]));
             }
-            store.delete(&meta.id).map_err(err)?;
-            Ok(Outcome::Show(vec![format!("deleted session {}", meta.id)]))
+            let (id, profile) = (session.id(), st.session.profile_id.clone());
+            session.submit(Op::Delete).map_err(err)?;
+            let note = format!("deleted {id}; started a new session");
+            switch(app, session, SessionChoice::New, Some(profile), note)
         }
-        SessionPin(p) => {
-            store.set_pinned(&st.session.id, p).map_err(err)?;
-            st.session.pinned = p;
-            Ok(Outcome::Show(vec![if p {
-                "session pinned".into()
-            } else {
-                "session unpinned".into()
-            }]))
-        }
-        SessionRename(t) => {
-            store.rename(&st.session.id, &t).map_err(err)?;
-            st.session.title = t.trim().to_string();
-            Ok(Outcome::Show(vec![format!(
-                "renamed to \"{}\"",
-                st.session.title
-            )]))
-        }
+        SessionPin(pinned) => op(session, Op::PinSession { pinned }),
+        SessionRename(title) => op(session, Op::Rename { title }),
         ProfileList => Ok(Outcome::Show(
-            app.profiles
-                .all()
-                .map(|p| {
-                    format!(
-                        "{} {:<15} {}",
-                        if p.id == st.session.profile_id {
-                            ">"
-                        } else {
-                            " "
-                        },
-                        p.id,
-                        p.short_description
-                    )
-                })
-                .collect(),
+            app.profile_lines(Some(&st.session.profile_id)),
         )),
-        ProfileSwitch(id) => {
-            let p = app.profiles.get(&id).ok_or_else(|| {
-                format!(
-                    "unknown profile '{id}'; available: {}",
-                    app.profiles.ids().join(", ")
-                )
-            })?;
-            store.set_profile(&st.session.id, &p.id).map_err(err)?;
-            st.session.profile_id = p.id.clone();
-            Ok(Outcome::Show(vec![format!(
-                "profile switched to {} ({})",
-                p.name, p.id
-            )]))
+        ProfileSwitch(profile) => op(session, Op::SwitchProfile { profile }),
+        Model(None) => Ok(Outcome::Show(vec![session.model_line()])),
+        Model(Some(m)) => op(session, Op::SwitchModel { model: Some(m) }),
+        Compact(mode) => {
+            session.submit(Op::Compact { mode }).map_err(err)?;
+            Ok(Outcome::Compacting(mode))
         }
-        Model(None) => Ok(Outcome::Show(vec![match chosen_model(app, &current) {
-            Some(m) => format!(
-                "model: {m} (set with /model; \"/model default\" goes back to the profile's list)"
-            ),
-            None => {
-                let list = app
-                    .profiles
-                    .get(&st.session.profile_id)
-                    .map(|p| p.model.join(" → "))
-                    .unwrap_or_default();
-                format!("model: the profile's priority list ({list})")
-            }
-        }])),
-        Model(Some(m)) if m == "default" => {
-            app.agent
-                .set_model_choice(&current, Some(ModelChoice::ProfileList));
-            Ok(Outcome::Show(vec![
-                "model: back to the profile's priority list".into(),
-            ]))
-        }
-        Model(Some(m)) => {
-            app.agent
-                .set_model_choice(&current, Some(ModelChoice::Named(m.clone())));
-            Ok(Outcome::Show(vec![format!(
-                "model set to {m} for this run of navi"
-            )]))
-        }
-        Compact(_) if st.running => Err("a turn is running; /stop it first".into()),
-        Compact(mode) => Ok(Outcome::Compact(mode)),
-        Pin(arg, on) => pin::execute(app, &current, arg.as_deref(), on).map(Outcome::Show),
+        Pin(None, true) => session.pin_list().map(Outcome::Show),
+        Pin(arg, pinned) => op(
+            session,
+            Op::Pin {
+                index: pin::index(arg.as_deref())?,
+                pinned,
+            },
+        ),
         Stop => Ok(Outcome::Stop),
         Theme(None) => Ok(Outcome::Show(vec![format!("theme: {}", st.theme)])),
         Theme(Some(t)) => Ok(Outcome::Theme(t)),
-        Tools => Ok(Outcome::Show(info::tools(app, &st.session.profile_id))),
-        Mcp => Ok(Outcome::Show(crate::mcp::report::status_lines(
-            &app.agent.env.mcp.status(),
-            true,
-        ))),
-        Context => info::context(app, &st.session.id).map(Outcome::Show),
+        Tools => Ok(Outcome::Show(session.tool_lines())),
+        Mcp => Ok(Outcome::Show(session.mcp_lines())),
+        Context => session.context_lines().map(Outcome::Show),
         Copy(n) => {
             if st.last_answer.is_empty() {
                 return Err("nothing to copy yet".into());
@@ -525,7 +482,7 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
             }
         }
         Export(path) => {
-            let history = app.history(&st.session.id)?;
+            let history = session.history()?;
             let path = path.unwrap_or_else(|| {
                 PathBuf::from(format!(
                     "navi-{}.md",
@@ -542,21 +499,32 @@ pub(crate) fn execute(cmd: SlashCommand, app: &App, st: &mut UiState) -> Result<
         Thinking(None) => Ok(Outcome::Thinking(!st.show_thinking)),
         Thinking(Some(b)) => Ok(Outcome::Thinking(b)),
         Memory(args) => memory::execute(app, &args).map(Outcome::Show),
-        Approvals(args) => approvals::execute(app, &current, &args).map(Outcome::Show),
+        Approvals(args) => match approvals::parse(&args)? {
+            None => Ok(Outcome::Show(session.approval_lines())),
+            Some(tool) => op(session, Op::RevokeApproval { tool }),
+        },
         Attach(_) => Err("/attach is handled by the front end".into()),
-        Diff(arg) => checkpoint::diff_command(app, &current, arg.as_deref()).map(Outcome::Show),
-        Undo(_) | Rewind(_) if st.running => Err("a turn is running; /stop it first".into()),
-        Undo(args) => checkpoint::undo_command(app, &current, &args).map(Outcome::Show),
+        Diff(arg) => {
+            let turn = arg.map(|a| checkpoint::number(&a, "turn")).transpose()?;
+            session.diff(turn).map(Outcome::Show)
+        }
+        Undo(args) => op(
+            session,
+            Op::Undo {
+                force: checkpoint::parse_undo(&args)?,
+            },
+        ),
         Rewind(args) => match checkpoint::parse_rewind(&args)? {
-            checkpoint::Rewind::List => checkpoint::rewind_list(app, &current).map(Outcome::Show),
+            checkpoint::Rewind::List => session.rewind_list().map(Outcome::Show),
             checkpoint::Rewind::To { n, files, force } => {
-                let (text, lines) = checkpoint::rewind_to(app, &current, n, files, force)?;
-                let meta = store
-                    .meta(&current)
-                    .map_err(err)?
-                    .unwrap_or(st.session.clone());
-                let _ = text;
-                switch_to(meta, lines.join("\n"))
+                let reply = session
+                    .submit(Op::Rewind {
+                        message: n,
+                        files,
+                        force,
+                    })
+                    .map_err(err)?;
+                reloaded(session, reply.lines().join("\n"))
             }
         },
         Help => Ok(Outcome::Show(
@@ -581,12 +549,14 @@ pub(crate) fn osc52(text: &str) -> String {
     }
 }
 
-pub mod approvals;
+pub(crate) mod approvals;
 pub(crate) mod args;
 pub(crate) mod checkpoint;
 mod export;
-mod info;
 mod memory;
 mod pin;
+mod switch;
+use switch::reloaded;
+pub(crate) use switch::switch;
 #[cfg(test)]
 mod tests;

@@ -2,19 +2,7 @@
 use serde_json::Value;
 
 /// The first line of `s`, cut to `max` chars with an ellipsis.
-pub(crate) fn preview(s: &str, max: usize) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let more = s.lines().filter(|l| !l.trim().is_empty()).count() > 1;
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max || more {
-        out.push('…');
-    }
-    out
-}
+pub(crate) use crate::app::preview;
 
 /// The marker of a session row: `>` current, `*` pinned, else a space.
 pub(crate) fn session_mark(s: &crate::protocol::SessionMeta, current: &str) -> &'static str {

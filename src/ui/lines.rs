@@ -460,7 +460,7 @@ impl LineRenderer {
                 tokens_before,
                 tokens_after,
             } => {
-                for l in crate::agent::compact_run::preview_lines(
+                for l in crate::app::words::preview_lines(
                     summary,
                     *messages_replaced,
                     *turns_kept,
@@ -490,9 +490,9 @@ impl LineRenderer {
                 self.line(&mut out, Stream::Info, p.dim(&t));
             }
             AgentEvent::FilesChanged { turn, files } => {
-                let t = crate::checkpoint::summary::line(*turn, files);
+                let t = crate::app::words::files_line(*turn, files);
                 self.line(&mut out, Stream::Info, p.cyan(&t));
-                let hint = crate::checkpoint::summary::HINT;
+                let hint = crate::app::words::FILES_HINT;
                 self.line(&mut out, Stream::Info, p.dim(hint));
             }
             AgentEvent::Warning { message } => {

@@ -12,37 +12,8 @@ use crate::protocol::AgentEvent;
 use serde_json::Value;
 use std::borrow::Cow;
 
-fn needs_work(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || is_bidi(c)
-}
-
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
-}
-
-/// `s` with every control character shown as text (see the module doc).
-pub(crate) fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(needs_work) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' | '\t' => out.push(c),
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\r' => out.push_str("\\r"),
-            '\u{1b}' => out.push('␛'),
-            '\u{7f}' => out.push('␡'),
-            c if (c as u32) < 0x20 => {
-                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?'));
-            }
-            c if needs_work(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+use crate::controls::needs_work;
+pub(crate) use crate::controls::visible;
 
 /// Every string inside a JSON value made visible; `None` when none changed.
 fn value(v: &Value) -> Option<Value> {

@@ -12,9 +12,10 @@
 //! with a preview when large). `-f` files go through [`crate::attach`].
 use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_style_for, style};
 use super::signals::StopSignals;
-use crate::agent::tweaks::TurnTweaks;
 use crate::app::launch::{Failure, GlobalArgs, build_app, is_broken_pipe};
-use crate::app::{App, AppOptions, OpenOptions, Prepared, SessionChoice, SessionHandle};
+use crate::app::{
+    App, AppOptions, OpenOptions, Prepared, SessionChoice, SessionHandle, TurnTweaks,
+};
 use crate::attach::{self, Attachment};
 use crate::protocol::{AgentEvent, Decision, Op, SessionEvent, TurnEnd};
 use clap::Args;
@@ -153,18 +154,13 @@ async fn open_locked(
 
 /// `--approve` names must be tools that exist (a typo is a usage error).
 fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
-    let mut known = app
-        .agent
-        .tools
-        .read()
-        .map(|r| r.names())
-        .unwrap_or_default();
+    let mut known = app.tool_names();
     known.sort();
     for n in names {
         // MCP tools (`<server>__<tool>`) are listed only once their server
         // has started: a configured server's name is enough here.
         if let Some((server, _)) = n.split_once("__")
-            && app.config.mcp_servers.contains_key(server)
+            && app.has_mcp_server(server)
         {
             continue;
         }
@@ -207,7 +203,11 @@ fn build_message(
         items.push(a);
     }
     for f in files {
-        let a = attach::attach_path(policy, session_id, f).map_err(Failure::usage)?;
+        let a = match h.submit(Op::Attach { path: f.clone() }) {
+            Ok(crate::app::Reply::Attached(a)) => a,
+            Ok(_) => return Err(Failure::usage(format!("cannot attach {}", f.display()))),
+            Err(e) => return Err(Failure::usage(e)),
+        };
         eprintln!("attached {}", a.describe());
         items.push(a);
     }
@@ -250,7 +250,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     };
     // One message, so no "next message" for late MCP tools: wait for the
     // configured servers (each bounded by its start-up timeout).
-    app.start_mcp().await;
+    h.start_mcp().await;
     let Some(mut events) = h.take_events() else {
         return Err(Failure::runtime("the session's events were taken"));
     };
@@ -263,7 +263,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         // Into a pipe too: scripts see the answer as it arrives.
         live_answer: true,
         markdown: stdout_tty,
-        code: code_style_for(&app.config.ui.theme, &app.paths.config_dir).unwrap_or_default(),
+        code: code_style_for(&app.config().ui.theme, &app.paths().config_dir).unwrap_or_default(),
     });
     let mut out = std::io::stdout().lock();
     let mut interrupts = 0u32;
@@ -280,7 +280,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
             ev = events.recv() => {
                 let ev = match ev {
                     Some(SessionEvent::Agent { event }) => event,
-                    Some(SessionEvent::TurnEnded { end }) => break end,
+                    Some(SessionEvent::TurnEnded { end, .. }) => break end,
                     None => break TurnEnd::Failed { message: "the turn ended without a word".into() },
                 };
                 let written = if reader_gone {

@@ -12,7 +12,7 @@ pub(crate) fn compacted(
 ) -> String {
     format!(
         "context compacted: {}",
-        crate::agent::compact_run::compressed_line(before, after, tokens_before, tokens_after)
+        crate::app::words::compressed_line(before, after, tokens_before, tokens_after)
     )
 }
 

@@ -95,6 +95,8 @@ pub const REFUSED_V2: &[(&str, &str)] = &[
     ("echo $'\\''; rm x; echo '", "different places"),
     ("echo $\"x\"", "bash-only"),
     ("cat <<< $'x'", "heredoc"),
+    // bash reads `ls`, dash `$ls`: never a command name
+    ("$'ls' -l", "comes from an expansion"),
     ("time -o out ls", "`time` is not on the allow-list"),
     ("time -f %e ls", "`time` is not on the allow-list"),
     ("time -p rm x", "`rm`"),
@@ -122,7 +124,6 @@ pub const ALLOWED_BY_DEFAULT: &[(&str, &[&str])] = &[
     ("echo \"a\\\nb\"", &["echo"]),
     ("echo 'a\\\nb'", &["echo"]),
     ("echo $'plain' $'a b'", &["echo"]),
-    ("$'ls' -l", &["ls"]),
     ("e\"ch\"o hi", &["echo"]),
     ("c\"a\"t f", &["cat"]),
     ("\\ls", &["ls"]),

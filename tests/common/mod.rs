@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
-use navi::agent::{Agent, AgentParts};
+use navi::agent::{Agent, AgentParts, Session};
 use navi::config::{Config, Paths};
 use navi::llm::LlmBackend;
 use navi::llm::scripted::ScriptedBackend;
@@ -98,11 +98,7 @@ pub fn harness_with(profiles: &[(&str, String)], backend: ScriptedBackend) -> Ha
     builtin::register_all(&mut tools);
     tools.register_builtin(Arc::new(EchoTool));
     tools.register_builtin(Arc::new(SleepyTool));
-    let env = Arc::new(ToolEnv::new(
-        config.clone(),
-        paths,
-        dir.path().to_path_buf(),
-    ));
+    let env = Arc::new(ToolEnv::new(config.clone(), paths));
     let backend = Arc::new(backend);
     let agent = Arc::new(Agent::new(AgentParts {
         config: config.clone(),
@@ -124,14 +120,44 @@ pub fn harness_with(profiles: &[(&str, String)], backend: ScriptedBackend) -> Ha
     }
 }
 
+impl Harness {
+    /// Opens stored session `id` as its writer (the lock is held while the
+    /// value lives), its tools working in the temp dir.
+    pub fn open(&self, id: &str) -> Arc<Session> {
+        self.agent
+            .open_session(id, self.dir.path().to_path_buf())
+            .unwrap()
+    }
+
+    /// A new stored session of `profile`, open.
+    pub fn new_session(&self, profile: &str) -> Arc<Session> {
+        let id = self.store.create(profile).unwrap().id;
+        self.open(&id)
+    }
+}
+
 pub fn harness(extra: Value) -> Harness {
     harness_with(&[("p", profile_json("p", extra))], ScriptedBackend::new())
 }
 
-/// Runs a turn, collecting every event.
+/// Runs a turn of stored session `session` (opened for the turn, closed
+/// after it), collecting every event.
 pub async fn turn(
     h: &Harness,
     session: &str,
+    msg: &str,
+) -> (
+    Result<navi::agent::TurnOutcome, navi::agent::AgentError>,
+    Vec<AgentEvent>,
+) {
+    let open = h.open(session);
+    turn_in(h, &open, msg).await
+}
+
+/// Runs a turn of the open `session`, collecting every event.
+pub async fn turn_in(
+    h: &Harness,
+    session: &Arc<Session>,
     msg: &str,
 ) -> (
     Result<navi::agent::TurnOutcome, navi::agent::AgentError>,

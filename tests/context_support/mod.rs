@@ -4,11 +4,13 @@
 #![allow(dead_code)]
 
 use crate::support::FakeLlm;
-use navi::agent::{AgentError, TurnOutcome};
+use navi::agent::{AgentError, Session, TurnOutcome};
 use navi::app::{App, AppOptions};
 use navi::config::{BackendKind, Config, Overrides, Paths};
 use navi::protocol::{AgentEvent, EventSink};
+use navi::session::SessionStore;
 use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 pub const WINDOW: u64 = 2048;
@@ -45,6 +47,31 @@ pub struct Ctx {
     pub app: App,
     pub fake: FakeLlm,
     pub sid: String,
+    /// The database, opened beside the app to look at (and seed) what is
+    /// stored.
+    pub store: SessionStore,
+    /// The session, open in this process while a test works on it.
+    open: Mutex<Option<Arc<Session>>>,
+}
+
+impl Ctx {
+    /// The session, opened as its writer (once; again after [`release`]).
+    pub fn session(&self) -> Arc<Session> {
+        let mut open = self.open.lock().unwrap();
+        open.get_or_insert_with(|| {
+            self.app
+                .engine()
+                .open_session(&self.sid, self._dir.path().to_path_buf())
+                .unwrap()
+        })
+        .clone()
+    }
+
+    /// Lets the session go (its lock with it), as a front end that closed
+    /// it: another navi (the binary) may open it now.
+    pub fn release(&self) {
+        self.open.lock().unwrap().take();
+    }
 }
 
 pub async fn setup(kind: BackendKind, edit: impl FnOnce(&mut Config)) -> Ctx {
@@ -81,12 +108,23 @@ pub async fn setup_with(
         ..AppOptions::default()
     };
     let app = App::build(c, paths, Overrides::default(), opts).unwrap();
-    let sid = app.store.create("tester").unwrap().id;
-    Ctx {
-        _dir: dir,
-        app,
-        fake,
-        sid,
+    Ctx::new(dir, app, fake, "tester")
+}
+
+impl Ctx {
+    /// A context over `app` (built in `dir`) with a new stored session of
+    /// `profile`.
+    pub fn new(dir: tempfile::TempDir, app: App, fake: FakeLlm, profile: &str) -> Ctx {
+        let store = SessionStore::open(&app.paths().db_path).unwrap();
+        let sid = store.create(profile).unwrap().id;
+        Ctx {
+            _dir: dir,
+            app,
+            fake,
+            sid,
+            store,
+            open: Mutex::new(None),
+        }
     }
 }
 
@@ -101,8 +139,8 @@ pub async fn turn(ctx: &Ctx, msg: &str) -> (Result<TurnOutcome, AgentError>, Vec
     });
     let out = ctx
         .app
-        .agent
-        .run_stream(&ctx.sid, msg, &sink, &CancellationToken::new())
+        .engine()
+        .run_stream(&ctx.session(), msg, &sink, &CancellationToken::new())
         .await;
     drop(sink);
     (out, drain.await.unwrap())
@@ -182,8 +220,13 @@ pub fn warnings(ev: &[AgentEvent]) -> Vec<String> {
 
 /// `navi` with the test's config and data dirs, against the fake server.
 pub fn navi(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_navi"))
-        .env_clear()
+    navi_command(dir, fake, args).output().unwrap()
+}
+
+/// `navi --backend openai <args>` on the test's dirs, stdin closed.
+pub fn navi_command(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_navi"));
+    c.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("NAVI_DATA_DIR", dir.join("data"))
@@ -192,7 +235,6 @@ pub fn navi(dir: &std::path::Path, fake: &FakeLlm, args: &[&str]) -> std::proces
         .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
         .args(["--backend", "openai"])
         .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(std::process::Stdio::null());
+    c
 }

@@ -5,8 +5,9 @@
 
 use navi::config::{Config, Paths};
 use navi::protocol::EventSink;
-use navi::tools::{Tool, ToolContext, ToolEnv, ToolRegistry, ToolResult, builtin};
+use navi::tools::{SessionTools, Tool, ToolContext, ToolEnv, ToolRegistry, ToolResult, builtin};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,6 +23,9 @@ pub struct Harness {
     pub config_dir: PathBuf,
     pub data_dir: PathBuf,
     pub env: Arc<ToolEnv>,
+    /// What each session (by name) keeps for its tools: one value per
+    /// session, shared by its calls, as an open session does.
+    sessions: Mutex<HashMap<String, Arc<SessionTools>>>,
 }
 
 impl Harness {
@@ -43,18 +47,29 @@ impl Harness {
             db_path: data_dir.join("navi.db"),
             log_dir: data_dir.join("logs"),
         };
-        let env = Arc::new(ToolEnv::new(Arc::new(config), paths, work.clone()));
+        let env = Arc::new(ToolEnv::new(Arc::new(config), paths));
         Harness {
             tmp,
             work,
             config_dir,
             data_dir,
             env,
+            sessions: Mutex::new(HashMap::new()),
         }
     }
 
     pub fn root(&self) -> PathBuf {
         self.work.parent().unwrap().to_path_buf()
+    }
+
+    /// The tool state of session `name` (working in `work`).
+    pub fn session(&self, name: &str) -> Arc<SessionTools> {
+        self.sessions
+            .lock()
+            .unwrap()
+            .entry(name.to_string())
+            .or_insert_with(|| Arc::new(SessionTools::new(name, self.work.clone(), None)))
+            .clone()
     }
 
     pub fn ctx(&self) -> ToolContext {
@@ -75,6 +90,8 @@ impl Harness {
             origin: None,
             tool_list: Arc::new(reg.schemas_for(&reg.names())),
             step_validation: false,
+            session: self.session(session),
+            owner: None,
         }
     }
 }

@@ -1,100 +1,90 @@
-//! The TUI event-loop harness: a fake `Host` recording what the UI asked
-//! for, keys through a channel, frames drawn to a `TestBackend`.
+//! The TUI event-loop harness: the real `App` (SQLite in a temp dir) whose
+//! backend the test drives call by call, keys through a channel, frames
+//! drawn to a `TestBackend`. Each model call the agent makes opens a
+//! "call" the test feeds chunks to and ends; what the UI shows comes from
+//! the real agent and the real session handle.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::tui_support::*;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::StreamExt;
-use navi::protocol::AgentEvent;
-use navi::protocol::Decision;
-use navi::session::{SessionMeta, StoredMessage};
-use navi::ui::commands::{Outcome, SlashCommand, UiState};
+use navi::app::{App, AppOptions, SessionChoice, SessionHandle};
+use navi::config::{BackendKind, Config, Overrides, Paths};
+use navi::llm::{
+    ChatChunk, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo, Role, ToolCall, Usage,
+};
 use navi::ui::tui::cells::CellKind;
 use navi::ui::tui::event_loop::{EventLoop, LoopOptions};
-use navi::ui::tui::host::{Check, Host, Load, Turn};
 use navi::ui::tui::state::TuiState;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+
+type Chunk = Result<ChatChunk, LlmError>;
 
 #[derive(Default)]
 pub struct Log {
+    /// The last user message of every model call, in order.
     pub turns: Vec<String>,
-    pub senders: Vec<mpsc::Sender<AgentEvent>>,
-    pub cancels: Vec<CancellationToken>,
-    pub answers: Vec<(String, Decision)>,
-    pub commands: Vec<SlashCommand>,
-    /// Steers handed to the host and not yet taken in.
-    pub steers: Vec<String>,
+    /// Feeds each call's stream; closed once the agent let the call go.
+    pub senders: Vec<mpsc::UnboundedSender<Chunk>>,
     /// (run state label, cell summaries) after each frame.
     pub frames: Vec<(String, Vec<String>)>,
+    /// The side pane's todo count after each frame.
+    pub todos: Vec<usize>,
 }
 
-#[derive(Clone, Default)]
-pub struct FakeHost(pub Arc<Mutex<Log>>, pub Option<Vec<StoredMessage>>);
+/// A backend whose answers the test writes as the call runs.
+pub struct Gated(pub Arc<Mutex<Log>>);
 
-impl Host for FakeHost {
-    fn start_turn(&mut self, _session_id: &str, message: &str) -> Turn {
-        let (tx, rx) = mpsc::channel(256);
-        let cancel = CancellationToken::new();
+#[async_trait::async_trait]
+impl LlmBackend for Gated {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Ollama
+    }
+
+    fn base_url(&self) -> &str {
+        "gated://"
+    }
+
+    async fn stream_chat(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError> {
+        let last_user = req
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.text().into_owned())
+            .unwrap_or_default();
+        let (tx, rx) = mpsc::unbounded_channel();
         let mut l = self.0.lock().unwrap();
-        l.turns.push(message.to_string());
+        l.turns.push(last_user);
         l.senders.push(tx);
-        l.cancels.push(cancel.clone());
-        Turn { events: rx, cancel }
+        Ok(Box::pin(futures_util::stream::unfold(
+            rx,
+            |mut rx| async move { rx.recv().await.map(|c| (c, rx)) },
+        )))
     }
-    fn execute(&mut self, cmd: SlashCommand, _ui: &mut UiState) -> Result<Outcome, String> {
-        self.0.lock().unwrap().commands.push(cmd.clone());
-        match cmd {
-            SlashCommand::SessionList => Ok(Outcome::Show(vec!["LIST-OUTPUT".into()])),
-            SlashCommand::Stop => Ok(Outcome::Stop),
-            SlashCommand::Quit => Ok(Outcome::Quit),
-            _ => Err("not in this fake".into()),
-        }
+
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
+        Ok(vec![self.model_info("test-model").await?])
     }
-    fn answer(&mut self, id: &str, decision: Decision) {
-        self.0
-            .lock()
-            .unwrap()
-            .answers
-            .push((id.to_string(), decision));
-    }
-    fn compact(&mut self, s: &str, mode: navi::agent::compact_run::CompactMode) -> Turn {
-        let label = match mode {
-            navi::agent::compact_run::CompactMode::Now => "<compact>",
-            navi::agent::compact_run::CompactMode::Preview => "<compact --preview>",
-            navi::agent::compact_run::CompactMode::Apply => "<compact apply>",
-        };
-        self.start_turn(s, label)
-    }
-    fn refresh(&mut self, _session_id: &str) -> Option<SessionMeta> {
-        None
-    }
-    fn steer(&mut self, _session_id: &str, text: &str) {
-        self.0.lock().unwrap().steers.push(text.to_string());
-    }
-    fn take_steers(&mut self, _session_id: &str) -> Vec<String> {
-        std::mem::take(&mut self.0.lock().unwrap().steers)
-    }
-    fn check_backend(&mut self, _profile_id: &str) -> Option<Check> {
-        Some(Box::pin(async {
-            Err("cannot reach the fake backend".to_string())
-        }))
-    }
-    fn load_history(&mut self, _session_id: &str) -> Option<Load> {
-        let h = self.1.clone()?;
-        Some(Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            Ok(navi::session::replay::events(&h, &Default::default()))
-        }))
+
+    async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
+        Ok(ModelInfo {
+            name: model.into(),
+            context_length: Some(1000),
+            capabilities: vec![],
+        })
     }
 }
 
+/// The transcript's cells in short, then the steers waiting to go in.
 pub fn summary(st: &TuiState) -> Vec<String> {
-    st.transcript
+    let mut out: Vec<String> = st
+        .transcript
         .cells
         .iter()
         .map(|c| match &c.kind {
@@ -106,7 +96,9 @@ pub fn summary(st: &TuiState) -> Vec<String> {
             CellKind::Tool(t) => format!("tool:{}:{:?}", t.tool, t.status),
             other => format!("{other:?}").chars().take(20).collect(),
         })
-        .collect()
+        .collect();
+    out.extend(st.steers.iter().map(|s| format!("steer:{s}")));
+    out
 }
 
 pub struct Harness {
@@ -129,18 +121,49 @@ impl Harness {
     pub fn ctrl_c(&self) {
         self.key(KeyCode::Char('c'), KeyModifiers::CONTROL);
     }
-    pub async fn send(&self, turn: usize, v: serde_json::Value) {
-        let tx = self.log.lock().unwrap().senders[turn].clone();
-        tx.send(ev(v)).await.unwrap();
+    fn chunk(&self, call: usize, c: ChatChunk) {
+        let tx = self.log.lock().unwrap().senders[call].clone();
+        let _ = tx.send(Ok(c));
     }
-    pub fn end_turn(&self, turn: usize) {
-        let mut l = self.log.lock().unwrap();
-        let (tx, _) = mpsc::channel(1);
-        l.senders[turn] = tx;
+    /// Streams `text` as call `call`'s answer.
+    pub fn text(&self, call: usize, text: &str) {
+        self.chunk(call, ChatChunk::Text(text.to_string()));
     }
-    /// Waits until the host's log satisfies `f`.
+    /// Call `call` asks for a tool.
+    pub fn tool_call(&self, call: usize, id: &str, name: &str, args: Value) {
+        self.chunk(
+            call,
+            ChatChunk::ToolCalls(vec![ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: args,
+            }]),
+        );
+    }
+    /// Call `call` ends normally (its usage first: the status line's figure).
+    pub fn end(&self, call: usize) {
+        self.chunk(
+            call,
+            ChatChunk::Usage(Usage {
+                prompt_tokens: 90,
+                completion_tokens: 10,
+                ..Usage::default()
+            }),
+        );
+        self.chunk(
+            call,
+            ChatChunk::Done {
+                finish_reason: Some("stop".into()),
+            },
+        );
+    }
+    /// Whether the agent let call `call` go (stopped: its stream dropped).
+    pub fn dropped(&self, call: usize) -> bool {
+        self.log.lock().unwrap().senders[call].is_closed()
+    }
+    /// Waits until the log satisfies `f`.
     pub async fn until_log(&self, what: &str, f: impl Fn(&Log) -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !f(&self.log.lock().unwrap()) {
             assert!(
                 tokio::time::Instant::now() < deadline,
@@ -149,9 +172,14 @@ impl Harness {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
+    /// Waits until the agent made call `call`.
+    pub async fn until_call(&self, call: usize) {
+        self.until_log(&format!("model call {call}"), |l| l.senders.len() > call)
+            .await;
+    }
     /// Waits until a frame satisfies `f`.
     pub async fn until(&self, what: &str, f: impl Fn(&str, &[String]) -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             {
                 let l = self.log.lock().unwrap();
@@ -172,40 +200,105 @@ impl Harness {
     }
 }
 
-/// Runs the loop with `script` driving it; returns the final screen.
+/// A profile with the terminal tool and no planning: one model call per
+/// message unless a tool is called.
+fn write_profile(config_dir: &std::path::Path) {
+    let p = config_dir.join("profiles/plain");
+    std::fs::create_dir_all(&p).unwrap();
+    let cfg = json!({
+        "id": "plain", "name": "Plain", "description": "test profile",
+        "model": ["test-model"], "enabled_tools": ["terminal"],
+        "planning_enabled": false, "planning_phase1_enabled": false,
+        "planning_phase3_enabled": false, "iteration_budget_enabled": false,
+        "goal_anchoring_enabled": false, "anti_stall_enabled": false,
+        "think_enabled": false
+    });
+    std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
+    std::fs::write(p.join("system_prompt.txt"), "Answer briefly.").unwrap();
+}
+
+/// The app in `dir` on the gated backend (approvals asked, theme dark).
+pub fn app(dir: &std::path::Path, log: &Arc<Mutex<Log>>) -> App {
+    let paths = Paths {
+        config_file: None,
+        config_dir: dir.join("cfg"),
+        data_dir: dir.join("data"),
+        db_path: dir.join("data/navi.db"),
+        log_dir: dir.join("data/logs"),
+    };
+    write_profile(&paths.config_dir);
+    let c = Config::default();
+    let opts = AppOptions {
+        interactive: true,
+        backend: Some(Arc::new(Gated(log.clone())) as Arc<dyn LlmBackend>),
+        work_dir: Some(dir.to_path_buf()),
+        ..AppOptions::default()
+    };
+    App::build(c, paths, Overrides::default(), opts).unwrap()
+}
+
+/// Runs the loop on a new session of profile `plain` with `script` driving
+/// it; returns the final screen and the log.
 pub async fn run<F, Fut>(script: F) -> (String, Arc<Mutex<Log>>)
 where
     F: FnOnce(Harness) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    run_with(state(), None, script).await
+    run_on(SessionChoice::New, |_| {}, script).await
 }
 
-pub async fn run_with<F, Fut>(
-    st: TuiState,
-    history: Option<Vec<StoredMessage>>,
+/// Runs the loop on `choice` (seeded by `seed` in the app's database first).
+pub async fn run_on<F, Fut>(
+    choice: SessionChoice,
+    seed: impl FnOnce(&App),
     script: F,
 ) -> (String, Arc<Mutex<Log>>)
 where
     F: FnOnce(Harness) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let host_log = Arc::new(Mutex::new(Log::default()));
-    let mut host = FakeHost(host_log.clone(), history);
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(Mutex::new(Log::default()));
+    let app = app(dir.path(), &log);
+    seed(&app);
+    let session = navi::ui::tui::open_session(&app, &choice, Some("plain"))
+        .ok()
+        .unwrap();
+    let st = navi::ui::tui::initial_state(&app, &session).ok().unwrap();
+    let (screen, _) = drive(&app, session, st, &log, None, script).await;
+    (screen, log)
+}
+
+/// The loop over `session` until the script quit it; the final screen and
+/// state.
+pub async fn drive<F, Fut>(
+    app: &App,
+    session: SessionHandle,
+    st: TuiState,
+    log: &Arc<Mutex<Log>>,
+    probe: Option<Box<dyn FnOnce() -> navi::ui::tui::background::Probe + '_>>,
+    script: F,
+) -> (String, TuiState)
+where
+    F: FnOnce(Harness) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    navi::ui::tui::highlight::warm_up();
     let (ktx, krx) = mpsc::unbounded_channel::<Event>();
     let mut input = Box::pin(futures_util::stream::unfold(krx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))
     }))
     .fuse();
     let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
-    let mut lp = EventLoop::new(&mut host, st);
+    let mut lp = EventLoop::new(app, session, st);
+    lp.probe_background = probe;
     let opts = LoopOptions {
         max_fps: 120,
         check_backend: true,
     };
-    let frames = host_log.clone();
+    let frames = log.clone();
     let h = Harness {
-        log: host_log.clone(),
+        log: log.clone(),
         keys: ktx,
     };
     let looped = lp.run(
@@ -214,18 +307,18 @@ where
         &opts,
         |_| {},
         |st| {
-            frames
-                .lock()
-                .unwrap()
-                .frames
-                .push((st.run.label(), summary(st)));
+            let mut l = frames.lock().unwrap();
+            l.frames.push((st.run.label(), summary(st)));
+            l.todos.push(st.side.todos.len());
         },
     );
-    let (res, ()) = tokio::time::timeout(Duration::from_secs(20), async {
+    let (res, ()) = tokio::time::timeout(Duration::from_secs(30), async {
         tokio::join!(looped, script(h))
     })
     .await
     .expect("the loop did not quit");
     res.unwrap();
-    (text_of(terminal.backend().buffer()), host_log)
+    lp.session().close().await;
+    let screen = text_of(terminal.backend().buffer());
+    (screen, lp.state)
 }

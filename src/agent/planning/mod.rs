@@ -167,7 +167,7 @@ fn plan_into_context(run: &mut Run<'_>, plan: &str) -> Result<(), AgentError> {
 pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     // --no-plan: the main run's profile has planning cleared; its helpers
     // (run with their own profiles) are covered here.
-    if run.agent.turn_tweaks(&run.state_session()).no_plan {
+    if run.agent.turn_tweaks(&run.session).no_plan {
         return Ok(());
     }
     // The message this turn answers (with or without an image).
@@ -331,9 +331,7 @@ async fn pipeline(run: &mut Run<'_>) -> Result<(), AgentError> {
         // A helper's plan guides the helper only; the user's todo list is the parent's.
         return Ok(());
     }
-    let session = run.state_session();
-    let items = run.agent.env.todos.set_texts(
-        &session,
+    let items = run.session.tools().set_todo_texts(
         parsed
             .steps
             .into_iter()

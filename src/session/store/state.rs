@@ -16,6 +16,16 @@ impl SessionStore {
         })
     }
 
+    /// Removes one value; nothing happens when there is none.
+    pub(crate) fn delete_state(&self, id: &str, key: &str) -> Result<(), StoreError> {
+        let (id, key) = (id.to_string(), key.to_string());
+        self.with(move |c| {
+            c.prepare_cached("DELETE FROM session_state WHERE session_id = ?1 AND key = ?2")?
+                .execute(params![id, key])?;
+            Ok(())
+        })
+    }
+
     pub(crate) fn get_state(&self, id: &str, key: &str) -> Result<Option<String>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(

@@ -59,7 +59,7 @@ impl TypedTool for CodeExecTool {
         let max = cfg.code_exec_timeout_secs.max(1);
         let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
         let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
-        let policy = crate::sandbox::Policy::for_tool(&ctx.env, ctx.state_session(), escalation)?;
+        let policy = crate::sandbox::Policy::for_tool(&ctx.env, &ctx.session, escalation)?;
         let dir = ctx
             .env
             .session_dir(ctx.state_session(), "code")

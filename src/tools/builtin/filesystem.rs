@@ -221,7 +221,7 @@ impl TypedTool for FilesystemTool {
         let raw = a.path.clone();
         let op = parse_op(a)?;
         let mut roots =
-            FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, &ctx.env.work_dir);
+            FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, ctx.work_dir());
         if matches!(op, Op::Read { .. } | Op::List { .. } | Op::Stat) {
             // Oversized outputs and messages of this session are kept in its
             // files dir: the model may always read them back.
@@ -230,7 +230,7 @@ impl TypedTool for FilesystemTool {
                 roots = roots.with_root(&files.session_dir(sid));
             }
         }
-        let base = ctx.env.work_dir.clone();
+        let base = ctx.work_dir().to_path_buf();
         let cfg = &ctx.env.config;
         let lim = Limits {
             cap: cfg.tools.output_limit_bytes.max(256),

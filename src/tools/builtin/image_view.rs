@@ -86,11 +86,9 @@ impl TypedTool for ImageViewTool {
                 ));
             }
             (Some(p), None) => {
-                let roots = FsRoots::from_config(
-                    &ctx.env.config.security.fs_allowed_paths,
-                    &ctx.env.work_dir,
-                );
-                let resolved = roots.resolve_checked(p, &ctx.env.work_dir)?;
+                let roots =
+                    FsRoots::from_config(&ctx.env.config.security.fs_allowed_paths, ctx.work_dir());
+                let resolved = roots.resolve_checked(p, ctx.work_dir())?;
                 let shown = resolved.display().to_string();
                 let sec = &ctx.env.config.security;
                 let policy = OpenPolicy {

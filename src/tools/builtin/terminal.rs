@@ -63,8 +63,8 @@ impl TypedTool for TerminalTool {
         let max = cfg.tools.terminal_timeout_secs.max(1);
         let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(max).clamp(1, max));
         let cwd = match &a.cwd {
-            Some(c) => paths::absolute(c, &ctx.env.work_dir),
-            None => ctx.env.work_dir.clone(),
+            Some(c) => paths::absolute(c, ctx.work_dir()),
+            None => ctx.work_dir().to_path_buf(),
         };
         if !cwd.is_dir() {
             return Err(ToolError::failed(format!(
@@ -76,7 +76,7 @@ impl TypedTool for TerminalTool {
             .with_file_redirects(cfg.security.terminal_allow_file_redirects);
         shell_check::check(command, &list)?;
         let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
-        let policy = crate::sandbox::Policy::for_tool(&ctx.env, ctx.state_session(), escalation)?;
+        let policy = crate::sandbox::Policy::for_tool(&ctx.env, &ctx.session, escalation)?;
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(&cwd);
         if !list.allows_everything() {

@@ -1,91 +1,18 @@
 //! `todo`: a per-session checklist. Statuses: pending, in_progress, done,
 //! failed, skipped. With step validation on, `done` needs a `validation` note.
+//!
+//! The list belongs to the session ([`crate::tools::SessionTools`]): a
+//! subagent works on its parent session's list, and the list survives a
+//! restart and `/session resume`.
 use crate::protocol::{AgentEvent, TodoItem, TodoStatus};
-use crate::session::SessionStore;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
 /// The statuses' wire names, in order.
 pub(crate) fn statuses() -> Vec<&'static str> {
     TodoStatus::ALL.iter().map(|s| s.as_str()).collect()
-}
-
-/// All sessions' todo lists: cached in memory, persisted per session in the
-/// session database (`session_state`, key `todo`) once a store is attached,
-/// so a list survives a restart and `/session resume`.
-#[derive(Default)]
-pub struct TodoBoard {
-    lists: Mutex<HashMap<String, Vec<TodoItem>>>,
-    store: OnceLock<Arc<SessionStore>>,
-}
-
-const STATE_KEY: &str = "todo";
-
-impl TodoBoard {
-    /// Persists lists from now on (and loads them on first use).
-    pub(crate) fn attach(&self, store: Arc<SessionStore>) {
-        let _ = self.store.set(store);
-    }
-
-    pub fn get(&self, session: &str) -> Vec<TodoItem> {
-        if let Some(items) = self.lists.lock().ok().and_then(|m| m.get(session).cloned()) {
-            return items;
-        }
-        let loaded: Vec<TodoItem> = self
-            .store
-            .get()
-            .and_then(|s| s.get_state(session, STATE_KEY).ok().flatten())
-            .and_then(|json| serde_json::from_str(&json).ok())
-            .unwrap_or_default();
-        if let Ok(mut m) = self.lists.lock() {
-            m.entry(session.to_string())
-                .or_insert_with(|| loaded.clone());
-        }
-        loaded
-    }
-
-    /// Drops the cached list of a closed session (it stays stored).
-    pub(crate) fn forget(&self, session: &str) {
-        if let Ok(mut m) = self.lists.lock() {
-            m.remove(session);
-        }
-    }
-
-    pub fn set(&self, session: &str, items: Vec<TodoItem>) {
-        if let Some(store) = self.store.get() {
-            // Ids that are not sessions (a subagent without a parent session)
-            // stay in memory only.
-            if let Ok(json) = serde_json::to_string(&items)
-                && let Err(e) = store.put_state(session, STATE_KEY, &json)
-            {
-                tracing::debug!("todo list of {session} kept in memory only: {e}");
-            }
-        }
-        if let Ok(mut m) = self.lists.lock() {
-            m.insert(session.to_string(), items);
-        }
-    }
-
-    /// Replaces the list from plain texts (and optional executors).
-    pub fn set_texts(&self, session: &str, texts: Vec<(String, Option<String>)>) -> Vec<TodoItem> {
-        let items: Vec<TodoItem> = texts
-            .into_iter()
-            .enumerate()
-            .map(|(i, (text, executor))| TodoItem {
-                id: i as u32 + 1,
-                text,
-                status: TodoStatus::Pending,
-                executor,
-                validation: None,
-            })
-            .collect();
-        self.set(session, items.clone());
-        items
-    }
 }
 
 pub(crate) fn render(items: &[TodoItem]) -> String {
@@ -188,10 +115,9 @@ impl TypedTool for TodoTool {
     }
 
     async fn run(&self, a: TodoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let board = &ctx.env.todos;
-        let session = ctx.state_session();
+        let board = &ctx.session;
         let result = match a.action {
-            TodoAction::Read => return Ok(render(&board.get(session)).into()),
+            TodoAction::Read => return Ok(render(&board.todos()).into()),
             TodoAction::Set | TodoAction::Add => {
                 let items = match a.items.as_ref().map(Self::parse_items) {
                     Some(Ok(items)) if !items.is_empty() => items,
@@ -203,9 +129,9 @@ impl TypedTool for TodoTool {
                     }
                 };
                 if a.action == TodoAction::Set {
-                    board.set_texts(session, items);
+                    board.set_todo_texts(items);
                 } else {
-                    let mut list = board.get(session);
+                    let mut list = board.todos();
                     let start = list.iter().map(|i| i.id).max().unwrap_or(0);
                     for (n, (text, executor)) in items.into_iter().enumerate() {
                         list.push(TodoItem {
@@ -216,9 +142,9 @@ impl TypedTool for TodoTool {
                             validation: None,
                         });
                     }
-                    board.set(session, list);
+                    board.set_todos(list);
                 }
-                ToolOutput::new(render(&board.get(session)))
+                ToolOutput::new(render(&board.todos()))
             }
             TodoAction::Update => {
                 let Some(id) = a.id.map(|id| id as u32) else {
@@ -240,7 +166,7 @@ impl TypedTool for TodoTool {
                         "step {id} not marked done: step validation is on, so say in 'validation' how you verified the result (command output, file checked, test passed), then update again"
                     )));
                 }
-                let mut list = board.get(session);
+                let mut list = board.todos();
                 let Some(item) = list.iter_mut().find(|i| i.id == id) else {
                     return Err(ToolError::failed(format!(
                         "no todo item {id}; the list has {} items",
@@ -251,13 +177,13 @@ impl TypedTool for TodoTool {
                 if let Some(v) = validation {
                     item.validation = Some(v.to_string());
                 }
-                board.set(session, list);
-                ToolOutput::new(render(&board.get(session)))
+                board.set_todos(list);
+                ToolOutput::new(render(&board.todos()))
             }
         };
         ctx.events
             .emit(AgentEvent::TodoUpdated {
-                items: board.get(session),
+                items: board.todos(),
             })
             .await;
         Ok(result)

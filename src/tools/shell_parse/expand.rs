@@ -124,9 +124,13 @@ impl Parser {
     }
 
     /// `$'…'`: bash decodes escapes, dash reads `$` and a single-quoted
-    /// string. The two agree on where it ends unless it contains `\'`.
+    /// string. The two agree on where it ends unless it contains `\'`;
+    /// they never agree on the value (`$'ls'` is `ls` to bash, `$ls` to
+    /// dash), so the word counts as expanded: never a command name, never
+    /// an option of a builtin or wrapper.
     fn ansi_c(&mut self, w: &mut Word) -> Result<(), String> {
         w.mark_special();
+        w.expanded = true;
         self.bump();
         self.bump();
         let mut body = String::new();

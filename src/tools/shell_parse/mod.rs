@@ -39,6 +39,9 @@ pub(crate) struct Word {
     pub(crate) glob: bool,
     /// Byte offset in `text` of the first quoted, escaped or expanded part.
     pub(crate) first_special: Option<usize>,
+    /// Holds an unquoted expansion: the shell splits its value into any
+    /// number of words (and globs them).
+    pub(crate) split: bool,
 }
 
 /// One redirection: operator (`>`, `>>`, `>|`, `<`, `<>`, `>&`, `<&`) and
@@ -459,8 +462,16 @@ impl Parser {
                     }
                 }
                 '"' => self.double_quoted(&mut w)?,
-                '$' => self.dollar(&mut w)?,
-                '`' => self.backtick(&mut w)?,
+                '$' | '`' => {
+                    let had = std::mem::take(&mut w.expanded);
+                    if c == '$' {
+                        self.dollar(&mut w)?;
+                    } else {
+                        self.backtick(&mut w)?;
+                    }
+                    w.split |= w.expanded;
+                    w.expanded |= had;
+                }
                 '*' | '?' => {
                     w.glob = true;
                     w.text.push(c);

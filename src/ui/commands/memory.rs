@@ -17,7 +17,7 @@ fn e(x: impl ToString) -> String {
 
 /// Runs `/memory <args>`; returns the lines to show.
 pub(crate) fn execute(app: &App, args: &[String]) -> Result<Vec<String>, String> {
-    let Some(m) = app.memory.as_deref() else {
+    let Some(m) = app.memory() else {
         return Err("memory is turned off ([memory].enabled = false)".into());
     };
     let rest = |from: usize| {
@@ -28,7 +28,7 @@ pub(crate) fn execute(app: &App, args: &[String]) -> Result<Vec<String>, String>
             .join(" ")
     };
     match args.first().map(String::as_str) {
-        None => overview(m),
+        None => overview(&m),
         Some("list") | Some("ls") => Ok(fact_lines(
             &m.facts(None).map_err(e)?,
             "no facts remembered yet",

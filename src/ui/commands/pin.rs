@@ -1,11 +1,9 @@
-//! `/pin` and `/unpin` (messages kept verbatim through compaction) and the
-//! argument of `/compact`. Both front ends.
+//! The arguments of `/pin`, `/unpin` and `/compact` (both front ends); the
+//! pins themselves are [`Op::Pin`](crate::protocol::Op) on the session.
 //!
 //! Numbers are those `/pin` lists: user and assistant messages with text or
-//! images (an image-only message shows as `(image)`), in
-//! the order of the transcript, from 1. `last` is the latest answer.
-use crate::app::App;
-use crate::app::{PinEntry, PinTarget};
+//! images (an image-only message shows as `(image)`), in the order of the
+//! transcript, from 1. `last` is the latest answer.
 use crate::protocol::CompactMode;
 
 pub(crate) const USAGE: &str =
@@ -23,64 +21,16 @@ pub(crate) fn compact_mode(arg: Option<&str>) -> Result<CompactMode, String> {
     }
 }
 
-fn preview(e: &PinEntry) -> String {
-    let text = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let text = if text.is_empty() {
-        "(image)".to_string()
-    } else {
-        text
-    };
-    format!("{}: {}", e.role, crate::ui::format::preview(&text, 70))
-}
-
-/// Runs `/pin` / `/unpin` on `session`; returns the lines to show.
-pub(crate) fn execute(
-    app: &App,
-    session: &str,
-    arg: Option<&str>,
-    pin: bool,
-) -> Result<Vec<String>, String> {
-    let Some(arg) = arg else {
-        if !pin {
-            return Err(USAGE.into());
-        }
-        let list = app.pin_entries(session)?;
-        if list.is_empty() {
-            return Ok(vec![
-                "nothing to pin yet: no messages in this session".into(),
-            ]);
-        }
-        let mut out: Vec<String> = list
-            .iter()
-            .map(|e| {
-                let mark = if e.pinned { "📌" } else { "  " };
-                format!("{mark}{:>4}  {}", e.n, preview(e))
-            })
-            .collect();
-        out.push("/pin N keeps message N verbatim through compaction; /unpin N undoes it".into());
-        return Ok(out);
-    };
-    let target = match arg {
-        "last" => PinTarget::LastAnswer,
-        n => PinTarget::Number(
-            n.parse()
-                .map_err(|_| format!("'{n}' is not a message number; {USAGE}"))?,
-        ),
-    };
-    let Some((e, changed)) = app.set_pin(session, target, pin)? else {
-        let count = app.pin_entries(session)?.len();
-        return Err(format!(
-            "no message {arg}: this session has {count} pinnable messages (/pin lists them)"
-        ));
-    };
-    let n = e.n;
-    Ok(vec![match (pin, changed) {
-        (true, true) => format!(
-            "📌 pinned #{n} ({}): kept verbatim through every compaction",
-            preview(&e)
-        ),
-        (true, false) => format!("#{n} is already pinned"),
-        (false, true) => format!("unpinned #{n}: a later compaction may summarise it"),
-        (false, false) => format!("#{n} was not pinned"),
-    }])
+/// The message a `/pin` or `/unpin` argument names: its number, 0 for
+/// `last`. `/unpin` alone is a usage error.
+pub(crate) fn index(arg: Option<&str>) -> Result<usize, String> {
+    match arg {
+        None => Err(USAGE.into()),
+        Some("last") => Ok(0),
+        Some(n) => n
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("'{n}' is not a message number; {USAGE}")),
+    }
 }

@@ -1,16 +1,32 @@
 //! Attachments in plain mode: `/attach PATH…` queues files for the next
-//! message; `@path` in a message attaches that file. Both go through
-//! [`crate::attach`] (the same rules as `navi run -f` and the TUI).
+//! message; `@path` in a message attaches that file. Both are the session's
+//! `Op::Attach` (the rules of [`crate::attach`], the same as `navi run -f`
+//! and the TUI).
 //!
 //! Invariant: a queued attachment is sent exactly once, with the next
 //! message; a file that cannot be attached is reported and never sent.
 use super::Plain;
-use crate::app::Prepared;
+use crate::app::{Prepared, Reply};
 use crate::attach::Attachment;
+use crate::protocol::{Op, OpError};
+use std::path::Path;
 
 pub(crate) use crate::attach::{at_paths, expand};
 
 impl Plain {
+    /// Reads `path` for the next message (the session's rules).
+    fn attach(&self, path: &Path) -> Result<Attachment, OpError> {
+        match self.session.submit(Op::Attach {
+            path: path.to_path_buf(),
+        })? {
+            Reply::Attached(a) => Ok(a),
+            _ => Err(OpError::Invalid(format!(
+                "cannot attach {}",
+                path.display()
+            ))),
+        }
+    }
+
     /// `/attach PATH…`, `/attach` (list), `/attach clear`.
     pub(super) fn attach_cmd(&mut self, args: &str) {
         if args.trim().is_empty() && !self.pending.is_empty() {
@@ -38,7 +54,7 @@ impl Plain {
             return;
         }
         for w in args.split_whitespace() {
-            match self.app.attach_file(&self.st.session.id, &expand(w)) {
+            match self.attach(&expand(w)) {
                 Ok(a) => {
                     let t = format!("attached {}; it goes with your next message", a.describe());
                     self.say(&self.pal().dim(&t));
@@ -58,7 +74,7 @@ impl Plain {
         let mut items: Vec<Attachment> = std::mem::take(&mut self.pending);
         self.sent = Some((text.to_string(), items.clone()));
         for p in at_paths(text) {
-            match self.app.attach_file(&self.st.session.id, &p) {
+            match self.attach(&p) {
                 Ok(a) => items.push(a),
                 Err(e) => {
                     let t = self.pal().red(&format!("error: {e}; message not sent"));
@@ -68,7 +84,7 @@ impl Plain {
                 }
             }
         }
-        Some(self.port().handle().prepare_with(text.trim_end(), &items))
+        Some(self.session.prepare_with(text.trim_end(), &items))
     }
 
     /// The message was refused (an image the model cannot take): its

@@ -24,10 +24,12 @@ use super::lines::{
     style,
 };
 use crate::app::launch::{Failure, GlobalArgs, build_app};
-use crate::app::{App, AppOptions, OpenOptions, SessionChoice, SessionPort};
+use crate::app::{App, AppOptions, SessionChoice, SessionHandle};
+use crate::protocol::SessionEvent;
 use editor::{Editor, EditorConfig, NaviPrompt, Reply};
 use input::{Input, Interrupts, LineSource};
 use std::io::{IsTerminal, Write};
+use tokio::sync::mpsc;
 
 /// What the terminal can do.
 #[derive(Clone, Copy, Debug)]
@@ -79,11 +81,9 @@ struct Plain {
     /// The running turn's text and `/attach` files, kept for the next line
     /// when the message is refused.
     sent: Option<(String, Vec<crate::attach::Attachment>)>,
-    /// Every session opened in this run (their SSH connections are closed
-    /// at exit).
-    visited: Vec<String>,
-    /// The open session's port (opened with its first run).
-    port: Option<SessionPort>,
+    /// The open session (a session command replaces it) and its events.
+    session: SessionHandle,
+    events: Option<mpsc::Receiver<SessionEvent>>,
 }
 
 pub(crate) async fn run(
@@ -99,19 +99,23 @@ pub(crate) async fn run(
         ..Default::default()
     };
     let (app, _log) = build_app(g, opts)?;
-    let (meta, busy_note) = app.open_interactive(&choice, profile.as_deref())?;
-    if let Some(note) = busy_note {
+    let mut session = crate::ui::tui::open_session(&app, &choice, profile.as_deref())?;
+    if let Some(note) = session.opening_note() {
         eprintln!("navi: {note}");
     }
+    let meta = session
+        .info()
+        .ok_or_else(|| Failure::runtime(format!("session {} is gone", session.id())))?;
+    let events = session.take_events();
     app.spawn_memory_extraction(&meta.id);
     // In the background: the prompt never waits for MCP servers.
-    app.agent.env.mcp.start();
-    let themes = crate::ui::tui::theme::names(Some(&app.paths.config_dir));
+    app.spawn_mcp();
+    let themes = crate::ui::tui::theme::names(Some(&app.paths().config_dir));
     let input = if term.editor() {
         let ed = Editor::start(EditorConfig {
-            history: app.paths.data_dir.join("history.txt"),
+            history: app.paths().data_dir.join("history.txt"),
             color: term.color,
-            profiles: app.profiles.ids(),
+            profiles: app.profile_ids(),
             themes,
             source: Some(std::sync::Arc::new(lookup::Lookup(
                 app.lookups(&meta.profile_id),
@@ -126,10 +130,9 @@ pub(crate) async fn run(
     };
     let st = UiState {
         session: meta,
-        show_thinking: app.config.ui.show_thinking,
-        theme: app.config.ui.theme.clone(),
+        show_thinking: app.config().ui.show_thinking,
+        theme: app.config().ui.theme.clone(),
         last_answer: String::new(),
-        running: false,
     };
     let r = LineRenderer::new(LineOptions {
         color: term.color,
@@ -154,8 +157,8 @@ pub(crate) async fn run(
         pending: Vec::new(),
         typed: hold::Typed::default(),
         sent: None,
-        visited: Vec::new(),
-        port: None,
+        session,
+        events,
     };
     if term.stdin_tty {
         // The last resort when the terminal goes away and the loop does not
@@ -167,16 +170,10 @@ pub(crate) async fn run(
     if let Input::Editor(e) = &mut plain.input {
         e.shutdown();
     }
-    plain.visit();
-    // The open session ends as in every front end (its lock and what the
-    // process kept for it released); the others' shared SSH connections
-    // and the MCP servers this run started go too.
-    if let Some(p) = plain.port.take() {
-        p.close().await;
-    }
-    for id in &plain.visited {
-        plain.app.end_session(id).await;
-    }
+    // The open session ends as in every front end (a running turn stopped
+    // and saved, its connections, lock and what the process kept for it
+    // released); the MCP servers this run started go too.
+    plain.session.close().await;
     plain.app.stop_mcp();
     Ok(code)
 }
@@ -184,7 +181,7 @@ pub(crate) async fn run(
 /// Code highlighting for the configured theme; a broken theme file is
 /// reported and the default used.
 fn code_style(theme: &str, app: &App) -> CodeStyle {
-    code_style_for(theme, &app.paths.config_dir).unwrap_or_else(|e| {
+    code_style_for(theme, &app.paths().config_dir).unwrap_or_else(|e| {
         eprintln!("warning: {e}");
         CodeStyle {
             depth: style::depth(),
@@ -260,7 +257,7 @@ impl Plain {
     }
 
     fn greet(&mut self) {
-        let history = self.app.history(&self.st.session.id).unwrap_or_default();
+        let history = self.session.history().unwrap_or_default();
         self.st.last_answer = crate::protocol::last_answer(&history).to_string();
         if !history.is_empty() {
             self.show_history(&history, 6);
@@ -275,30 +272,8 @@ impl Plain {
         self.note(&line);
     }
 
-    /// The open session's port; a session command that moved to another
-    /// session (and its lock) detaches the port of the one left.
-    fn port(&mut self) -> &SessionPort {
-        let id = self.st.session.id.clone();
-        if self.port.as_ref().is_some_and(|p| p.id() != id)
-            && let Some(old) = self.port.take()
-        {
-            old.detach();
-        }
-        let app = &self.app;
-        self.port
-            .get_or_insert_with(|| SessionPort::new(app.handle_for(&id, OpenOptions::default())))
-    }
-
-    /// Records the open session as visited.
-    fn visit(&mut self) {
-        if !self.visited.contains(&self.st.session.id) {
-            self.visited.push(self.st.session.id.clone());
-        }
-    }
-
     async fn repl(&mut self) -> u8 {
         loop {
-            self.visit();
             let prompt = self.prompt();
             match self
                 .input

@@ -2,7 +2,8 @@
 //! `ui::commands`; this file only turns each `Outcome` into lines.
 //!
 //! Invariant: no command logic lives here; anything a command changes
-//! (session, profile, model…) is changed by `commands::execute`.
+//! (session, profile, model…) is an op of `commands::execute` on the open
+//! session.
 use super::Plain;
 use super::editor::Reply;
 use crate::protocol::AgentEvent;
@@ -13,14 +14,14 @@ use tokio_util::sync::CancellationToken;
 impl Plain {
     /// Runs a slash command line. True when navi should quit.
     pub(super) async fn slash(&mut self, line: &str) -> bool {
+        self.drain_stale();
         let parsed = commands::parse(line);
-        if let Ok(SlashCommand::SessionDelete(key)) = &parsed {
-            self.visit();
-            if !self.confirm_delete(key.as_deref()).await {
-                return false;
-            }
+        if let Ok(SlashCommand::SessionDelete(key)) = &parsed
+            && !self.confirm_delete(key.as_deref()).await
+        {
+            return false;
         }
-        let result = parsed.and_then(|cmd| commands::execute(cmd, &self.app, &mut self.st));
+        let result = parsed.and_then(|cmd| self.execute(cmd));
         match result {
             Err(e) => {
                 let t = self.pal().red(&e);
@@ -33,12 +34,24 @@ impl Plain {
                 }
                 false
             }
-            Ok(Outcome::Compact(mode)) => {
-                self.compact(mode).await;
+            Ok(Outcome::Compacting(_)) => {
+                self.compacting().await;
                 false
             }
             Ok(o) => self.apply(o),
         }
+    }
+
+    /// Runs a command on the open session; a session command that opened
+    /// another session takes its events.
+    fn execute(&mut self, cmd: SlashCommand) -> Result<Outcome, String> {
+        let out = commands::execute(cmd, &self.app, &mut self.session, &mut self.st)?;
+        if matches!(out, Outcome::Switched { .. })
+            && let Some(rx) = self.session.take_events()
+        {
+            self.events = Some(rx);
+        }
+        Ok(out)
     }
 
     /// `/session delete` asks first, as the TUI does: only `y` deletes.
@@ -80,9 +93,7 @@ impl Plain {
             self.say("no sessions yet");
             return None;
         }
-        if let Ok(Outcome::Show(lines)) =
-            commands::execute(SlashCommand::SessionList, &self.app, &mut self.st)
-        {
+        if let Ok(Outcome::Show(lines)) = self.execute(SlashCommand::SessionList) {
             lines.iter().for_each(|l| self.say(l));
         }
         if !self.input.interactive() {
@@ -102,11 +113,7 @@ impl Plain {
             Reply::Line(a) if !a.trim().is_empty() => a.trim().to_string(),
             _ => return None,
         };
-        match commands::execute(
-            SlashCommand::SessionResume(Some(key)),
-            &self.app,
-            &mut self.st,
-        ) {
+        match self.execute(SlashCommand::SessionResume(Some(key))) {
             Ok(o) => Some(o),
             Err(e) => {
                 let t = self.pal().red(&e);
@@ -132,14 +139,14 @@ impl Plain {
                 self.show_history(&history, 10);
                 let t = format!("{note} · {}", self.session_label());
                 self.say(&p.cyan(&t));
-                let todos = self.app.agent.env.todos.get(&self.st.session.id);
+                let todos = self.session.todos();
                 if !todos.is_empty() {
-                    let list = crate::tools::builtin::todo::render(&todos);
+                    let list = crate::app::words::todo_lines(&todos);
                     self.say(&p.dim(&format!("todo:\n{list}")));
                 }
             }
-            Outcome::Pick(_) | Outcome::Compact(_) => {}
-            Outcome::Stop => self.say(&p.dim("nothing is running")),
+            Outcome::Pick(_) | Outcome::Compacting(_) => {}
+            Outcome::Stop => self.say(&p.dim(&crate::protocol::OpError::NotRunning.to_string())),
             Outcome::Quit => return true,
             Outcome::Copy(text) => {
                 if self.term.stdout_tty && !self.term.dumb {
@@ -156,7 +163,7 @@ impl Plain {
                     ));
                 }
             }
-            Outcome::Theme(t) => match code_style_for(&t, &self.app.paths.config_dir) {
+            Outcome::Theme(t) => match code_style_for(&t, &self.app.paths().config_dir) {
                 Ok(code) => {
                     self.r.opts.code = code;
                     self.say(&format!(

@@ -1,17 +1,44 @@
 //! One turn (and `/compact`) in plain mode: events printed as they come,
 //! approvals asked inline, Ctrl-C a cooperative stop.
 //!
-//! Invariants: a turn is stopped only through its cancel token, never
-//! aborted (the agent writes what it owes to the session first); the status
-//! line is printed after every turn that ran; `UiState::running` is true
-//! exactly while a turn's events are being read.
+//! Invariants: a turn is stopped only with `Op::Stop` (its cancel token),
+//! never aborted (the agent writes what it owes to the session first); the
+//! status line is printed after every turn that ran; a run's events are
+//! read from the session's stream until its `TurnEnded`.
 use super::Plain;
 use super::editor::Reply;
 use crate::protocol::AgentEvent;
-use crate::protocol::{Decision, Op, TurnEnd};
+use crate::protocol::{Decision, Op, SessionEvent, TurnEnd};
 use crate::ui::lines::highlight;
 use std::time::Instant;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+/// The next item of the session's stream (`None`: it closed).
+async fn next(events: &mut Option<mpsc::Receiver<SessionEvent>>) -> Option<SessionEvent> {
+    match events {
+        Some(rx) => rx.recv().await,
+        None => None,
+    }
+}
+
+/// What a run produced once its stream said how it ended (`None`: the
+/// stream closed without saying).
+// One item at a time, straight from the stream: boxing the event would cost
+// an allocation per streamed token for nothing.
+#[allow(clippy::large_enum_variant)]
+enum Item {
+    Event(AgentEvent),
+    End(Option<TurnEnd>),
+}
+
+fn item(ev: Option<SessionEvent>) -> Item {
+    match ev {
+        Some(SessionEvent::Agent { event }) => Item::Event(event),
+        Some(SessionEvent::TurnEnded { end, .. }) => Item::End(Some(end)),
+        None => Item::End(None),
+    }
+}
 
 use crate::ui::wording::decision;
 
@@ -19,48 +46,45 @@ impl Plain {
     /// Runs a turn to its end. `Some(code)` means navi should exit now.
     pub(super) async fn turn(&mut self, text: &str) -> Option<u8> {
         self.sig.drain();
+        self.drain_stale();
         if self.term.color {
             highlight::warm();
         }
         self.r.begin_turn();
-        self.st.running = true;
         let started = Instant::now();
-        let Some(message) = self.compose_message(text) else {
-            self.st.running = false;
+        let message = self.compose_message(text)?;
+        if let Err(e) = self.session.send(message) {
+            let t = self.pal().red(&format!("error: {e}"));
+            self.note(&t);
             return None;
-        };
-        let mut h = match self.port().send(message) {
-            Ok(run) => run,
-            Err(e) => {
-                self.st.running = false;
-                let t = self.pal().red(&format!("error: {e}"));
-                self.note(&t);
-                return None;
-            }
-        };
+        }
+        // Cancelled with the turn's stop (a question waiting stops asking).
+        let cancel = CancellationToken::new();
         // Typed-ahead text is held (not echoed into the answer) while the
         // editor owns the terminal between turns.
         let _echo =
             matches!(self.input, super::input::Input::Editor(_)).then(super::hold::EchoOff::start);
         let mut presses = 0u32;
         let mut quit = None;
-        loop {
+        let end = loop {
             tokio::select! {
-                ev = h.events.recv() => {
-                    let Some(ev) = ev else { break };
-                    let pieces = self.r.event(&ev);
-                    self.emit(pieces);
-                    self.after_event(ev, &h.cancel).await;
-                }
+                ev = next(&mut self.events) => match item(ev) {
+                    Item::Event(ev) => {
+                        let pieces = self.r.event(&ev);
+                        self.emit(pieces);
+                        self.after_event(ev, &cancel).await;
+                    }
+                    Item::End(end) => break end,
+                },
                 _ = self.input.stop_typed(&mut self.typed) => {
                     // `/stop` typed during the turn: like a first Ctrl-C.
-                    if h.cancel.is_cancelled() {
+                    if cancel.is_cancelled() {
                         let t = self.pal().yellow("still stopping…");
                         self.note(&t);
                     } else {
                         let pieces = self.r.close();
                         self.emit(pieces);
-                        h.cancel.cancel();
+                        self.stop(&cancel);
                     }
                 }
                 stop = self.sig.recv() => {
@@ -69,7 +93,7 @@ impl Plain {
                         // groups killed, results saved), then exit.
                         let pieces = self.r.close();
                         self.emit(pieces);
-                        h.cancel.cancel();
+                        self.stop(&cancel);
                         self.exit_after = Some(stop.exit_code());
                         continue;
                     }
@@ -78,7 +102,7 @@ impl Plain {
                         1 => {
                             let pieces = self.r.close();
                             self.emit(pieces);
-                            h.cancel.cancel();
+                            self.stop(&cancel);
                         }
                         2 => {
                             let t = self.pal().yellow("still stopping… Ctrl-C once more leaves navi");
@@ -86,49 +110,62 @@ impl Plain {
                         }
                         _ => {
                             quit = Some(130);
-                            break;
+                            break None;
                         }
                     }
                 }
             }
-        }
-        self.st.running = false;
+        };
         if quit.is_some() {
             self.note("navi: interrupted");
             return quit;
         }
         let p = self.pal();
-        match h.end.await {
-            Ok(TurnEnd::Stopped) => {
+        match end {
+            Some(TurnEnd::Stopped) => {
                 if !self.r.saw_stop() {
                     self.note(&p.yellow("stopped"));
                 }
             }
-            Ok(TurnEnd::Done { .. }) => {}
-            Ok(TurnEnd::Failed { message }) => {
+            Some(TurnEnd::Done { .. }) => {}
+            Some(TurnEnd::Failed { message }) => {
                 self.failed = true;
                 if !self.r.saw_error() {
                     self.note(&p.red(&format!("error: {message}")));
                 }
             }
-            Ok(TurnEnd::Refused { message }) => {
+            Some(TurnEnd::Refused { message }) => {
                 self.failed = true;
                 if !self.r.saw_error() {
                     self.note(&p.red(&format!("error: {message}")));
                 }
                 self.keep_refused();
             }
-            Err(_) => {
+            None => {
                 self.failed = true;
                 self.note(&p.red("error: the turn failed: it ended without a word"));
             }
         }
         let status = self.r.status_line(started.elapsed());
         self.note(&status);
-        if let Some(meta) = self.app.session_meta(&self.st.session.id) {
+        if let Some(meta) = self.session.info() {
             self.st.session = meta;
         }
         self.exit_after
+    }
+
+    /// Drops what the session sent while nothing ran (a profile switch's
+    /// event: the command that caused it already said what happened).
+    pub(super) fn drain_stale(&mut self) {
+        if let Some(rx) = self.events.as_mut() {
+            while rx.try_recv().is_ok() {}
+        }
+    }
+
+    /// Asks the running turn (or compaction) to stop; `cancel` marks it so.
+    fn stop(&self, cancel: &CancellationToken) {
+        cancel.cancel();
+        let _ = self.session.submit(Op::Stop);
     }
 
     async fn after_event(&mut self, ev: AgentEvent, cancel: &CancellationToken) {
@@ -150,27 +187,24 @@ impl Plain {
                 let d = match reply {
                     Reply::Line(a) if super::hold::is_stop(&a) => {
                         // `/stop` as the answer stops the whole turn.
-                        cancel.cancel();
+                        self.stop(cancel);
                         return;
                     }
                     Reply::Line(a) => decision(&a),
                     Reply::Interrupted => {
                         // Ctrl-C at the question stops the whole turn; the
                         // gate answers the call "cancelled".
-                        cancel.cancel();
+                        self.stop(cancel);
                         return;
                     }
                     Reply::Signal(code) => {
-                        cancel.cancel();
+                        self.stop(cancel);
                         self.exit_after = Some(code);
                         return;
                     }
                     Reply::Eof => Decision::Deny,
                 };
-                let _ = self
-                    .port()
-                    .handle()
-                    .submit(Op::Approval { id, decision: d });
+                let _ = self.session.submit(Op::Approval { id, decision: d });
             }
             AgentEvent::ProfileSwitched { profile_id, .. } => {
                 self.st.session.profile_id = profile_id;
@@ -182,46 +216,39 @@ impl Plain {
         }
     }
 
-    /// `/compact`: summarises older context; Ctrl-C stops it.
-    pub(super) async fn compact(&mut self, mode: crate::protocol::CompactMode) {
+    /// `/compact` started (the shared command submitted it): its events
+    /// until it ends; Ctrl-C stops it.
+    pub(super) async fn compacting(&mut self) {
         self.sig.drain();
         let t = self.pal().dim("compacting…");
         self.say(&t);
-        let h = match self.port().compact(mode) {
-            Ok(run) => run,
-            Err(e) => {
-                let t = self.pal().red(&format!("error: {e}"));
-                self.say(&t);
-                return;
-            }
-        };
-        let (mut rx, cancel, end) = (h.events, h.cancel, h.end);
-        loop {
+        let cancel = CancellationToken::new();
+        let end = loop {
             tokio::select! {
-                ev = rx.recv() => match ev {
-                    Some(ev) => {
+                ev = next(&mut self.events) => match item(ev) {
+                    Item::Event(ev) => {
                         let pieces = self.r.event(&ev);
                         self.emit(pieces);
                     }
-                    None => break,
+                    Item::End(end) => break end,
                 },
-                _ = self.input.stop_typed(&mut self.typed) => cancel.cancel(),
+                _ = self.input.stop_typed(&mut self.typed) => self.stop(&cancel),
                 stop = self.sig.recv() => {
                     if stop.is_fatal() {
                         self.exit_after = Some(stop.exit_code());
                     }
-                    cancel.cancel()
+                    self.stop(&cancel)
                 }
             }
-        }
+        };
         let p = self.pal();
-        match end.await {
+        match end {
             // "nothing to compact" came as an event; so did a failure.
-            Ok(TurnEnd::Done { .. } | TurnEnd::Failed { .. } | TurnEnd::Refused { .. }) => {}
-            Ok(TurnEnd::Stopped) => self.say(&p.yellow("compaction stopped")),
-            Err(_) => self.say(&p.red("error: compaction failed: it ended without a word")),
+            Some(TurnEnd::Done { .. } | TurnEnd::Failed { .. } | TurnEnd::Refused { .. }) => {}
+            Some(TurnEnd::Stopped) => self.say(&p.yellow("compaction stopped")),
+            None => self.say(&p.red("error: compaction failed: it ended without a word")),
         }
-        if let Some(meta) = self.app.session_meta(&self.st.session.id) {
+        if let Some(meta) = self.session.info() {
             self.st.session = meta;
         }
     }

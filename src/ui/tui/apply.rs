@@ -233,7 +233,7 @@ impl TuiState {
                 tokens_before,
                 tokens_after,
             } => self.notice(
-                crate::agent::compact_run::preview_lines(
+                crate::app::words::preview_lines(
                     summary,
                     *messages_replaced,
                     *turns_kept,
@@ -258,7 +258,7 @@ impl TuiState {
                 self.close_open();
                 self.push(CellKind::Changes {
                     turn: *turn,
-                    summary: crate::checkpoint::summary::line(*turn, files),
+                    summary: crate::app::words::files_line(*turn, files),
                     diff: Vec::new(),
                 });
                 self.diff_wanted = Some(*turn);

@@ -8,7 +8,7 @@
 //! there meanwhile, so no frame waits on the network). The session list is
 //! read again each time the composer enters a session argument; the model
 //! list is kept per profile until the server is asked again.
-use super::host::Models;
+use super::event_loop::Models;
 use crate::ui::commands::args::{self, ArgList};
 
 #[derive(Default)]

@@ -1,8 +1,8 @@
 //! Attachments in the TUI: `/attach PATH…` queues files for the next message
 //! (shown above the composer; `/attach clear` or `/attach remove N` takes
 //! them back), and `@path` words in a message attach those files. Reading
-//! and deciding how a file travels is [`crate::attach`] (through the host),
-//! the same rules as plain mode and `navi run -f`.
+//! and deciding how a file travels is the session's (`Op::Attach`, by the
+//! rules of [`crate::attach`]), the same as plain mode and `navi run -f`.
 //!
 //! Invariants: a queued attachment goes with exactly one message; when an
 //! `@path` cannot be attached the message is not sent, the error says why,
@@ -11,14 +11,29 @@
 //! the same way: its text into the composer, its `/attach` files queued
 //! again (its `@path` words attach their files again when it is resent).
 use super::EventLoop;
+use crate::app::Reply;
 use crate::attach::{self, Attachment};
+use crate::protocol::{AgentEvent, Op, OpError};
 use crate::ui::tui::cells::CellKind;
-use crate::ui::tui::host::{Host, Turn};
 use crate::ui::tui::state::TuiState;
+use std::path::Path;
 
 const USAGE: &str = "usage: /attach PATH… (goes with your next message; or write @path in a message) · /attach clear · /attach remove N";
 
-impl<H: Host> EventLoop<'_, H> {
+impl EventLoop<'_> {
+    /// Reads `path` for the next message (the session's rules).
+    fn attach(&self, path: &Path) -> Result<Attachment, OpError> {
+        match self.session.submit(Op::Attach {
+            path: path.to_path_buf(),
+        })? {
+            Reply::Attached(a) => Ok(a),
+            _ => Err(OpError::Invalid(format!(
+                "cannot attach {}",
+                path.display()
+            ))),
+        }
+    }
+
     /// `/attach` and its arguments.
     pub(super) fn attach_cmd(&mut self, args: &[String]) {
         let queued = &mut self.state.attachments;
@@ -69,7 +84,6 @@ impl<H: Host> EventLoop<'_, H> {
             }
             _ => {}
         }
-        let sid = self.session_id();
         for w in args {
             // `/attach @src/x.rs` (completed by the @file popup) means the file.
             let mut path = attach::expand(w);
@@ -78,7 +92,7 @@ impl<H: Host> EventLoop<'_, H> {
             {
                 path = attach::expand(rest);
             }
-            match self.host.attach(&sid, &path) {
+            match self.attach(&path) {
                 Ok(a) => {
                     self.state.flash = Some(format!(
                         "attached {}; it goes with your next message",
@@ -95,12 +109,13 @@ impl<H: Host> EventLoop<'_, H> {
     }
 
     /// Starts the turn for `text` with the queued attachments and its
-    /// `@path` files. `None` (reported) when a file cannot be attached.
-    pub(super) fn start(&mut self, sid: &str, text: &str) -> Option<Turn> {
+    /// `@path` files. Nothing starts (and it is reported) when a file
+    /// cannot be attached or the session refuses the message.
+    pub(super) fn start(&mut self, text: &str) {
         let mut items: Vec<Attachment> = std::mem::take(&mut self.state.attachments);
         self.state.sent = Some((text.to_string(), items.clone()));
         for p in attach::at_paths(text) {
-            match self.host.attach(sid, &p) {
+            match self.attach(&p) {
                 Ok(a) => items.push(a),
                 Err(e) => {
                     self.state.attachments = items;
@@ -111,16 +126,28 @@ impl<H: Host> EventLoop<'_, H> {
                     if self.state.composer.is_empty() {
                         self.state.composer.set_text(text);
                     }
-                    return None;
+                    return;
                 }
             }
         }
-        if items.is_empty() {
-            return Some(self.host.start_turn(sid, text));
+        if !items.is_empty() {
+            let names: Vec<String> = items.iter().map(Attachment::describe).collect();
+            self.state.notice(format!("attached: {}", names.join(", ")));
         }
-        let names: Vec<String> = items.iter().map(Attachment::describe).collect();
-        self.state.notice(format!("attached: {}", names.join(", ")));
-        Some(self.host.start_turn_with(sid, text, &items))
+        let msg = self.session.prepare_with(text, &items);
+        match self.session.send(msg) {
+            Ok(()) => self.run = true,
+            Err(e) => {
+                // Shown as a turn that failed at once.
+                let sid = self.session.id();
+                self.state
+                    .apply(&AgentEvent::StreamStart { session_id: sid });
+                self.state.apply(&AgentEvent::Error {
+                    message: e.to_string(),
+                });
+                self.state.turn_finished();
+            }
+        }
     }
 }
 

@@ -7,31 +7,49 @@
 //!   in batches and only mark the frame dirty.
 //! - Drawing happens only when the scheduler says a frame is due (≤ max_fps),
 //!   however many events arrived.
-//! - A running turn is stopped by its token, never aborted; on quit the loop
-//!   waits (bounded) for the turn to close its channel so the session is
+//! - The loop holds the open session's handle (and the app, to open,
+//!   list and delete sessions); every change to the session is an `Op`.
+//! - A running turn is stopped with `Op::Stop` (its token), never aborted;
+//!   on quit the loop waits (bounded) for the turn to end so the session is
 //!   written.
+//! - Events are applied while a run the loop started is in flight; it ends
+//!   with the session's `TurnEnded`.
 //! - Nothing touches the network before the first frame: the backend check
 //!   starts after it; a resumed session's history loads on a blocking thread
 //!   meanwhile (messages typed before it arrives are queued).
 use super::cells::CellKind;
-use super::host::{Check, Host, Load, Models, Turn};
-use super::model_picker::{self, ModelPicker};
 use super::render::render;
 use super::scheduler::{ANIMATION, FrameScheduler};
 use super::state::{Action, RunState, TuiState};
-use crate::protocol::AgentEvent;
-use crate::ui::commands;
+use crate::app::{App, SessionHandle};
+use crate::protocol::{AgentEvent, Op, SessionEvent};
 use crossterm::event::Event;
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 
 /// The sessions and models the completion popup asked for.
 mod arg_fill;
+/// Slash commands and the `/model` picker.
+mod commands;
 /// Checkpoint helpers: the diff of a files-changed card, edit and resend.
 mod rewind_ui;
+
+/// What the background backend check found: the model the open profile will
+/// use and its context window (0: unknown), or why the backend cannot serve.
+pub(crate) type Check = Pin<Box<dyn Future<Output = Result<(String, u64), String>> + Send>>;
+
+/// The server's models (for `/model`), fetched off the UI thread.
+pub(crate) type Models =
+    Pin<Box<dyn Future<Output = Result<Vec<crate::protocol::ModelInfo>, String>> + Send>>;
+
+/// A session's display history, loaded off the UI thread.
+pub(crate) type Load = Pin<Box<dyn Future<Output = Result<Vec<AgentEvent>, String>> + Send>>;
 
 /// Longest wait for a stopped turn to finish writing when quitting.
 #[path = "attach_send.rs"]
@@ -53,9 +71,9 @@ async fn sleep_opt(at: Option<Instant>) {
     }
 }
 
-async fn recv_opt(run: &mut Option<Turn>) -> Option<AgentEvent> {
-    match run {
-        Some(t) => t.events.recv().await,
+async fn recv_opt(events: &mut Option<mpsc::Receiver<SessionEvent>>) -> Option<SessionEvent> {
+    match events {
+        Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
 }
@@ -99,10 +117,15 @@ async fn check_opt(check: &mut Option<Check>) -> Result<(String, u64), String> {
     }
 }
 
-pub struct EventLoop<'h, H: Host> {
-    pub(crate) host: &'h mut H,
+pub struct EventLoop<'h> {
+    pub(crate) app: &'h App,
+    /// The open session (a session command replaces it).
+    pub(crate) session: SessionHandle,
+    /// Its event stream.
+    events: Option<mpsc::Receiver<SessionEvent>>,
     pub state: TuiState,
-    run: Option<Turn>,
+    /// A turn or compaction this loop started is in flight.
+    run: bool,
     quit_at: Option<Instant>,
     done: bool,
     /// `/model`'s request for the server's list, and the name to check.
@@ -121,12 +144,15 @@ pub(crate) type ProbeFn<'h> = Box<dyn FnOnce() -> super::background::Probe + 'h>
 /// Edits a draft in an external editor: the new text, or why not.
 pub(crate) type EditorFn<'h> = Box<dyn FnMut(&str) -> Result<String, String> + 'h>;
 
-impl<'h, H: Host> EventLoop<'h, H> {
-    pub fn new(host: &'h mut H, state: TuiState) -> Self {
+impl<'h> EventLoop<'h> {
+    pub fn new(app: &'h App, mut session: SessionHandle, state: TuiState) -> Self {
+        let events = session.take_events();
         EventLoop {
-            host,
+            app,
+            session,
+            events,
             state,
-            run: None,
+            run: false,
             quit_at: None,
             done: false,
             models: None,
@@ -155,192 +181,63 @@ impl<'h, H: Host> EventLoop<'h, H> {
         self.state.status.session_id.clone()
     }
 
+    /// The open session (to close it when the loop is done).
+    pub fn session(&self) -> &SessionHandle {
+        &self.session
+    }
+
     fn perform(&mut self, action: Action) {
         match action {
             Action::Send(text) => {
-                if self.run.is_none() {
-                    let sid = self.session_id();
-                    self.run = self.start(&sid, &text);
+                if !self.run {
+                    self.start(&text);
                 } else {
                     self.state.queue.push_back(text);
                 }
             }
             Action::Command(line) => self.command(&line),
-            Action::Confirmed(cmd) => self.run_command(cmd),
+            Action::Confirmed(cmd) => {
+                self.run_command(cmd);
+            }
             Action::Resend(n, text) => self.resend(n, text),
             Action::Editor => self.edit_draft(),
             Action::SwitchModel(m) => self.switch_model(m),
             Action::Stop => {
-                if let Some(r) = &self.run {
-                    r.cancel.cancel();
+                if self.run {
+                    let _ = self.session.submit(Op::Stop);
                 }
             }
-            Action::Quit => match &self.run {
-                Some(r) => {
-                    r.cancel.cancel();
+            Action::Quit => {
+                if self.run {
+                    let _ = self.session.submit(Op::Stop);
                     self.state.run = RunState::Stopping;
                     self.state.flash = Some("stopping the turn before quitting…".into());
                     self.quit_at
                         .get_or_insert_with(|| Instant::now() + QUIT_GRACE);
-                }
-                None => self.done = true,
-            },
-            Action::Answer(id, d) => self.host.answer(&id, d),
-            Action::Steer(text) => {
-                if self.run.is_some() {
-                    let sid = self.session_id();
-                    self.host.steer(&sid, &text);
                 } else {
+                    self.done = true;
+                }
+            }
+            Action::Answer(id, decision) => {
+                let _ = self.session.submit(Op::Approval { id, decision });
+            }
+            Action::Steer(text) => {
+                let taken = self.run
+                    && self
+                        .session
+                        .submit(Op::Steer { text: text.clone() })
+                        .is_ok();
+                if !taken {
                     self.state.steers.retain(|s| *s != text);
                     self.state.begin_turn(&text);
                     self.perform(Action::Send(text));
                 }
             }
-            Action::Compact(mode) => {
-                if self.run.is_some() {
-                    self.state.hint("a turn is running; /stop it first");
-                } else {
-                    let sid = self.session_id();
-                    self.run = Some(self.host.compact(&sid, mode));
-                    self.state.begin_task(RunState::Compacting);
-                }
+            Action::Compacting => {
+                self.run = true;
+                self.state.begin_task(RunState::Compacting);
             }
         }
-    }
-
-    fn command(&mut self, line: &str) {
-        // What the command shows lands at the bottom: bring the view there
-        // (a search or a scroll may have left it higher up).
-        self.state.transcript.follow();
-        let cmd = match commands::parse(line) {
-            Ok(c) => c,
-            Err(e) => return self.state.hint(e),
-        };
-        if let commands::SlashCommand::Attach(args) = &cmd {
-            return self.attach_cmd(args);
-        }
-        if let commands::SlashCommand::SessionDelete(key) = &cmd {
-            let what = match key {
-                Some(k) => format!("session {k}"),
-                None => format!(
-                    "this session ({})",
-                    if self.state.status.title.is_empty() {
-                        "untitled"
-                    } else {
-                        &self.state.status.title
-                    }
-                ),
-            };
-            let q =
-                format!("delete {what} and all its messages? y deletes, any other key keeps it");
-            self.state.info(vec![q.clone()]);
-            self.state.flash = Some(q.clone());
-            self.state.confirm = Some((q, cmd));
-            return;
-        }
-        if let commands::SlashCommand::Model(arg) = &cmd
-            && arg.as_deref() != Some("default")
-            && self.models.is_none()
-        {
-            let profile = self.state.status.profile.clone();
-            if let Some(f) = self.host.list_models(&profile) {
-                self.models = Some(f);
-                self.model_wanted = arg.clone();
-                self.state.flash = Some("asking the server for its models…".into());
-                return;
-            }
-        }
-        let default = matches!(&cmd, commands::SlashCommand::Model(Some(d)) if d == "default");
-        let help = cmd == commands::SlashCommand::Help;
-        self.run_command(cmd);
-        if help {
-            self.state.info(
-                super::keys::KEY_HELP
-                    .iter()
-                    .map(|l| l.to_string())
-                    .collect(),
-            );
-        }
-        if default {
-            // The profile's list decides again at the next message.
-            self.state.status.model.clear();
-            self.state.status.model_note = "model: profile's list".into();
-        }
-    }
-
-    /// The server listed its models for `/model`.
-    fn models_listed(&mut self, r: Result<Vec<crate::protocol::ModelInfo>, String>) {
-        self.state.flash = None;
-        let wanted = self.model_wanted.take();
-        let list = match r {
-            Ok(l) => {
-                self.keep_model_names(&l);
-                l
-            }
-            Err(e) => {
-                return self
-                    .state
-                    .hint(format!("cannot list the server's models: {e}"));
-            }
-        };
-        match wanted {
-            None => {
-                let current = self.state.status.model.clone();
-                self.state.model_picker = Some(ModelPicker::new(list, &current));
-            }
-            Some(name) => match model_picker::find(&list, &name) {
-                Some(m) => self.switch_model(m.clone()),
-                None => self.state.hint(model_picker::unknown(&name, &list)),
-            },
-        }
-    }
-
-    /// Switches through the shared `/model <name>`; the status line follows.
-    fn switch_model(&mut self, m: crate::protocol::ModelInfo) {
-        self.run_command(commands::SlashCommand::Model(Some(m.name.clone())));
-        self.state.status.model = m.name.clone();
-        self.state.status.model_note.clear();
-        if let Some(n) = m.context_length {
-            self.state.status.ctx_max = n;
-        }
-    }
-
-    fn run_command(&mut self, cmd: commands::SlashCommand) {
-        let Some(mut ui) = self.state.ui_state() else {
-            return self.state.hint("no session is open");
-        };
-        let before = self.session_id();
-        match self.host.execute(cmd, &mut ui) {
-            Ok(out) => {
-                self.state.absorb_ui_state(&ui);
-                for a in self.state.apply_outcome(out) {
-                    self.perform(a);
-                }
-                let now = self.session_id();
-                if now != before {
-                    self.state.side.todos = self.host.todos(&now);
-                }
-            }
-            Err(e) => self.state.hint(e),
-        }
-    }
-
-    /// Ctrl-G: the draft in the external editor; a failure keeps it.
-    fn edit_draft(&mut self) {
-        let Some(edit) = self.editor.as_mut() else {
-            self.state.hint("no external editor here");
-            return;
-        };
-        let draft = self.state.composer.expanded();
-        match edit(&draft) {
-            Ok(text) => {
-                self.state.composer.clear();
-                self.state.composer.set_text(&text);
-                self.state.refresh_popup();
-            }
-            Err(e) => self.state.hint(e),
-        }
-        self.state.repaint = true;
     }
 
     /// Appends what was sent to the history file, off the input path.
@@ -378,21 +275,20 @@ impl<'h, H: Host> EventLoop<'h, H> {
         self.fill_arg_lists();
     }
 
-    /// The running turn's channel closed.
-    fn finished(&mut self) {
-        self.run = None;
+    /// The run ended (the session's `TurnEnded`); `steers`: what it never
+    /// took in.
+    fn finished(&mut self, steers: Vec<String>) {
+        self.run = false;
         let stopped = self.state.turn_finished();
-        let sid = self.session_id();
-        if let Some(meta) = self.host.refresh(&sid) {
+        if let Some(meta) = self.session.info() {
             self.state.set_session_meta(&meta);
         }
-        let left = self.host.take_steers(&sid);
         if self.quit_at.is_some() {
             self.done = true;
             return;
         }
-        if let Some(m) = self.state.steers_left(left, stopped) {
-            self.run = self.start(&sid, &m);
+        if let Some(m) = self.state.steers_left(steers, stopped) {
+            self.start(&m);
             return;
         }
         if stopped {
@@ -400,7 +296,19 @@ impl<'h, H: Host> EventLoop<'h, H> {
             return;
         }
         if let Some(m) = self.state.next_queued() {
-            self.run = self.start(&sid, &m);
+            self.start(&m);
+        }
+    }
+
+    /// One item of the session's stream.
+    fn session_event(&mut self, ev: SessionEvent) {
+        match ev {
+            // Outside a run (a profile switch's event): the command that
+            // caused it already said what happened.
+            SessionEvent::Agent { event } if self.run => self.state.apply(&event),
+            SessionEvent::Agent { .. } => {}
+            SessionEvent::TurnEnded { steers, .. } if self.run => self.finished(steers),
+            SessionEvent::TurnEnded { .. } => {}
         }
     }
 
@@ -427,14 +335,14 @@ impl<'h, H: Host> EventLoop<'h, H> {
         let mut warm: Option<tokio::task::JoinHandle<()>> = None;
         let mut hist: Option<tokio::task::JoinHandle<Vec<String>>> = None;
         let load_id = self.session_id();
-        let mut load = if self.state.loading {
-            self.host.load_history(&load_id)
+        let mut load: Option<Load> = if self.state.loading {
+            Some(Box::pin(self.session.load_history()))
         } else {
             None
         };
         if load.is_none() {
             self.state.history_loaded(&load_id, &[]);
-            self.state.side.todos = self.host.todos(&load_id);
+            self.state.side.todos = self.session.todos();
         }
         while !self.done {
             let now = Instant::now();
@@ -491,29 +399,38 @@ impl<'h, H: Host> EventLoop<'h, H> {
                         }
                         if opts.check_backend {
                             let profile = self.state.status.profile.clone();
-                            check = self.host.check_backend(&profile);
+                            check = self
+                                .app
+                                .check_backend(&profile)
+                                .map(|c| Box::pin(c) as Check);
                             if check.is_some() && self.state.status.model.is_empty() {
                                 self.state.status.model_note = "model: checking…".into();
                             }
                         }
                     }
                 }
-                ev = recv_opt(&mut self.run) => {
+                ev = recv_opt(&mut self.events) => {
                     match ev {
                         Some(ev) => {
-                            self.state.apply(&ev);
+                            self.session_event(ev);
                             let mut n = 0;
                             while n < BATCH {
-                                let Some(r) = self.run.as_mut() else { break };
-                                match r.events.try_recv() {
-                                    Ok(ev) => self.state.apply(&ev),
+                                let Some(rx) = self.events.as_mut() else { break };
+                                match rx.try_recv() {
+                                    Ok(ev) => self.session_event(ev),
                                     Err(_) => break,
                                 }
                                 n += 1;
                             }
                             self.fill_diff();
                         }
-                        None => self.finished(),
+                        // The handle is gone: nothing more comes.
+                        None => {
+                            self.events = None;
+                            if self.run {
+                                self.finished(Vec::new());
+                            }
+                        }
                     }
                     sched.request();
                 }
@@ -538,12 +455,11 @@ impl<'h, H: Host> EventLoop<'h, H> {
                             self.state.push(CellKind::Error(e));
                         }
                     }
-                    self.state.side.todos = self.host.todos(&load_id);
-                    if self.run.is_none()
+                    self.state.side.todos = self.session.todos();
+                    if !self.run
                         && let Some(m) = self.state.next_queued()
                     {
-                        let sid = self.session_id();
-                        self.run = self.start(&sid, &m);
+                        self.start(&m);
                     }
                     sched.request();
                 }

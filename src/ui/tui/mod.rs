@@ -6,8 +6,8 @@
 //! (`cells`, `markdown`, `highlight`, `wrap`), panes (`transcript`,
 //! `side_pane`, `composer`, `status`) and overlays (`popup`, `picker`,
 //! `approval`) each own their drawing; [`event_loop::EventLoop`] routes
-//! input, agent events and frame ticks ([`scheduler`]) and talks to the app
-//! only through [`host::Host`].
+//! input, agent events and frame ticks ([`scheduler`]) and holds the open
+//! session's handle (and the app, to open, list and delete sessions).
 //!
 //! Invariants:
 //! - The TUI consumes only `AgentEvent`s and sends only user intents (start a
@@ -31,7 +31,6 @@ pub mod farewell;
 pub(crate) mod hangup;
 pub mod highlight;
 pub(crate) mod history;
-pub mod host;
 pub(crate) mod input_history;
 pub(crate) mod keys;
 pub(crate) mod markdown;
@@ -56,10 +55,9 @@ pub(crate) mod transcript;
 pub(crate) mod wrap;
 
 use crate::app::launch::{Failure, GlobalArgs, build_app};
-use crate::app::{App, AppOptions, SessionChoice};
+use crate::app::{App, AppOptions, OpenOptions, SessionChoice, SessionHandle};
 use event_loop::{EventLoop, LoopOptions};
 use futures_util::StreamExt;
-use host::AppHost;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use state::TuiState;
@@ -68,19 +66,36 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use theme::Theme;
 
-/// The initial state for `app`: theme, options and the session. The
-/// history is not read here: the event loop loads it while the first frame
-/// is drawn (`state.loading`).
-pub fn initial_state(
+/// Opens the session the TUI (and plain mode) starts on: pending until its
+/// first message; when the most recent session is busy in another navi
+/// (the user did not name it) a new one starts instead, with a note saying
+/// why. A session named with `--session` that is busy stays an error.
+pub fn open_session(
     app: &App,
     choice: &SessionChoice,
     profile: Option<&str>,
-) -> Result<TuiState, Failure> {
-    let (meta, busy_note) = app.open_interactive(choice, profile)?;
+) -> Result<SessionHandle, Failure> {
+    let opts = OpenOptions {
+        profile: profile.map(String::from),
+        pending: true,
+        new_if_busy: true,
+        ..Default::default()
+    };
+    Ok(app.open_handle(choice, opts)?)
+}
+
+/// The initial state for `session` of `app`: theme, options and the
+/// session. The history is not read here: the event loop loads it while the
+/// first frame is drawn (`state.loading`).
+pub fn initial_state(app: &App, session: &SessionHandle) -> Result<TuiState, Failure> {
+    let meta = session
+        .info()
+        .ok_or_else(|| Failure::runtime(format!("session {} is gone", session.id())))?;
     let no_color = theme::no_color_env();
-    let dir = app.paths.config_dir.clone();
+    let config = app.config();
+    let dir = app.paths().config_dir.clone();
     // "auto": COLORFGBG now (no I/O); an OSC 11 query after the first frame.
-    let wanted = background::theme_without_query(&app.config.ui.theme);
+    let wanted = background::theme_without_query(&config.ui.theme);
     let (theme, theme_error) = match Theme::load(wanted, Some(&dir), no_color) {
         Ok(t) => (t, None),
         Err(e) => (Theme::fallback(no_color), Some(e)),
@@ -89,24 +104,22 @@ pub fn initial_state(
     st.theme_names = theme::names(Some(&dir));
     st.config_dir = Some(dir);
     st.no_color = no_color;
-    st.profile_ids = app.profiles.ids();
-    st.show_thinking = app.config.ui.show_thinking;
+    st.profile_ids = app.profile_ids();
+    st.show_thinking = config.ui.show_thinking;
     st.cwd = status::short_cwd();
-    st.guard = format!(
-        "{} · {}",
-        app.agent.gate.mode_label(),
-        crate::sandbox::short_label(&app.config.sandbox)
-    );
-    st.history_file = Some(app.paths.data_dir.join("history.txt"));
+    st.guard = app.guard_label();
+    st.history_file = Some(app.paths().data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
-    // The window stored with the session, until the backend check says.
-    st.status.ctx_max = app.stored_window(&meta.id);
+    // The window stored with the session, until the backend check says;
+    // the model chosen for it, if one was.
+    st.status.ctx_max = session.stored_window();
+    st.status.model = session.model().unwrap_or_default();
     st.loading = true;
     if let Some(e) = theme_error {
         st.hint(format!("[ui].theme: {e}; using the built-in dark theme"));
     }
-    if let Some(note) = busy_note {
-        st.hint(note);
+    if let Some(note) = session.opening_note() {
+        st.hint(note.to_string());
     }
     Ok(st)
 }
@@ -162,14 +175,13 @@ pub(crate) async fn run(
             ..Default::default()
         },
     )?;
-    let state = initial_state(&app, &choice, profile.as_deref())?;
-    if let Some(meta) = &state.session {
-        app.spawn_memory_extraction(&meta.id);
-    }
+    let session = open_session(&app, &choice, profile.as_deref())?;
+    let state = initial_state(&app, &session)?;
+    app.spawn_memory_extraction(&session.id());
     // In the background: the first frame never waits for MCP servers.
-    app.agent.env.mcp.start();
+    app.spawn_mcp();
     let opts = LoopOptions {
-        max_fps: app.config.ui.max_fps,
+        max_fps: app.config().ui.max_fps,
         check_backend: true,
     };
     let guard = terminal::enter().map_err(|e| {
@@ -179,7 +191,7 @@ pub(crate) async fn run(
     })?;
     let signal_code = Arc::new(AtomicU8::new(0));
     hangup::watch(std::time::Duration::from_secs(5));
-    let mut host = AppHost::new(&app);
+    let mut lp = EventLoop::new(&app, session, state);
     let result = async {
         // No `terminal.clear()`: it asks the terminal for the cursor position
         // (a round trip before the first frame); `enter` cleared the screen.
@@ -195,8 +207,7 @@ pub(crate) async fn run(
         let mut input = shared
             .clone()
             .take_until(Box::pin(terminated(signal_code.clone())));
-        let mut lp = EventLoop::new(&mut host, state);
-        if wants_probe(&app.config.ui.theme) {
+        if wants_probe(&app.config().ui.theme) {
             let paused = shared.clone();
             lp.probe_background = Some(Box::new(move || {
                 paused.pause();
@@ -221,32 +232,25 @@ pub(crate) async fn run(
                 |_| {},
             )
             .await;
-        let bye = farewell::farewell(&lp.state, app.config.tui.scrollback);
-        r.map(|()| (lp.state.visited.clone(), bye))
+        let bye = farewell::farewell(&lp.state, app.config().tui.scrollback);
+        r.map(|()| bye)
     }
     .await;
     drop(guard);
     // The open session ends as in every front end: a running turn stopped
-    // and saved, its lock and what the process kept for it released.
-    host.close().await;
-    if let Ok((visited, bye)) = &result {
+    // and saved, its connections, its lock and what the process kept for it
+    // released; a session nothing was sent in is not kept.
+    lp.session().close().await;
+    if let Ok(bye) = &result
+        && !bye.is_empty()
+    {
         // The alternate screen is gone: leave the answer and the way back.
-        if !bye.is_empty() {
-            let mut out = std::io::stdout();
-            let _ = out.write_all(bye.as_bytes());
-            let _ = out.flush();
-        }
-        for id in visited {
-            // Shared connections (SSH) of every session opened in this run.
-            app.end_session(id).await;
-            // A session nothing was sent in is not kept.
-            if app.store.resolve(id).is_ok_and(|m| m.message_count == 0) {
-                let _ = app.store.delete(id);
-            }
-        }
+        let mut out = std::io::stdout();
+        let _ = out.write_all(bye.as_bytes());
+        let _ = out.flush();
     }
     // The MCP servers this run started, with everything they started.
-    app.agent.env.mcp.shutdown();
+    app.stop_mcp();
     result
         .map(|_| signal_code.load(Ordering::SeqCst))
         .map_err(|e| Failure::runtime(format!("terminal error: {e}")))

@@ -20,9 +20,6 @@ impl TuiState {
         self.status.title = meta.title.clone();
         // The store's count is the latest after a turn or a compaction.
         self.status.ctx_used = meta.context_token_count;
-        if !self.visited.contains(&meta.id) {
-            self.visited.push(meta.id.clone());
-        }
         self.session = Some(meta.clone());
     }
 
@@ -66,7 +63,6 @@ impl TuiState {
             show_thinking: self.show_thinking,
             theme: self.theme.name.clone(),
             last_answer: self.last_answer.clone(),
-            running: self.running,
         })
     }
 
@@ -102,7 +98,7 @@ impl TuiState {
             Outcome::Stop => match self.request_stop() {
                 Some(a) => return vec![a],
                 None if self.running => {}
-                None => self.hint("nothing to stop: no turn is running"),
+                None => self.hint(crate::protocol::OpError::NotRunning.to_string()),
             },
             Outcome::Quit => return vec![Action::Quit],
             Outcome::Copy(text) => {
@@ -130,7 +126,7 @@ impl TuiState {
                     "thinking is hidden"
                 });
             }
-            Outcome::Compact(mode) => return vec![Action::Compact(mode)],
+            Outcome::Compacting(_) => return vec![Action::Compacting],
         }
         Vec::new()
     }

@@ -67,8 +67,8 @@ pub enum Action {
     Stop,
     Quit,
     Answer(String, Decision),
-    /// Run `/compact` on the current session.
-    Compact(crate::protocol::CompactMode),
+    /// `/compact` started on the current session: its events follow.
+    Compacting,
     /// Steer the running turn with this message (Ctrl-S).
     Steer(String),
     /// Switch to this model (chosen in the `/model` picker).
@@ -97,8 +97,6 @@ pub struct StatusInfo {
 pub struct TuiState {
     /// The open session (`None` only before start-up finished).
     pub(crate) session: Option<crate::protocol::SessionMeta>,
-    /// Every session opened in this run (their resources are released on exit).
-    pub(crate) visited: Vec<String>,
     pub theme: Theme,
     pub theme_names: Vec<String>,
     pub profile_ids: Vec<String>,
@@ -126,7 +124,7 @@ pub struct TuiState {
     /// the composer when the message is refused (`input_returned`).
     pub(crate) sent: Option<(String, Vec<crate::attach::Attachment>)>,
     /// Steers sent to the running turn and not yet taken in.
-    pub(crate) steers: Vec<String>,
+    pub steers: Vec<String>,
     /// `/model`'s picker, once the server listed its models.
     pub(crate) model_picker: Option<super::model_picker::ModelPicker>,
     /// The todo pane toggled with Alt-T (`None`: shown from 100 columns).
@@ -189,7 +187,6 @@ impl TuiState {
     pub fn new(theme: Theme) -> Self {
         TuiState {
             session: None,
-            visited: Vec::new(),
             theme,
             theme_names: Vec::new(),
             profile_ids: Vec::new(),

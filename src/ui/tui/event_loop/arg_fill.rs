@@ -1,22 +1,21 @@
 //! Filling the lists the completion popup draws arguments from
 //! ([`super::super::arg_lists`]): sessions at once from the local database,
 //! models through a background request whose answer the loop awaits.
-use super::EventLoop;
-use super::Host;
+use super::{EventLoop, Models};
 use crate::ui::commands::args::ArgList;
 
-impl<H: Host> EventLoop<'_, H> {
+impl EventLoop<'_> {
     /// Starts or does the read the popup asked for.
     pub(super) fn fill_arg_lists(&mut self) {
         match self.state.args.wanted.take() {
             Some(ArgList::Sessions) => {
-                self.state.args.sessions = Some(self.host.session_choices());
+                self.state.args.sessions = Some(self.app.session_choices());
                 self.state.refresh_popup();
             }
             Some(ArgList::Models) => {
                 let profile = self.state.status.profile.clone();
-                match self.host.list_models(&profile) {
-                    Some(f) => self.state.args.fetch = Some(f),
+                match self.app.list_models(&profile) {
+                    Some(f) => self.state.args.fetch = Some(Box::pin(f) as Models),
                     None => self.state.args.models_listed(&profile, None),
                 }
             }

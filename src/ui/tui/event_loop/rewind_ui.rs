@@ -3,20 +3,15 @@
 //! edited text as a new message).
 use super::EventLoop;
 use crate::ui::commands;
-use crate::ui::tui::host::Host;
 use crate::ui::tui::state::Action;
 
-impl<H: Host> EventLoop<'_, H> {
+impl EventLoop<'_> {
     /// The diff of the `files_changed` card just shown (via `/diff N`).
     pub(super) fn fill_diff(&mut self) {
         let Some(turn) = self.state.diff_wanted.take() else {
             return;
         };
-        let Some(mut ui) = self.state.ui_state() else {
-            return;
-        };
-        let cmd = commands::SlashCommand::Diff(Some(turn.to_string()));
-        let Ok(commands::Outcome::Show(lines)) = self.host.execute(cmd, &mut ui) else {
+        let Ok(lines) = self.session.diff(Some(turn)) else {
             return;
         };
         for c in self.state.transcript.cells.iter_mut().rev() {
@@ -33,23 +28,12 @@ impl<H: Host> EventLoop<'_, H> {
     /// Edit and resend: `/rewind N`, then the edited text as a new message;
     /// when the rewind is refused the text goes back into the composer.
     pub(super) fn resend(&mut self, n: usize, text: String) {
-        let Some(mut ui) = self.state.ui_state() else {
-            return self.state.hint("no session is open");
-        };
         let cmd = commands::SlashCommand::Rewind(vec![n.to_string()]);
-        match self.host.execute(cmd, &mut ui) {
-            Ok(out) => {
-                self.state.absorb_ui_state(&ui);
-                for a in self.state.apply_outcome(out) {
-                    self.perform(a);
-                }
-                self.state.begin_turn(&text);
-                self.perform(Action::Send(text));
-            }
-            Err(e) => {
-                self.state.composer.set_text(&text);
-                self.state.hint(e);
-            }
+        if self.run_command(cmd) {
+            self.state.begin_turn(&text);
+            self.perform(Action::Send(text));
+        } else {
+            self.state.composer.set_text(&text);
         }
     }
 }

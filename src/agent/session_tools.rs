@@ -1,0 +1,43 @@
+//! The tools a session's turns see: the process's registry (built-ins,
+//! user tools, the configured MCP servers) plus the tools of the session's
+//! own MCP servers (an editor may bring servers for one session).
+use super::session::SessionMcp;
+use super::{Agent, Session};
+use crate::tools::ToolRegistry;
+
+impl Agent {
+    /// The registry a turn of `session` runs its calls through.
+    pub(crate) fn registry_for(&self, session: &Session) -> ToolRegistry {
+        let mut reg = self.tools.read().map(|r| r.clone()).unwrap_or_default();
+        if let Some(SessionMcp { tools, .. }) = session.mcp()
+            && let Ok(own) = tools.read()
+        {
+            for name in own.names() {
+                if let Some(t) = own.get(&name)
+                    && let Err(e) = reg.register_mcp(t.clone())
+                {
+                    tracing::warn!("the session's MCP tool {name} is left out: {e}");
+                }
+            }
+        }
+        reg
+    }
+
+    /// Names of the MCP tools ready now, the session's own included.
+    pub(crate) fn mcp_ready(&self, session: &Session) -> Vec<String> {
+        let mut names = self.env.mcp.ready_tool_names();
+        if let Some(m) = session.mcp() {
+            names.extend(m.hub.ready_tool_names());
+        }
+        names
+    }
+
+    /// MCP start-up warnings not shown yet, the session's own included.
+    pub(crate) fn mcp_warnings(&self, session: &Session) -> Vec<String> {
+        let mut out = self.env.mcp.take_warnings();
+        if let Some(m) = session.mcp() {
+            out.extend(m.hub.take_warnings());
+        }
+        out
+    }
+}

@@ -1,0 +1,326 @@
+//! The checkpoint state of one open session (owned by it): the snapshot running in the
+//! background, the turn in progress, the times its tools ran.
+//!
+//! Invariants: at most one git works on a session's index at a time (a
+//! snapshot is started only when none runs; the end of a turn waits for a
+//! running one); a turn's "before" tree is a snapshot started after the turn
+//! began and finished before its first writing tool ran; no turn waits for
+//! a first snapshot that hashes more than `prepare::WAIT_LIMIT` files.
+use super::may_write;
+use super::prepare::{self, Outcome, Phase, Place};
+use crate::llm::ToolCall;
+use crate::protocol::AgentEvent;
+use crate::session::SessionStore;
+use std::sync::Mutex;
+use std::time::SystemTime;
+use tokio::sync::watch;
+
+struct Job {
+    rx: watch::Receiver<Phase>,
+    /// The turn it was started for (`None`: at the session's start).
+    for_turn: Option<u64>,
+}
+
+impl Job {
+    fn done(&self) -> bool {
+        matches!(*self.rx.borrow(), Phase::Done(_))
+    }
+}
+
+struct Turn {
+    seq: u64,
+    /// The turn's number among the user's messages.
+    number: usize,
+    message: String,
+    before: Option<String>,
+    /// No checkpoint this turn (already said why).
+    failed: bool,
+    /// When tools ran: (start, end).
+    windows: Vec<(SystemTime, SystemTime)>,
+}
+
+#[derive(Default)]
+struct State {
+    place: Option<Place>,
+    job: Option<Job>,
+    turn: Option<Turn>,
+    /// Checkpoints are off for this workspace: why.
+    off: Option<String>,
+    seq: u64,
+}
+
+/// One session's checkpoint state.
+#[derive(Default)]
+pub struct Checkpoints {
+    state: Mutex<State>,
+}
+
+/// While a tool batch runs; dropped when it ends, which records the time.
+pub(crate) struct ToolWindow<'a> {
+    owner: &'a Checkpoints,
+    start: SystemTime,
+    /// A warning to show before the tools run.
+    pub(crate) warning: Option<String>,
+}
+
+impl Drop for ToolWindow<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.owner.state.lock()
+            && let Some(t) = st.turn.as_mut()
+        {
+            t.windows.push((self.start, SystemTime::now()));
+        }
+    }
+}
+
+fn start_job(st: &mut State, session: &str, for_turn: Option<u64>) {
+    let Some(place) = st.place.clone() else {
+        return;
+    };
+    let (tx, rx) = watch::channel(Phase::Counting);
+    let sid = session.to_string();
+    let spawned = std::thread::Builder::new()
+        .name("navi-checkpoint".into())
+        .spawn(move || {
+            let out = prepare::run(&place, &sid, &tx);
+            tx.send_replace(Phase::Done(out));
+        });
+    if let Err(e) = spawned {
+        let (tx, rx) = watch::channel(Phase::Done(Outcome::Failed(format!(
+            "cannot start a thread: {e}"
+        ))));
+        drop(tx);
+        st.job = Some(Job { rx, for_turn });
+        return;
+    }
+    st.job = Some(Job { rx, for_turn });
+}
+
+/// What `before_tools` does next, decided under the lock.
+enum Step {
+    Return(Option<String>),
+    Wait(watch::Receiver<Phase>),
+}
+
+impl Checkpoints {
+    /// The session opened: its first snapshot starts in the background.
+    pub(crate) fn warm(&self, session: &str, place: Place) {
+        let Ok(mut guard) = self.state.lock() else {
+            return;
+        };
+        let st = &mut *guard;
+        if st.place.as_ref() != Some(&place) {
+            *st = State::default();
+            st.place = Some(place);
+        }
+        if st.off.is_none() && st.job.is_none() {
+            start_job(st, session, None);
+        }
+    }
+
+    /// A turn of `session` starts (its user message is number `number`):
+    /// the snapshot of how the workspace is now starts in the background.
+    pub(crate) fn begin(&self, session: &str, number: usize, message: String, place: Place) {
+        let Ok(mut guard) = self.state.lock() else {
+            return;
+        };
+        let st = &mut *guard;
+        if st.place.as_ref() != Some(&place) {
+            *st = State::default();
+            st.place = Some(place);
+        }
+        st.seq += 1;
+        st.turn = Some(Turn {
+            seq: st.seq,
+            number,
+            message,
+            before: None,
+            failed: false,
+            windows: Vec::new(),
+        });
+        if st.off.is_none() && st.job.as_ref().is_none_or(Job::done) {
+            let seq = st.seq;
+            start_job(st, session, Some(seq));
+        }
+    }
+
+    /// Before a tool batch: the turn's "before" tree once, when a call may
+    /// write. The returned window records when the tools ran; its warning
+    /// (a checkpoint that could not be taken) is shown before they run.
+    pub(crate) async fn before_tools(&self, session: &str, calls: &[ToolCall]) -> ToolWindow<'_> {
+        let warning = if calls.iter().any(may_write) {
+            self.establish(session).await
+        } else {
+            None
+        };
+        ToolWindow {
+            owner: self,
+            start: SystemTime::now(),
+            warning,
+        }
+    }
+
+    async fn establish(&self, session: &str) -> Option<String> {
+        loop {
+            let step = self.step(session);
+            let mut rx = match step {
+                Step::Return(w) => return w,
+                Step::Wait(rx) => rx,
+            };
+            // The sender gone without a result: the thread died.
+            if rx.changed().await.is_err() && !matches!(*rx.borrow(), Phase::Done(_)) {
+                let mut st = self.state.lock().ok()?;
+                let t = st.turn.as_mut()?;
+                t.failed = true;
+                return Some(unavailable("the checkpoint thread stopped"));
+            }
+        }
+    }
+
+    fn step(&self, session: &str) -> Step {
+        let Ok(mut guard) = self.state.lock() else {
+            return Step::Return(None);
+        };
+        let st = &mut *guard;
+        let Some(seq) = st
+            .turn
+            .as_ref()
+            .filter(|t| t.before.is_none() && !t.failed)
+            .map(|t| t.seq)
+        else {
+            return Step::Return(None);
+        };
+        if let Some(off) = st.off.clone() {
+            return fail(
+                st,
+                format!("{off}; this turn's changes cannot be listed or undone"),
+            );
+        }
+        let Some(job) = st.job.as_ref() else {
+            start_job(st, session, Some(seq));
+            return self_wait(st);
+        };
+        let phase = job.rx.borrow().clone();
+        let fresh = job.for_turn == Some(seq);
+        match phase {
+            Phase::Done(Outcome::Off(why)) => {
+                st.off = Some(why.clone());
+                fail(st, format!("{why}; this turn's changes cannot be listed or undone"))
+            }
+            Phase::Done(_) if !fresh => {
+                start_job(st, session, Some(seq));
+                self_wait(st)
+            }
+            Phase::Done(out) => match out {
+                Outcome::Tree(tree, note) => {
+                    if let Some(t) = st.turn.as_mut() {
+                        t.before = Some(tree);
+                    }
+                    Step::Return(note.map(|n| {
+                        format!("checkpoint incomplete: some files could not be read ({n}); /undo cannot restore them")
+                    }))
+                }
+                Outcome::Off(_) => Step::Return(None),
+                Outcome::Busy => fail(
+                    st,
+                    "checkpoint skipped: another navi is still recording this workspace (its first checkpoint); this turn's changes cannot be listed or undone".into(),
+                ),
+                Outcome::Failed(e) => fail(st, unavailable(&e)),
+            },
+            Phase::Hashing { files, big: true } => fail(
+                st,
+                format!(
+                    "checkpoint skipped: navi is recording this workspace for the first time ({} files, in the background); this turn's changes cannot be listed or undone",
+                    prepare::thousands(files)
+                ),
+            ),
+            _ => Step::Wait(job.rx.clone()),
+        }
+    }
+
+    /// The turn ended: records what it changed. The event to show, or a
+    /// warning when the second checkpoint failed.
+    pub(crate) async fn end(&self, store: &SessionStore, session: &str) -> Option<AgentEvent> {
+        let (turn, place, mut running) = {
+            let mut guard = self.state.lock().ok()?;
+            let st = &mut *guard;
+            let turn = st.turn.take()?;
+            let running = st.job.as_ref().filter(|j| !j.done()).map(|j| j.rx.clone());
+            (turn, st.place.clone()?, running)
+        };
+        let before = turn.before.clone()?;
+        // Never two gits on one index.
+        if let Some(rx) = running.as_mut() {
+            while !matches!(*rx.borrow(), Phase::Done(_)) {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+        let records = super::load(store, session);
+        let sid = session.to_string();
+        let done = tokio::task::spawn_blocking(move || {
+            super::record::after(&place, &sid, &turn.ended(), &before, &records)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
+        let (record, files) = match done {
+            Ok(Some(r)) => r,
+            Ok(None) => return None,
+            Err(e) => {
+                return Some(AgentEvent::Warning {
+                    message: format!(
+                        "checkpoint after the turn failed: {e}; /undo cannot restore this turn"
+                    ),
+                });
+            }
+        };
+        let number = record.turn;
+        let mut records = super::load(store, session);
+        records.push(record);
+        if let Err(e) = super::save(store, session, &records) {
+            return Some(AgentEvent::Warning {
+                message: format!("cannot save the checkpoint of this turn: {e}"),
+            });
+        }
+        Some(AgentEvent::FilesChanged {
+            turn: number,
+            files,
+        })
+    }
+}
+
+/// What the turn's record needs from its state.
+pub(crate) struct Ended<'a> {
+    pub(crate) number: usize,
+    pub(crate) message: &'a str,
+    pub(crate) windows: &'a [(SystemTime, SystemTime)],
+}
+
+impl Turn {
+    fn ended(&self) -> Ended<'_> {
+        Ended {
+            number: self.number,
+            message: &self.message,
+            windows: &self.windows,
+        }
+    }
+}
+
+fn unavailable(e: &str) -> String {
+    format!("checkpoint unavailable: {e}; the files this turn changes cannot be listed or undone")
+}
+
+fn fail(st: &mut State, message: String) -> Step {
+    if let Some(t) = st.turn.as_mut() {
+        t.failed = true;
+    }
+    Step::Return(Some(message))
+}
+
+fn self_wait(st: &State) -> Step {
+    match &st.job {
+        Some(j) => Step::Wait(j.rx.clone()),
+        None => Step::Return(None),
+    }
+}
