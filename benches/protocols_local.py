@@ -22,7 +22,7 @@ import tempfile
 import time
 import urllib.request
 
-PORT = 18081
+PORT = int(os.environ.get("NAVI_BENCH_PORT", "18093"))
 
 
 def arg(flag, default=None):

@@ -124,14 +124,33 @@ async fn anthropic_tool_loop_round_trips_signatures_and_marks_the_cache() {
     assert_eq!(result["type"], "tool_result");
     assert_eq!(result["tool_use_id"], asst["content"][2]["id"]);
     // The next turn reads the signatures back from the session database.
-    fake.push(Reply::text("Still listed."));
+    fake.push(
+        Reply::text("Still listed.")
+            .with_usage(2000, 5)
+            .with_cache(1800, 0),
+    );
     let o = run(
         &env,
         &vars,
-        &["run", "-c", "-m", "anthropic/test-model", "still there?"],
+        &[
+            "run",
+            "--json",
+            "-c",
+            "-m",
+            "anthropic/test-model",
+            "still there?",
+        ],
     )
     .await;
     assert_eq!(o.code, 0, "{}", o.stderr);
+    // The prompt's size counts what was read from the cache too.
+    let usage: Vec<Value> = o
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "token_usage")
+        .collect();
+    assert_eq!(usage.last().unwrap()["prompt_tokens"], 2000, "{}", o.stdout);
     let last = fake.chat_requests().pop().unwrap();
     assert_eq!(last["messages"][1], reqs[1].body["messages"][1]);
 }

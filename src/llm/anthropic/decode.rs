@@ -46,6 +46,9 @@ enum Open {
 pub struct AnthropicDecoder {
     blocks: BTreeMap<u64, Open>,
     usage: Usage,
+    /// `input_tokens`: the prompt after the last cache mark, without what
+    /// was read from or written to the cache.
+    uncached: u64,
     stop_reason: Option<String>,
     done: bool,
     /// Where the stream came from, for messages.
@@ -71,7 +74,7 @@ impl AnthropicDecoder {
     fn read_usage(&mut self, u: &Value) {
         let n = |k: &str| u.get(k).and_then(Value::as_u64);
         if let Some(v) = n("input_tokens") {
-            self.usage.prompt_tokens = v;
+            self.uncached = v;
         }
         if let Some(v) = n("cache_read_input_tokens") {
             self.usage.cache_read_tokens = v;
@@ -82,6 +85,10 @@ impl AnthropicDecoder {
         if let Some(v) = n("output_tokens") {
             self.usage.completion_tokens = v;
         }
+        // Usage::prompt_tokens is the whole prompt; Anthropic counts the
+        // cached parts apart from `input_tokens`.
+        self.usage.prompt_tokens =
+            self.uncached + self.usage.cache_read_tokens + self.usage.cache_write_tokens;
     }
 
     fn event(&mut self, data: &str, out: &mut Vec<ChatChunk>) -> Result<(), LlmError> {

@@ -113,7 +113,7 @@ fn thinking_text_and_a_split_tool_call() {
                 arguments: json!({"path": "a.txt"}),
             }]),
             ChatChunk::Usage(Usage {
-                prompt_tokens: 10,
+                prompt_tokens: 2110,
                 completion_tokens: 42,
                 cache_read_tokens: 2000,
                 cache_write_tokens: 100,

@@ -119,8 +119,11 @@ pub(super) fn refusal(req: &Value) -> Option<(u16, String)> {
 }
 
 pub(super) fn render(model: &str, reply: &Reply) -> Wire {
-    let (input, output) = reply.usage.unwrap_or((0, 0));
+    // `with_usage` gives the whole prompt; Anthropic's `input_tokens` is
+    // what is left after the cached parts.
+    let (prompt, output) = reply.usage.unwrap_or((0, 0));
     let (read, write) = reply.cache_tokens.unwrap_or((0, 0));
+    let input = prompt.saturating_sub(read + write);
     let head = vec![
         event(&json!({"type": "message_start", "message": {
             "id": "msg_fake", "type": "message", "role": "assistant", "content": [],
