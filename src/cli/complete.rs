@@ -77,4 +77,3 @@ pub(crate) async fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
     }
     Ok(0)
 }
-

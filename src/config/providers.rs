@@ -277,7 +277,7 @@ impl Config {
     /// Every provider: the presets (changed by their tables) and the ones
     /// only `[providers]` names, in that order.
     pub fn providers(&self) -> Vec<Provider> {
-        let mut out: Vec<Provider> = PRESETS.iter().map(|p| self.from_preset(p)).collect();
+        let mut out: Vec<Provider> = PRESETS.iter().map(|p| self.preset_provider(p)).collect();
         for (name, t) in &self.providers {
             if preset(name).is_some() {
                 continue;
@@ -304,7 +304,7 @@ impl Config {
         self.providers().into_iter().find(|p| p.name == canonical)
     }
 
-    fn from_preset(&self, p: &Preset) -> Provider {
+    fn preset_provider(&self, p: &Preset) -> Provider {
         let table = self
             .providers
             .iter()

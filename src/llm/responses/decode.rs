@@ -117,17 +117,17 @@ impl ResponsesDecoder {
                     self.thinking(&item_id, "\n\n".into(), out);
                 }
             }
-            "response.output_item.added" => {
-                if v.pointer("/item/type").and_then(Value::as_str) == Some("function_call") {
-                    self.calls.insert(
-                        s(&v, "/item/id"),
-                        Call {
-                            call_id: s(&v, "/item/call_id"),
-                            name: s(&v, "/item/name"),
-                            arguments: s(&v, "/item/arguments"),
-                        },
-                    );
-                }
+            "response.output_item.added"
+                if v.pointer("/item/type").and_then(Value::as_str) == Some("function_call") =>
+            {
+                self.calls.insert(
+                    s(&v, "/item/id"),
+                    Call {
+                        call_id: s(&v, "/item/call_id"),
+                        name: s(&v, "/item/name"),
+                        arguments: s(&v, "/item/arguments"),
+                    },
+                );
             }
             "response.function_call_arguments.delta" => {
                 if let Some(c) = self.calls.get_mut(&item_id) {
