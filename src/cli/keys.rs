@@ -133,17 +133,14 @@ fn read_key(provider: &str) -> Result<Secret, Failure> {
     let line = if stdin.is_terminal() {
         eprint!("API key for {provider} (input hidden): ");
         let _ = std::io::stderr().flush();
-        let line = without_echo(&stdin, || {
-            let mut s = String::new();
-            stdin.lock().read_line(&mut s).map(|_| s)
-        });
+        let line = without_echo(&stdin, || hidden_line(&mut stdin.lock()));
         eprintln!();
         line
     } else {
         let mut s = String::new();
-        stdin.lock().read_line(&mut s).map(|_| s)
+        stdin.lock().read_line(&mut s).map(|_| Ok(s))
     }
-    .map_err(|e| Failure::runtime(format!("cannot read the key: {e}")))?;
+    .map_err(|e| Failure::runtime(format!("cannot read the key: {e}")))??;
     let key = Secret::new(line);
     if key.is_empty() {
         return Err(Failure::usage(format!(
@@ -153,16 +150,75 @@ fn read_key(provider: &str) -> Result<Secret, Failure> {
     Ok(key)
 }
 
-/// Runs `f` with the terminal's echo off, restoring it afterwards.
+/// One line typed with echo and signals off, byte by byte: Enter ends it,
+/// Backspace takes back a character, Ctrl-C and Ctrl-D on an empty line
+/// end it unset. Ctrl-C is read here rather than raised as a signal, so the
+/// terminal is always given its echo back.
+fn hidden_line(input: &mut impl std::io::Read) -> std::io::Result<Result<String, Failure>> {
+    let mut bytes = Vec::new();
+    let mut b = [0u8; 1];
+    loop {
+        if input.read(&mut b)? == 0 {
+            break;
+        }
+        match b[0] {
+            b'\n' | b'\r' => break,
+            3 => {
+                return Ok(Err(Failure {
+                    code: 130,
+                    message: "interrupted; no key was stored".into(),
+                }));
+            }
+            4 if bytes.is_empty() => break,
+            8 | 127 => {
+                // Drop a whole UTF-8 character.
+                while let Some(last) = bytes.pop() {
+                    if last & 0xC0 != 0x80 {
+                        break;
+                    }
+                }
+            }
+            c => bytes.push(c),
+        }
+    }
+    Ok(Ok(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Runs `f` with the terminal's echo, line editing and signal keys off,
+/// restoring them afterwards.
 fn without_echo<T>(stdin: &std::io::Stdin, f: impl FnOnce() -> T) -> T {
-    use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+    use rustix::termios::{LocalModes, OptionalActions, SpecialCodeIndex, tcgetattr, tcsetattr};
     let Ok(saved) = tcgetattr(stdin) else {
         return f();
     };
     let mut quiet = saved.clone();
-    quiet.local_modes.remove(LocalModes::ECHO);
+    quiet
+        .local_modes
+        .remove(LocalModes::ECHO | LocalModes::ICANON | LocalModes::ISIG);
+    quiet.special_codes[SpecialCodeIndex::VMIN] = 1;
+    quiet.special_codes[SpecialCodeIndex::VTIME] = 0;
     let _ = tcsetattr(stdin, OptionalActions::Now, &quiet);
     let result = f();
     let _ = tcsetattr(stdin, OptionalActions::Now, &saved);
     result
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::hidden_line;
+
+    fn typed(bytes: &[u8]) -> Result<String, u8> {
+        hidden_line(&mut &bytes[..]).unwrap().map_err(|f| f.code)
+    }
+
+    #[test]
+    fn a_hidden_line_is_edited_and_ended_by_its_keys() {
+        assert_eq!(typed(b"sk-abc\r").unwrap(), "sk-abc");
+        assert_eq!(typed(b"sk-abx\x7fc\nrest").unwrap(), "sk-abc");
+        assert_eq!(typed("ké\x08e\n".as_bytes()).unwrap(), "ke");
+        assert_eq!(typed(b"\x04").unwrap(), "");
+        assert_eq!(typed(b"").unwrap(), "");
+        assert_eq!(typed(b"sk-\x03abc\n").unwrap_err(), 130);
+    }
 }
