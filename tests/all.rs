@@ -28,6 +28,8 @@ mod acp_bad_input;
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
 mod acp_prompt;
+#[path = "acp_providers.rs"]
+mod acp_providers;
 #[path = "acp_utf8.rs"]
 mod acp_utf8;
 #[path = "acp_workdirs.rs"]
