@@ -42,6 +42,8 @@ pub(crate) struct Target {
     pub(crate) url_hint: String,
     /// How to give it a key; empty: the descriptor's words.
     pub(crate) key_hint: String,
+    /// The key sent, only to take it out of what the server says back.
+    pub(crate) key: Option<crate::config::Secret>,
 }
 
 impl Target {
@@ -52,6 +54,7 @@ impl Target {
             base,
             url_hint: String::new(),
             key_hint: String::new(),
+            key: None,
         }
     }
 
@@ -64,6 +67,7 @@ impl Target {
         Target {
             url_hint: endpoint.url_hint.clone(),
             key_hint: endpoint.key_hint.clone(),
+            key: endpoint.api_key.clone(),
             ..Target::new(backend, base)
         }
     }
@@ -470,8 +474,12 @@ impl HttpFailure {
 
     /// The typed error for this failure. `model` is the model the request was
     /// about, if any (turns a "model not found" 404 into `ModelNotFound`).
-    pub(crate) fn into_error(self, t: &Target, model: Option<&str>) -> LlmError {
+    pub(crate) fn into_error(mut self, t: &Target, model: Option<&str>) -> LlmError {
         let backend = t.name();
+        // A server may quote the key it refused: it never reaches a message.
+        if let Some(k) = t.key.as_ref().map(|k| k.expose()).filter(|k| k.len() >= 4) {
+            self.message = self.message.replace(k, "***");
+        }
         if self.is_web_page() && self.status != 429 {
             return LlmError::NotAnApi {
                 backend,

@@ -84,3 +84,21 @@ fn statuses_map_to_typed_errors() {
     let e = f(404, "404 page not found").into_error(&t, Some("m"));
     assert!(e.to_string().contains("right base URL"), "{e}");
 }
+
+#[test]
+fn a_key_the_server_quotes_back_is_never_in_the_error() {
+    let e = crate::llm::endpoint::Endpoint::plain("groq", "http://h:1/v1", "gsk-SECRET-42");
+    let t = Target::of(&crate::llm::openai::DESCRIPTOR, "http://h:1/v1".into(), &e);
+    for status in [400, 401, 403, 404, 429, 500, 529] {
+        let err = HttpFailure {
+            content_type: String::new(),
+            status,
+            message: "Invalid API key: gsk-SECRET-42 (gsk-SECRET-42)".into(),
+            retry_after: None,
+        }
+        .into_error(&t, Some("m"));
+        let text = err.to_string();
+        assert!(!text.contains("SECRET"), "{status}: {text}");
+        assert!(!format!("{err:?}").contains("SECRET"), "{status}: {err:?}");
+    }
+}

@@ -455,8 +455,12 @@ async fn respond(
         } else {
             Proto::OpenAi
         });
-        let text = "invalid x-api-key";
-        return simple(wr, 401, &[], &error_body(p, 401, text)).await;
+        // Like OpenAI's "Incorrect API key provided: …", it quotes the key.
+        let text = format!(
+            "invalid x-api-key: {}",
+            auth.key.as_deref().unwrap_or("(none)")
+        );
+        return simple(wr, 401, &[], &error_body(p, 401, &text)).await;
     }
     let model = body.get("model").and_then(Value::as_str).unwrap_or("");
     let known = models.iter().any(|(n, _)| n == model);
