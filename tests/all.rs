@@ -28,6 +28,8 @@ mod acp_bad_input;
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
 mod acp_prompt;
+#[path = "acp_providers.rs"]
+mod acp_providers;
 #[path = "acp_utf8.rs"]
 mod acp_utf8;
 #[path = "acp_workdirs.rs"]
@@ -101,6 +103,8 @@ mod planning_cli;
 #[path = "planning_cost.rs"]
 mod planning_cost;
 mod protocol;
+#[path = "providers.rs"]
+mod providers;
 #[path = "run_cli.rs"]
 mod run_cli;
 #[path = "sandbox.rs"]

@@ -364,7 +364,7 @@ async fn backend_flag_spellings_pick_the_protocol() {
             "{stderr}"
         );
         assert!(
-            stderr.contains("[possible values: ollama, openai]"),
+            stderr.contains("[possible values: ollama, openai, anthropic, responses]"),
             "{stderr}"
         );
     }

@@ -104,7 +104,10 @@ fn backend_spellings_are_shared() {
         assert_eq!(BackendKind::parse(kind.as_str()), Some(*kind));
     }
     assert_eq!(BackendKind::parse("llama"), None);
-    assert_eq!(BackendKind::choices(), r#""ollama" or "openai""#);
+    assert_eq!(
+        BackendKind::choices(),
+        r#""ollama", "openai", "anthropic" or "responses""#
+    );
     let e = load_with(&env("llama"), LoadOptions::default())
         .unwrap_err()
         .to_string();

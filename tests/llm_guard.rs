@@ -1,4 +1,4 @@
-//! The stream guard over both real backends and the fake server: first-chunk
+//! The stream guard over all four real backends and the fake server: first-chunk
 //! and mid-stream timeouts, cancellation (prefill, mid-stream), retries only
 //! before the first chunk, and that the HTTP connection is closed each time
 //! the guard gives up on a stream.
@@ -7,9 +7,11 @@
 use crate::support;
 
 use navi::config::BackendKind;
+use navi::llm::anthropic::AnthropicBackend;
 use navi::llm::guard::{self, GuardConfig, GuardedStream};
 use navi::llm::ollama::OllamaBackend;
 use navi::llm::openai::OpenAiBackend;
+use navi::llm::responses::ResponsesBackend;
 use navi::llm::{
     ChatChunk, ChatMessage, ChatRequest, ChunkStream, LlmBackend, LlmError, ModelInfo,
 };
@@ -22,12 +24,19 @@ use tokio_util::sync::CancellationToken;
 /// Generous bound for "quickly": far above the configured timeouts.
 const QUICK: Duration = Duration::from_secs(5);
 
-const KINDS: [BackendKind; 2] = [BackendKind::Ollama, BackendKind::Openai];
+const KINDS: [BackendKind; 4] = [
+    BackendKind::Ollama,
+    BackendKind::Openai,
+    BackendKind::Anthropic,
+    BackendKind::Responses,
+];
 
 fn backend(kind: BackendKind, fake: &FakeLlm) -> Box<dyn LlmBackend> {
     match kind {
         BackendKind::Ollama => Box::new(OllamaBackend::new(&fake.ollama_url()).unwrap()),
         BackendKind::Openai => Box::new(OpenAiBackend::new(&fake.openai_url(), "").unwrap()),
+        BackendKind::Anthropic => Box::new(AnthropicBackend::new(&fake.base_url, "").unwrap()),
+        BackendKind::Responses => Box::new(ResponsesBackend::new(&fake.openai_url(), "").unwrap()),
     }
 }
 

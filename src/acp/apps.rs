@@ -44,7 +44,7 @@ impl Core {
             config,
             paths,
             overrides,
-            backend_forced: g.backend.is_some(),
+            backend_forced: g.backend.is_some() || g.provider.is_some(),
             no_plan: g.no_plan,
         };
         let core = Core {

@@ -310,8 +310,8 @@ fn modes(open: &Open) -> Option<SessionModeState> {
     Some(SessionModeState::new(current, list))
 }
 
-/// The model chooser: the profile's own list, or one of the models it
-/// names (any other model name is accepted too).
+/// The model chooser: the profile's own list, then the models every
+/// provider served when last asked (any other model name is accepted too).
 fn config_options(open: &Open) -> Vec<SessionConfigOption> {
     let profile = open
         .profile
@@ -319,6 +319,12 @@ fn config_options(open: &Open) -> Vec<SessionConfigOption> {
         .unwrap_or_else(|p| p.into_inner())
         .clone();
     let mut names: Vec<String> = open.app.profile_models(&profile);
+    // Then every provider's models, as last listed (never asked here).
+    for m in open.app.known_models(&profile) {
+        if !names.contains(&m) {
+            names.push(m);
+        }
+    }
     let current = open.model();
     if let Some(m) = &current
         && !names.contains(m)

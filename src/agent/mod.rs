@@ -339,13 +339,15 @@ impl Agent {
         {
             return Ok(s);
         }
-        let available = backend.list_models().await?;
-        let name = backend.kind().as_str();
-        let chosen = match select::choose(&profile.model, &available, name) {
+        let available = backend.find_models(&profile.model).await?;
+        let place = |m: &str| backend.provider_of(m);
+        let name = &place(&self.config.llm.default_model);
+        let chosen = match select::choose(&profile.model, &available, &place) {
             Ok(s) => s,
             Err(err) => {
                 let fallback = &self.config.llm.default_model;
-                if let Ok(mut s) = select::choose(std::slice::from_ref(fallback), &available, name)
+                if let Ok(mut s) =
+                    select::choose(std::slice::from_ref(fallback), &available, &place)
                 {
                     s.reason = format!(
                         "using {} ([llm].default_model) because none of the profile's models ({}) is available on {name}",
@@ -386,7 +388,7 @@ impl Agent {
             .and_then(|i| i.context_length);
         // A server that sizes its context per request (Ollama, num_ctx) has
         // at most [llm].num_ctx.
-        let w = backend.descriptor().planned_window(
+        let w = backend.descriptor_for(model).planned_window(
             catalog::context_window(model, from_server),
             self.config.llm.num_ctx,
         );

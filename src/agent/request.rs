@@ -63,7 +63,7 @@ impl Run<'_> {
         });
         req.num_ctx = Some(
             self.backend
-                .descriptor()
+                .descriptor_for(&self.model)
                 .num_ctx(self.tracker.window, self.agent.config.llm.num_ctx),
         );
         req.keep_alive = Some(self.agent.config.llm.keep_alive.clone());

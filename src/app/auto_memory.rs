@@ -35,7 +35,7 @@ pub(crate) fn take_lock(data_dir: &Path) -> Option<File> {
     }
 }
 
-/// The global flags again, for the child (`--backend`, `--model`,
+/// The global flags again, for the child (`--backend`, `--provider`, `--model`,
 /// `--config`, `--log-level`).
 fn global_args(g: &GlobalArgs) -> Vec<std::ffi::OsString> {
     let mut a: Vec<std::ffi::OsString> = Vec::new();
@@ -44,6 +44,10 @@ fn global_args(g: &GlobalArgs) -> Vec<std::ffi::OsString> {
     {
         a.push("--backend".into());
         a.push(v.get_name().into());
+    }
+    if let Some(p) = &g.provider {
+        a.push("--provider".into());
+        a.push(p.into());
     }
     if let Some(m) = &g.model {
         a.push("--model".into());

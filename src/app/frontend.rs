@@ -92,25 +92,40 @@ impl App {
     }
 }
 
-/// What the configured backend serves (`navi models`).
+/// What the configured providers serve (`navi models`).
 pub(crate) struct ServerModels {
     pub(crate) kind: &'static str,
     pub(crate) url: String,
     pub(crate) models: Vec<ModelInfo>,
+    /// The providers that could not list theirs, and why (keys never in it).
+    pub(crate) failed: Vec<(String, String)>,
 }
 
-/// The models the backend of `config` serves, with the context length of
-/// each (one request for each that the listing did not carry). Needs no app:
-/// a broken persona or profile does not stop it.
+/// The models every provider of `config` serves (asked concurrently), with
+/// the context length of each (one request for each that the listing did
+/// not carry); the names are kept for completion. Needs no app: a broken
+/// persona or profile does not stop it. Fails only when the one provider
+/// asked failed.
 pub(crate) async fn server_models(
     config: &crate::config::Config,
+    data_dir: &std::path::Path,
 ) -> Result<ServerModels, AppError> {
     let backend =
         crate::llm::build_backend(config).map_err(|e| AppError::Backend(e.to_string()))?;
-    let mut models = backend
-        .list_models()
-        .await
-        .map_err(|e| AppError::Server(e.to_string()))?;
+    let mut models = Vec::new();
+    let mut failed = Vec::new();
+    for (provider, list) in backend.list_by_provider().await {
+        match list {
+            Ok(l) => models.extend(l),
+            Err(e) => failed.push((provider, e.to_string())),
+        }
+    }
+    if models.is_empty()
+        && failed.len() == 1
+        && let Some((_, e)) = failed.pop()
+    {
+        return Err(AppError::Server(e));
+    }
     let missing: Vec<usize> = (0..models.len())
         .filter(|i| models[*i].context_length.is_none())
         .collect();
@@ -123,10 +138,12 @@ pub(crate) async fn server_models(
             }
         }
     }
+    super::model_cache::write(data_dir, &models);
     Ok(ServerModels {
         kind: backend.kind().as_str(),
         url: backend.base_url().to_string(),
         models,
+        failed,
     })
 }
 

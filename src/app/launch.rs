@@ -12,7 +12,12 @@ pub(crate) struct GlobalArgs {
     /// Backend for this invocation (overrides config and profile).
     #[arg(long, global = true, value_enum)]
     pub(crate) backend: Option<BackendKind>,
-    /// Model for this invocation (overrides config and profile).
+    /// Provider for this invocation: where bare model names go (anthropic,
+    /// openai, openrouter, groq, local, ollama, … or a [providers.NAME]).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub(crate) provider: Option<String>,
+    /// Model for this invocation (overrides config and profile); `provider/model`
+    /// picks the provider too (`-m anthropic/claude-sonnet-4-5`).
     #[arg(short = 'm', long, global = true, value_name = "NAME")]
     pub(crate) model: Option<String>,
     /// Config file (instead of $NAVI_CONFIG or the platform config dir).
@@ -88,6 +93,7 @@ pub(crate) fn load_config(
     let opts = LoadOptions {
         config_file: g.config.clone(),
         backend: g.backend,
+        provider: g.provider.clone(),
         model: g.model.clone(),
         log_level: g.log_level.clone(),
     };
@@ -109,7 +115,7 @@ pub(crate) fn build_app(
     crate::sandbox::check_workspace(&config.sandbox, &cwd).map_err(Failure::usage)?;
     let log = crate::logging::init(&paths.log_dir, &config.logging.level);
     let opts = AppOptions {
-        backend_forced: g.backend.is_some(),
+        backend_forced: g.backend.is_some() || g.provider.is_some(),
         ..opts
     };
     let app = App::build(config, paths, overrides, opts)?;

@@ -11,6 +11,7 @@ mod frontend;
 mod handle;
 pub(crate) mod launch;
 mod lines;
+pub(crate) mod model_cache;
 mod open;
 mod ops;
 pub(crate) mod probe;
@@ -23,6 +24,7 @@ pub(crate) mod words {
     pub(crate) use crate::agent::budget::render as budget_lines;
     pub(crate) use crate::agent::compact_run::{compressed_line, preview_lines};
     pub(crate) use crate::checkpoint::summary::{HINT as FILES_HINT, line as files_line};
+    pub(crate) use crate::llm::url_auth::redact_userinfo as shown_url;
     pub(crate) use crate::tools::builtin::todo::render as todo_lines;
     pub(crate) use crate::tools::paths::absolute as resolve_path;
 }

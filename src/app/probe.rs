@@ -27,7 +27,9 @@ pub(crate) async fn check_backend(
     let url = backend.base_url().to_string();
     let probe = tokio::spawn(async move {
         tokio::time::timeout(Duration::from_secs(10), async {
-            backend.list_models().await?;
+            // Only the providers the profile names: nothing else is asked
+            // at start-up.
+            backend.find_models(&profile.model).await?;
             let sel = agent
                 .select_model(None, &*backend, &profile)
                 .await

@@ -11,14 +11,17 @@ fn json_out<T: serde::Serialize>(v: &T) -> Result<u8, Failure> {
 }
 
 pub(crate) async fn models(g: &GlobalArgs, json: bool) -> Result<u8, Failure> {
-    let (config, _paths, _) = load_config(g)?;
-    let served = crate::app::server_models(&config).await?;
+    let (config, paths, _) = load_config(g)?;
+    let served = crate::app::server_models(&config, &paths.data_dir).await?;
+    for (provider, e) in &served.failed {
+        eprintln!("{provider}: {e}");
+    }
     if json {
         return json_out(&served.models);
     }
     if served.models.is_empty() {
         eprintln!("{} at {} serves no models", served.kind, served.url);
-        return Ok(0);
+        return Ok(if served.failed.is_empty() { 0 } else { 1 });
     }
     print_models(&served.models)?;
     Ok(0)
@@ -31,13 +34,18 @@ fn print_models(models: &[ModelInfo]) -> Result<(), Failure> {
         .max()
         .unwrap_or(4)
         .max(4);
-    crate::outln!("{:<w$}  CONTEXT", "NAME")?;
+    crate::outln!("{:<w$}  {:>8}  CAPABILITIES", "NAME", "CONTEXT")?;
     for m in models {
         let ctx = m
             .context_length
             .map(|c| c.to_string())
             .unwrap_or_else(|| "-".into());
-        crate::outln!("{:<w$}  {ctx}", m.name)?;
+        let caps = if m.capabilities.is_empty() {
+            "-".to_string()
+        } else {
+            m.capabilities.join(",")
+        };
+        crate::outln!("{:<w$}  {ctx:>8}  {caps}", m.name)?;
     }
     Ok(())
 }

@@ -1,16 +1,24 @@
 //! Shell completion of option values: `navi completions bash` completes
 //! `--profile`/`-p` with profile ids, `--model`/`-m` with model names and
 //! `--session`/`-s` with session ids. The generated script asks the hidden
-//! `navi __complete profiles|models|sessions`, which reads only local files
-//! (the profiles, the config, the session database): no network, no start-up
-//! work beyond that.
+//! `navi __complete profiles|models|sessions`, which reads local files (the
+//! profiles, the config, the session database). Models are the profiles'
+//! and every configured provider's (`provider/model`): the latter from the
+//! list kept in the data dir (`app::model_cache`), asked of the providers
+//! again (at once, [`LIST_WAIT`] in all) only when that list is missing or
+//! older than ten minutes.
 //!
 //! Invariant: a completion script offers only what `navi --help` shows —
 //! never a hidden subcommand (`__complete`) or a hidden flag (`memory
 //! extract --auto`): the scripts are generated from [`public`], the command
 //! tree without them.
 use super::{Cli, Failure, GlobalArgs, load_config, out};
+use crate::app::model_cache;
 use clap::{Command, CommandFactory};
+use std::time::Duration;
+
+/// How long completion waits for the providers when it has no list.
+const LIST_WAIT: Duration = Duration::from_secs(3);
 
 /// The completion script for `shell`.
 pub(crate) fn script(shell: clap_complete::Shell) -> String {
@@ -70,7 +78,7 @@ fn patch_bash(script: &str) -> String {
 }
 
 /// `navi __complete WHAT`: one candidate a line.
-pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
+pub(crate) async fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
     let (config, paths, _) = load_config(g)?;
     let list: Vec<String> = match what {
         "profiles" => {
@@ -81,8 +89,13 @@ pub(crate) fn values(g: &GlobalArgs, what: &str) -> Result<u8, Failure> {
         "models" => {
             let reg =
                 crate::profile::ProfileRegistry::load(Some(&paths.config_dir.join("profiles")));
+            let served = match model_cache::read(&paths.data_dir, model_cache::MAX_AGE) {
+                Some(names) => names,
+                None => model_cache::refresh(&config, &paths.data_dir, LIST_WAIT).await,
+            };
             let mut v: Vec<String> = std::iter::once(config.llm.default_model.clone())
                 .chain(reg.all().flat_map(|p| p.model.clone()))
+                .chain(served)
                 .filter(|m| !m.is_empty())
                 .collect();
             v.sort();

@@ -10,6 +10,7 @@ mod context;
 #[cfg(test)]
 mod docs_sync;
 mod extra;
+mod keys;
 mod man_page;
 mod mcp;
 mod memory;
@@ -56,7 +57,7 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Send one message and print the answer (non-interactive).
     Run(RunArgs),
-    /// List the models the configured backend serves.
+    /// List the models of every configured provider that answers.
     Models {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -121,6 +122,11 @@ pub(crate) enum Command {
     },
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, Neovim…; docs/acp.md).
     Acp,
+    /// API keys of providers: set (input hidden), list, remove (docs/providers.md).
+    Keys {
+        #[command(subcommand)]
+        command: keys::KeysCommand,
+    },
     /// Completion candidates for the shell scripts (profiles, models,
     /// sessions); not for people.
     #[command(name = "__complete", hide = true)]
@@ -357,6 +363,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Last { .. } => "last",
         Command::Mcp { .. } => "mcp",
         Command::Acp => "acp",
+        Command::Keys { .. } => "keys",
         Command::Complete { .. } => "__complete",
     }
 }
@@ -383,7 +390,8 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
         Some(Command::Last { id }) => extra::last(&cli.global, id.as_deref()),
         Some(Command::Mcp { command }) => mcp::run(&cli.global, command).await,
         Some(Command::Acp) => crate::acp::run(&cli.global).await,
-        Some(Command::Complete { what }) => complete::values(&cli.global, &what),
+        Some(Command::Keys { command }) => keys::run(&cli.global, command),
+        Some(Command::Complete { what }) => complete::values(&cli.global, &what).await,
         None => {
             // Piped input is a script: it starts afresh unless told otherwise.
             let piped = cli.plain && !std::io::IsTerminal::is_terminal(&std::io::stdin());

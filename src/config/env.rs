@@ -3,8 +3,10 @@ use super::load::ConfigError;
 use super::{ApprovalMode, BackendKind, Config, ThinkSetting, split_list};
 
 /// Which environment variable feeds which config key (for error messages).
-pub(crate) const FEEDS: [(&str, &str); 25] = [
+pub(crate) const FEEDS: [(&str, &str); 27] = [
     ("NAVI_BACKEND", "llm.backend"),
+    ("NAVI_PROVIDER", "llm.provider"),
+    ("ANTHROPIC_BASE_URL", "providers.anthropic.base_url"),
     ("OLLAMA_HOST", "llm.ollama_host"),
     ("OLLAMA_DEFAULT_MODEL", "llm.default_model"),
     ("OLLAMA_NUM_CTX", "llm.num_ctx"),
@@ -107,8 +109,24 @@ pub(crate) fn apply(
 ) -> Result<Option<String>, ConfigError> {
     let get = |k: &str| getenv(k).filter(|v| !v.trim().is_empty());
     if let Some(v) = get("NAVI_BACKEND") {
-        c.llm.backend = BackendKind::parse(&v)
-            .ok_or_else(|| bad("NAVI_BACKEND", &v, "use ollama or openai"))?;
+        c.llm.backend = BackendKind::parse(&v).ok_or_else(|| {
+            bad(
+                "NAVI_BACKEND",
+                &v,
+                &format!("use {}", BackendKind::choices()),
+            )
+        })?;
+        // A backend chosen here wins over a provider the file chose.
+        c.llm.provider.clear();
+    }
+    if let Some(v) = get("NAVI_PROVIDER") {
+        c.llm.provider = v.trim().to_string();
+    }
+    if let Some(v) = get("ANTHROPIC_BASE_URL") {
+        c.providers
+            .entry("anthropic".to_string())
+            .or_default()
+            .base_url = Some(v.trim().to_string());
     }
     if let Some(v) = get("OLLAMA_HOST") {
         // Read like the ollama CLI reads it (bare host, host:port, 0.0.0.0…).

@@ -19,6 +19,8 @@ pub enum ConfigError {
         value: String,
         why: String,
     },
+    #[error(transparent)]
+    Keys(#[from] super::keys::KeyFileError),
 }
 
 /// What the command line says about configuration.
@@ -26,6 +28,8 @@ pub enum ConfigError {
 pub struct LoadOptions {
     pub config_file: Option<PathBuf>,
     pub backend: Option<BackendKind>,
+    /// `--provider NAME`.
+    pub provider: Option<String>,
     pub model: Option<String>,
     pub log_level: Option<String>,
 }
@@ -95,11 +99,20 @@ pub fn load(
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "defaults".into());
     validate(&config, &origin)?;
+    let chosen_in_file = config_file.as_deref().is_some_and(file_chooses_backend);
     let model = env::apply(&mut config, getenv)?;
+    if !chosen_in_file && opts.backend.is_none() && opts.provider.is_none() {
+        detect_backend(&mut config, getenv);
+    }
     // A value that only fails once combined: name the variable the user set.
     validate(&config, "the environment").map_err(|e| env::name_variable(e, getenv))?;
     if let Some(b) = opts.backend {
         config.llm.backend = b;
+        config.llm.provider.clear();
+    }
+    if let Some(p) = &opts.provider {
+        config.llm.provider = p.clone();
+        validate(&config, "the --provider flag")?;
     }
     if let Some(l) = &opts.log_level {
         config.logging.level = l.clone();
@@ -127,7 +140,43 @@ pub fn load(
         data_dir,
         db_path,
     };
+    let stored = super::keys::KeyFile::in_data_dir(&paths.data_dir).read()?;
+    config.credentials = super::providers::credentials(&config, &stored, getenv);
     Ok((config, paths, overrides))
+}
+
+/// Whether the file itself says which backend or provider to use.
+fn file_chooses_backend(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(table) = toml::from_str::<toml::Table>(&text) else {
+        return false;
+    };
+    table
+        .get("llm")
+        .and_then(|l| l.as_table())
+        .is_some_and(|l| {
+            l.contains_key("backend")
+                || l.get("provider")
+                    .and_then(|p| p.as_str())
+                    .is_some_and(|p| !p.trim().is_empty())
+        })
+}
+
+/// Nothing chose a backend (no flag, no `NAVI_BACKEND`/`NAVI_PROVIDER`, not
+/// the file): a bare `OPENAI_BASE_URL` means that OpenAI-compatible server,
+/// a bare `ANTHROPIC_API_KEY` (or `ANTHROPIC_BASE_URL`) means Anthropic.
+fn detect_backend(config: &mut Config, getenv: &dyn Fn(&str) -> Option<String>) {
+    let set = |k: &str| getenv(k).is_some_and(|v| !v.trim().is_empty());
+    if set("NAVI_BACKEND") || set("NAVI_PROVIDER") {
+        return;
+    }
+    if set("OPENAI_BASE_URL") {
+        config.llm.backend = BackendKind::Openai;
+    } else if set("ANTHROPIC_API_KEY") || set("ANTHROPIC_BASE_URL") {
+        config.llm.backend = BackendKind::Anthropic;
+    }
 }
 
 /// Parses one TOML file strictly (unknown keys and wrong types are errors).
@@ -295,6 +344,7 @@ pub fn validate(c: &Config, origin: &str) -> Result<(), ConfigError> {
         return Err(invalid(origin, "logging.level", &c.logging.level, &why));
     }
     super::mcp::validate(&c.mcp_servers, origin)?;
+    super::providers::validate(c, origin)?;
     super::sandbox::validate(&c.sandbox, origin)?;
     Ok(())
 }

@@ -7,13 +7,16 @@
 pub(crate) mod checkpoints;
 pub(crate) mod env;
 pub(crate) mod host;
+pub mod keys;
 mod load;
 pub(crate) mod mcp;
+pub mod providers;
 pub mod sandbox;
 pub(crate) mod suggest;
 
 pub use load::{ConfigError, LoadOptions, Overrides, Paths, load, parse_str, validate};
 pub use mcp::McpServerConfig;
+pub use providers::{Credentials, KeySource, Provider, ProviderConfig, Secret};
 pub use suggest::suggest_name;
 
 use serde::{Deserialize, Serialize};
@@ -29,8 +32,18 @@ use std::collections::BTreeMap;
 pub enum BackendKind {
     #[default]
     Ollama,
+    /// OpenAI-compatible chat completions.
     #[value(alias = "openai-compatible", alias = "openai_compatible")]
+    #[serde(alias = "openai-compatible", alias = "openai_compatible")]
     Openai,
+    /// Anthropic Messages (`/v1/messages`).
+    #[value(alias = "messages")]
+    #[serde(alias = "messages")]
+    Anthropic,
+    /// OpenAI Responses (`/v1/responses`).
+    #[value(alias = "openai-responses", alias = "openai_responses")]
+    #[serde(alias = "openai-responses", alias = "openai_responses")]
+    Responses,
 }
 
 impl BackendKind {
@@ -38,6 +51,8 @@ impl BackendKind {
         match self {
             BackendKind::Ollama => "ollama",
             BackendKind::Openai => "openai",
+            BackendKind::Anthropic => "anthropic",
+            BackendKind::Responses => "responses",
         }
     }
 
@@ -96,6 +111,9 @@ impl ThinkSetting {
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
     pub backend: BackendKind,
+    /// The provider bare model names go to (`--provider`, `NAVI_PROVIDER`);
+    /// empty: the one `backend` stands for (see `providers.rs`).
+    pub provider: String,
     pub ollama_host: String,
     pub openai_base_url: String,
     pub(crate) openai_api_key: String,
@@ -115,6 +133,7 @@ impl Default for LlmConfig {
     fn default() -> Self {
         LlmConfig {
             backend: BackendKind::Ollama,
+            provider: String::new(),
             ollama_host: "http://localhost:11434".into(),
             openai_base_url: "http://localhost:8080/v1".into(),
             openai_api_key: String::new(),
@@ -404,6 +423,13 @@ pub struct Config {
     pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `[sandbox]`: the kernel sandbox around tool processes.
     pub sandbox: sandbox::SandboxConfig,
+    /// `[providers.<name>]`: servers a model can come from (see
+    /// `providers.rs`).
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// API keys found at load time (environment, key file, `[llm]`); never
+    /// serialised or printed.
+    #[serde(skip)]
+    pub credentials: Credentials,
     /// `[checkpoints]`: recording what turns change (docs/checkpoints.md).
     pub(crate) checkpoints: checkpoints::CheckpointConfig,
 }

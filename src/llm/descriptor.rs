@@ -9,8 +9,9 @@
 //!   through [`LlmBackend::descriptor`]), so a new backend is one new file,
 //!   one `BackendKind` variant and one arm there.
 
-use super::{LlmBackend, LlmError, ollama, openai};
-use crate::config::{BackendKind, LlmConfig};
+use super::endpoint::Endpoint;
+use super::{LlmBackend, LlmError, anthropic, ollama, openai, responses};
+use crate::config::BackendKind;
 use std::sync::Arc;
 
 /// One kind of backend, as the rest of the crate sees it.
@@ -36,14 +37,18 @@ pub struct BackendDescriptor {
     /// (`num_ctx`): the window the agent plans with is capped by
     /// `[llm].num_ctx` and sent with every request.
     pub(crate) window_set_per_request: bool,
-    /// Builds the backend from `[llm]`. No network I/O.
-    pub(crate) build: fn(&LlmConfig) -> Result<Arc<dyn LlmBackend>, LlmError>,
+    /// Builds the backend for one provider's endpoint. No network I/O.
+    pub(crate) build: fn(&Endpoint) -> Result<Arc<dyn LlmBackend>, LlmError>,
 }
 
 impl BackendDescriptor {
     /// "set OLLAMA_HOST or [llm].ollama_host"
     pub(crate) fn set_url_hint(&self) -> String {
-        format!("set {} or [llm].{}", self.url_env, self.url_key)
+        if self.url_key.starts_with('[') {
+            format!("set {} or {}", self.url_env, self.url_key)
+        } else {
+            format!("set {} or [llm].{}", self.url_env, self.url_key)
+        }
     }
 
     /// What to do when the server cannot be reached.
@@ -83,6 +88,8 @@ pub(crate) fn descriptor(kind: BackendKind) -> &'static BackendDescriptor {
     match kind {
         BackendKind::Ollama => &ollama::DESCRIPTOR,
         BackendKind::Openai => &openai::DESCRIPTOR,
+        BackendKind::Anthropic => &anthropic::DESCRIPTOR,
+        BackendKind::Responses => &responses::DESCRIPTOR,
     }
 }
 
@@ -104,6 +111,8 @@ mod tests {
             let b = super::super::build_backend(&cfg).unwrap();
             assert_eq!(b.kind(), *kind);
             assert!(std::ptr::eq(b.descriptor(), d), "{kind:?}");
+            let direct = (d.build)(&Endpoint::plain("p", "http://127.0.0.1:1/v1", "")).unwrap();
+            assert_eq!(direct.kind(), *kind);
             assert!(!d.display_name.is_empty() && !d.url_env.is_empty());
         }
     }

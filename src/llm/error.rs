@@ -19,15 +19,47 @@ pub enum LlmError {
     },
     #[error(
         "{backend} at {url} refused the credentials (HTTP {status}): {}",
-        credentials_hint(backend)
+        if hint.is_empty() { credentials_hint(backend).to_string() } else { hint.clone() }
     )]
     Unauthorized {
         backend: String,
         url: String,
         status: u16,
+        /// What to do: names the key's variable and `navi keys set`.
+        hint: String,
+    },
+    /// The provider needs an API key and none was found; nothing was sent.
+    #[error("no API key for {provider}: {hint}")]
+    NoKey { provider: String, hint: String },
+    /// `provider/model` with a provider nobody defined.
+    #[error(
+        "unknown provider '{provider}' in '{model}': use one of {known}, or [providers.{provider}] in the config; `navi models` lists the models of every provider{note}"
+    )]
+    UnknownProvider {
+        provider: String,
+        model: String,
+        known: String,
+        /// Why the default provider could not say whether it has a model
+        /// of that name (empty: it answered that it has none).
+        note: String,
+    },
+    /// The server answered, but not in the protocol the provider is set to.
+    #[error(
+        "the server at {url} does not answer like the {expected} ({detail}); check the provider's base URL and protocol (docs/providers.md)"
+    )]
+    WrongProtocol {
+        url: String,
+        expected: String,
+        detail: String,
     },
     #[error("{backend} is rate limiting requests (HTTP 429){}: wait and try again", retry_after.map(|d| format!(", retry after {}s", d.as_secs())).unwrap_or_default())]
     RateLimited {
+        backend: String,
+        retry_after: Option<Duration>,
+    },
+    /// The server is overloaded (HTTP 529, Anthropic `overloaded_error`).
+    #[error("{backend} is overloaded{}: wait and try again", retry_after.map(|d| format!(", retry after {}s", d.as_secs())).unwrap_or_default())]
+    Overloaded {
         backend: String,
         retry_after: Option<Duration>,
     },
@@ -178,7 +210,10 @@ impl LlmError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            LlmError::Unreachable { .. } | LlmError::RateLimited { .. } | LlmError::Server { .. }
+            LlmError::Unreachable { .. }
+                | LlmError::RateLimited { .. }
+                | LlmError::Overloaded { .. }
+                | LlmError::Server { .. }
         ) && !self.is_image_refusal()
     }
 }

@@ -72,6 +72,10 @@ impl GuardConfig {
             LlmError::RateLimited {
                 retry_after: Some(ra),
                 ..
+            }
+            | LlmError::Overloaded {
+                retry_after: Some(ra),
+                ..
             } => exp.max(*ra),
             _ => exp,
         }

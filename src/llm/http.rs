@@ -38,15 +38,56 @@ pub(crate) struct Target {
     pub(crate) backend: &'static BackendDescriptor,
     /// Normalised base URL (no trailing slash).
     pub(crate) base: String,
+    /// How to point it elsewhere; empty: the descriptor's `[llm]` key.
+    pub(crate) url_hint: String,
+    /// How to give it a key; empty: the descriptor's words.
+    pub(crate) key_hint: String,
+    /// The key sent, only to take it out of what the server says back.
+    pub(crate) key: Option<crate::config::Secret>,
 }
 
 impl Target {
+    /// A target with the descriptor's own hints.
+    pub(crate) fn new(backend: &'static BackendDescriptor, base: String) -> Self {
+        Target {
+            backend,
+            base,
+            url_hint: String::new(),
+            key_hint: String::new(),
+            key: None,
+        }
+    }
+
+    /// A target with the hints of `endpoint` (its provider).
+    pub(crate) fn of(
+        backend: &'static BackendDescriptor,
+        base: String,
+        endpoint: &super::endpoint::Endpoint,
+    ) -> Self {
+        Target {
+            url_hint: endpoint.url_hint.clone(),
+            key_hint: endpoint.key_hint.clone(),
+            key: endpoint.api_key.clone(),
+            ..Target::new(backend, base)
+        }
+    }
+
     pub(crate) fn name(&self) -> String {
         self.backend.display_name.to_string()
     }
 
     fn unreachable_hint(&self) -> String {
-        self.backend.unreachable_hint()
+        if self.url_hint.is_empty() {
+            return self.backend.unreachable_hint();
+        }
+        format!("{} {}", self.backend.unreachable_check, self.url_hint)
+    }
+
+    fn not_an_api_hint(&self) -> String {
+        if self.url_hint.is_empty() {
+            return self.backend.not_an_api_hint();
+        }
+        format!("{} to {}", self.url_hint, self.backend.url_target)
     }
 
     fn model_hint(&self, model: &str) -> String {
@@ -102,29 +143,34 @@ pub(crate) fn normalise_base(raw: &str) -> Result<String, LlmError> {
     Ok(with_scheme)
 }
 
-/// One client per backend: connection pooling, a connect timeout, and no
-/// proxy for loopback hosts (like Go's `ProxyFromEnvironment`, which Ollama's
-/// own CLI uses), so `HTTP_PROXY` does not hijack a local server.
-pub(crate) fn build_client(
-    base: &str,
-    auth: Option<&reqwest::header::HeaderValue>,
-) -> Result<reqwest::Client, LlmError> {
-    client_builder(base, true, auth)
+/// The clients of one backend for the base URL `raw`: the normalised base
+/// (credentials written into it taken out), a pooled client and a fresh
+/// one (see [`build_client`]), both sending `headers` and the URL's
+/// credentials with every request.
+pub(crate) fn clients(
+    raw: &str,
+    headers: reqwest::header::HeaderMap,
+) -> Result<(String, reqwest::Client, reqwest::Client), LlmError> {
+    let auth = super::url_auth::url_credentials(raw);
+    let base = normalise_base(raw)?;
+    let mut headers = headers;
+    if let Some(a) = auth {
+        headers.insert(reqwest::header::AUTHORIZATION, a);
+    }
+    let pooled = client_builder(&base, true, &headers)?;
+    let fresh = client_builder(&base, false, &headers)?;
+    Ok((base, pooled, fresh))
 }
 
-/// A client that never reuses a connection: every request opens its own.
-/// Used for the one retry after a failure on a pooled connection.
-pub(crate) fn build_fresh_client(
-    base: &str,
-    auth: Option<&reqwest::header::HeaderValue>,
-) -> Result<reqwest::Client, LlmError> {
-    client_builder(base, false, auth)
-}
-
+/// A client per backend: connection pooling (or, `pooled` false, a new
+/// connection per request, for the one retry after a failure on a pooled
+/// connection), a connect timeout, and no proxy for loopback hosts (like
+/// Go's `ProxyFromEnvironment`, which Ollama's own CLI uses), so
+/// `HTTP_PROXY` does not hijack a local server.
 fn client_builder(
     base: &str,
     pooled: bool,
-    auth: Option<&reqwest::header::HeaderValue>,
+    headers: &reqwest::header::HeaderMap,
 ) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
@@ -136,10 +182,8 @@ fn client_builder(
     if is_loopback(base) {
         builder = builder.no_proxy();
     }
-    if let Some(auth) = auth {
-        let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(reqwest::header::AUTHORIZATION, auth.clone());
-        builder = builder.default_headers(headers);
+    if !headers.is_empty() {
+        builder = builder.default_headers(headers.clone());
     }
     builder.build().map_err(|e| LlmError::BadUrl {
         url: base.to_string(),
@@ -418,7 +462,7 @@ impl HttpFailure {
     }
 
     /// A web page, not an API answer: the address points at the wrong server.
-    fn is_web_page(&self) -> bool {
+    pub(crate) fn is_web_page(&self) -> bool {
         self.content_type == "text/html"
     }
 
@@ -430,15 +474,19 @@ impl HttpFailure {
 
     /// The typed error for this failure. `model` is the model the request was
     /// about, if any (turns a "model not found" 404 into `ModelNotFound`).
-    pub(crate) fn into_error(self, t: &Target, model: Option<&str>) -> LlmError {
+    pub(crate) fn into_error(mut self, t: &Target, model: Option<&str>) -> LlmError {
         let backend = t.name();
+        // A server may quote the key it refused: it never reaches a message.
+        if let Some(k) = t.key.as_ref().map(|k| k.expose()).filter(|k| k.len() >= 4) {
+            self.message = self.message.replace(k, "***");
+        }
         if self.is_web_page() && self.status != 429 {
             return LlmError::NotAnApi {
                 backend,
                 url: t.base.clone(),
                 status: self.status,
                 content_type: self.content_type,
-                hint: t.backend.not_an_api_hint(),
+                hint: t.not_an_api_hint(),
             };
         }
         match self.status {
@@ -446,6 +494,7 @@ impl HttpFailure {
                 backend,
                 url: t.base.clone(),
                 status: self.status,
+                hint: t.key_hint.clone(),
             },
             429 => LlmError::RateLimited {
                 backend,
@@ -472,6 +521,10 @@ impl HttpFailure {
                     }
                 ),
             },
+            529 => LlmError::Overloaded {
+                backend,
+                retry_after: self.retry_after,
+            },
             s if s >= 500 => LlmError::Server {
                 backend,
                 status: s,
@@ -487,94 +540,5 @@ impl HttpFailure {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_messages_are_extracted_from_common_shapes() {
-        assert_eq!(
-            error_message(r#"{"error":"model \"x\" not found"}"#),
-            "model \"x\" not found"
-        );
-        assert_eq!(
-            error_message(r#"{"error":{"message":"bad key","type":"auth"}}"#),
-            "bad key"
-        );
-        assert_eq!(
-            error_message(r#"{"object":"error","message":"nope"}"#),
-            "nope"
-        );
-        assert_eq!(error_message(r#"{"detail":"missing"}"#), "missing");
-        assert_eq!(error_message("plain\n text\n"), "plain text");
-        assert_eq!(error_message(""), "(empty response body)");
-    }
-
-    #[test]
-    fn long_text_is_cut_to_one_line() {
-        let long = "x ".repeat(1000);
-        let line = error_message(&long);
-        assert!(
-            line.chars().count() <= MAX_SERVER_TEXT + 1,
-            "{}",
-            line.len()
-        );
-        assert!(line.ends_with('…'));
-        assert!(!line.contains('\n'));
-    }
-
-    #[test]
-    fn base_urls_are_normalised_and_checked() {
-        assert_eq!(
-            normalise_base("localhost:11434/").unwrap(),
-            "http://localhost:11434"
-        );
-        assert_eq!(normalise_base("https://h/v1//").unwrap(), "https://h/v1");
-        assert!(matches!(
-            normalise_base("ftp://h"),
-            Err(LlmError::BadUrl { .. })
-        ));
-        assert!(matches!(normalise_base("  "), Err(LlmError::BadUrl { .. })));
-    }
-
-    #[test]
-    fn statuses_map_to_typed_errors() {
-        let t = Target {
-            backend: &crate::llm::ollama::DESCRIPTOR,
-            base: "http://h:1".into(),
-        };
-        let f = |status: u16, message: &str| HttpFailure {
-            content_type: String::new(),
-            status,
-            message: message.into(),
-            retry_after: None,
-        };
-        let mut page = f(501, "<html><body>Not Implemented</body></html>");
-        page.content_type = "text/html".into();
-        let e = page.into_error(&t, None);
-        assert!(matches!(e, LlmError::NotAnApi { .. }), "{e}");
-        assert!(!e.is_retryable());
-        let text = e.to_string();
-        assert!(
-            text.starts_with("got HTTP 501 text/html from http://h:1 — is this an Ollama server?"),
-            "{text}"
-        );
-        assert!(!text.contains("<html>"), "{text}");
-        let e = f(404, "model \"m\" not found, try pulling it first").into_error(&t, Some("m"));
-        assert!(e.to_string().contains("ollama pull m"), "{e}");
-        assert!(matches!(
-            f(401, "").into_error(&t, None),
-            LlmError::Unauthorized { .. }
-        ));
-        assert!(matches!(
-            f(503, "busy").into_error(&t, None),
-            LlmError::Server { .. }
-        ));
-        assert!(matches!(
-            f(422, "bad").into_error(&t, None),
-            LlmError::Rejected { .. }
-        ));
-        let e = f(404, "404 page not found").into_error(&t, Some("m"));
-        assert!(e.to_string().contains("right base URL"), "{e}");
-    }
-}
+#[path = "http_tests.rs"]
+mod tests;

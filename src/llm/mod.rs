@@ -4,9 +4,11 @@
 //! Both backends produce the same normalised [`ChatChunk`]s. Tool calls are only
 //! ever emitted complete (OpenAI argument fragments are assembled by `index`).
 
+pub mod anthropic;
 pub(crate) mod catalog;
 pub(crate) mod decode;
 pub(crate) mod descriptor;
+pub mod endpoint;
 pub(crate) mod error;
 pub mod guard;
 pub(crate) mod http;
@@ -16,7 +18,9 @@ pub(crate) mod modalities;
 pub mod ndjson;
 pub mod ollama;
 pub mod openai;
+pub mod responses;
 pub(crate) mod roles;
+pub mod router;
 pub mod scripted;
 pub(crate) mod select;
 pub mod sse;
@@ -162,11 +166,31 @@ pub trait LlmBackend: Send + Sync {
         descriptor(self.kind())
     }
     fn base_url(&self) -> &str;
+    /// What the rest of Navi knows about the backend that serves `model`
+    /// (a router over providers answers per model).
+    fn descriptor_for(&self, _model: &str) -> &'static BackendDescriptor {
+        self.descriptor()
+    }
+    /// Where `model` is, for messages ("available on ollama").
+    fn provider_of(&self, _model: &str) -> String {
+        self.kind().as_str().to_string()
+    }
     /// Sends the request; resolves once the response headers arrived. The
     /// returned stream yields chunks until `Done` or an error. Dropping it drops
     /// the HTTP body, which makes the server stop generating.
     async fn stream_chat(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError>;
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
+    /// Each provider's models (or why it could not list them); a single
+    /// server is one provider named by its kind.
+    async fn list_by_provider(&self) -> Vec<(String, Result<Vec<ModelInfo>, LlmError>)> {
+        vec![(self.kind().as_str().to_string(), self.list_models().await)]
+    }
+    /// The models to choose among for the priority list `wanted`: by
+    /// default every model; a router asks only the providers `wanted`
+    /// names.
+    async fn find_models(&self, _wanted: &[String]) -> Result<Vec<ModelInfo>, LlmError> {
+        self.list_models().await
+    }
     /// Details of one model (context length, capabilities) where the server tells.
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError>;
     /// Whether `model` takes images, as far as the server says; `None` when
@@ -187,8 +211,9 @@ pub trait LlmBackend: Send + Sync {
     }
 }
 
-/// Builds the backend the configuration asks for (through its
-/// [`descriptor`]). No network I/O happens here.
+/// Builds the backend the configuration asks for: a [`router::Router`]
+/// over its providers, bare model names going to the default one. No
+/// network I/O happens here.
 pub(crate) fn build_backend(config: &Config) -> Result<Arc<dyn LlmBackend>, LlmError> {
-    (descriptor(config.llm.backend).build)(&config.llm)
+    Ok(Arc::new(router::Router::new(config)))
 }

@@ -15,6 +15,7 @@
 //!   are paired by `tool_name` (and `tool_call_id`, which newer servers read).
 
 use super::descriptor::BackendDescriptor;
+use super::endpoint::Endpoint;
 use super::http::{self, HttpFailure, Target};
 use super::ndjson::decode_ndjson;
 use super::{
@@ -50,7 +51,7 @@ pub(crate) static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
     usual_base_suffix: None,
     missing_model_hint: |model| format!("pull it with \"ollama pull {model}\""),
     window_set_per_request: true,
-    build: |llm| Ok(Arc::new(OllamaBackend::new(&llm.ollama_host)?)),
+    build: |e| Ok(Arc::new(OllamaBackend::from_endpoint(e)?)),
 };
 
 /// A capability Ollama can refuse with HTTP 400.
@@ -78,15 +79,24 @@ impl Unsupported {
 
 impl OllamaBackend {
     pub fn new(base: &str) -> Result<Self, LlmError> {
-        let auth = super::url_auth::url_credentials(base);
-        let base = http::normalise_base(base)?;
+        Self::from_endpoint(&Endpoint::plain("ollama", base, ""))
+    }
+
+    /// The backend for `e` (a key, when given, goes as a bearer token:
+    /// Ollama behind a proxy, or its cloud).
+    pub(crate) fn from_endpoint(e: &Endpoint) -> Result<Self, LlmError> {
+        let mut headers = e.header_map();
+        if let Some(v) = e
+            .key()
+            .and_then(|k| reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")).ok())
+        {
+            headers.insert(reqwest::header::AUTHORIZATION, v);
+        }
+        let (base, client, fresh) = http::clients(&e.base_url, headers)?;
         Ok(OllamaBackend {
-            client: http::build_client(&base, auth.as_ref())?,
-            fresh: http::build_fresh_client(&base, auth.as_ref())?,
-            target: Target {
-                backend: &DESCRIPTOR,
-                base,
-            },
+            client,
+            fresh,
+            target: Target::of(&DESCRIPTOR, base, e),
             no_think: Mutex::new(HashSet::new()),
             no_tools: Mutex::new(HashSet::new()),
         })

@@ -32,6 +32,7 @@
 //! - Dropping the returned stream drops the HTTP body; the server stops.
 
 use super::descriptor::BackendDescriptor;
+use super::endpoint::Endpoint;
 use super::http::{self, HttpFailure, Target};
 use super::llama::{self, ServerProps};
 use super::modalities::{apply_images, entry_images, merge_llama_models};
@@ -59,12 +60,7 @@ pub(crate) static DESCRIPTOR: BackendDescriptor = BackendDescriptor {
     usual_base_suffix: Some(("/v1", " OpenAI-compatible servers usually end in /v1")),
     missing_model_hint: |_| "check the model id with `navi models`".into(),
     window_set_per_request: false,
-    build: |llm| {
-        Ok(Arc::new(OpenAiBackend::new(
-            &llm.openai_base_url,
-            &llm.openai_api_key,
-        )?))
-    },
+    build: |e| Ok(Arc::new(OpenAiBackend::from_endpoint(e)?)),
 };
 
 pub struct OpenAiBackend {
@@ -73,6 +69,8 @@ pub struct OpenAiBackend {
     /// No connection reuse: for the one retry after a stale connection.
     fresh: reqwest::Client,
     api_key: String,
+    /// Where the model list is, when not `{base}/models`.
+    models_url: Option<String>,
     /// The server rejected `stream_options` once; do not send it again.
     no_stream_options: AtomicBool,
     /// llama-server's `/props`, read once (`None` inside: not llama-server).
@@ -85,16 +83,17 @@ pub struct OpenAiBackend {
 
 impl OpenAiBackend {
     pub fn new(base: &str, api_key: &str) -> Result<Self, LlmError> {
-        let auth = super::url_auth::url_credentials(base);
-        let base = http::normalise_base(base)?;
+        Self::from_endpoint(&Endpoint::plain("local", base, api_key))
+    }
+
+    pub(crate) fn from_endpoint(e: &Endpoint) -> Result<Self, LlmError> {
+        let (base, client, fresh) = http::clients(&e.base_url, e.header_map())?;
         Ok(OpenAiBackend {
-            client: http::build_client(&base, auth.as_ref())?,
-            fresh: http::build_fresh_client(&base, auth.as_ref())?,
-            target: Target {
-                backend: &DESCRIPTOR,
-                base,
-            },
-            api_key: api_key.trim().to_string(),
+            client,
+            fresh,
+            target: Target::of(&DESCRIPTOR, base, e),
+            api_key: e.key().unwrap_or_default().to_string(),
+            models_url: e.models_url.clone(),
             no_stream_options: AtomicBool::new(false),
             props: tokio::sync::OnceCell::new(),
             no_lmstudio_list: AtomicBool::new(false),
@@ -178,7 +177,13 @@ impl OpenAiBackend {
     }
 
     async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
-        let req = self.request(reqwest::Method::GET, "/models");
+        let req = match &self.models_url {
+            Some(url) if !self.api_key.is_empty() => {
+                self.client.get(url).bearer_auth(&self.api_key)
+            }
+            Some(url) => self.client.get(url),
+            None => self.request(reqwest::Method::GET, "/models"),
+        };
         let v = http::metadata_json(&self.target, req, "/models", None).await?;
         let mut data = v
             .get("data")
@@ -345,7 +350,7 @@ fn entry_capabilities(entry: &Value) -> Vec<String> {
     caps
 }
 
-fn entry_info(entry: &Value) -> Option<ModelInfo> {
+pub(crate) fn entry_info(entry: &Value) -> Option<ModelInfo> {
     Some(ModelInfo {
         name: entry.get("id")?.as_str()?.to_string(),
         context_length: entry_context_length(entry),

@@ -23,15 +23,17 @@ pub(crate) fn same_model(wanted: &str, listed: &str) -> bool {
     wanted == listed || norm(wanted) == norm(listed)
 }
 
-/// Picks the first of `wanted` that appears in `available`.
+/// Picks the first of `wanted` that appears in `available`; `place` names
+/// where a model is, for messages ("ollama", "anthropic").
 pub(crate) fn choose(
     wanted: &[String],
     available: &[ModelInfo],
-    backend: &str,
+    place: &dyn Fn(&str) -> String,
 ) -> Result<Selection, LlmError> {
     let mut skipped = Vec::new();
     for w in wanted {
         if let Some(m) = available.iter().find(|m| same_model(w, &m.name)) {
+            let backend = place(w);
             let reason = if skipped.is_empty() {
                 format!("using {} (first choice, available on {backend})", m.name)
             } else {
@@ -48,8 +50,15 @@ pub(crate) fn choose(
         }
         skipped.push(w.clone());
     }
+    let mut places: Vec<String> = Vec::new();
+    for w in wanted {
+        let p = place(w);
+        if !places.contains(&p) {
+            places.push(p);
+        }
+    }
     Err(LlmError::NoModelAvailable {
-        backend: backend.to_string(),
+        backend: places.join(", "),
         wanted: wanted.to_vec(),
         available: available.iter().map(|m| m.name.clone()).collect(),
     })
@@ -79,14 +88,20 @@ mod tests {
     #[test]
     fn first_available_wins_and_says_why() {
         let wanted = vec!["big:31b".to_string(), "small:2b".to_string()];
-        let s = choose(&wanted, &models(&["small:2b", "other:1b"]), "ollama").unwrap();
+        let s = choose(&wanted, &models(&["small:2b", "other:1b"]), &|_: &str| {
+            "ollama".to_string()
+        })
+        .unwrap();
         assert_eq!(s.model, "small:2b");
         assert!(
             s.reason.contains("big:31b is not available"),
             "{}",
             s.reason
         );
-        let s = choose(&wanted, &models(&["big:31b", "small:2b"]), "ollama").unwrap();
+        let s = choose(&wanted, &models(&["big:31b", "small:2b"]), &|_: &str| {
+            "ollama".to_string()
+        })
+        .unwrap();
         assert_eq!(s.model, "big:31b");
         assert!(s.reason.contains("first choice"));
     }
@@ -96,7 +111,7 @@ mod tests {
         let s = choose(
             &["llama3".to_string()],
             &models(&["llama3:latest"]),
-            "ollama",
+            &|_: &str| "ollama".to_string(),
         )
         .unwrap();
         assert_eq!(s.model, "llama3");
@@ -104,7 +119,10 @@ mod tests {
 
     #[test]
     fn none_available_lists_what_the_server_has() {
-        let e = choose(&["a".to_string()], &models(&["x:1", "y:2"]), "ollama").unwrap_err();
+        let e = choose(&["a".to_string()], &models(&["x:1", "y:2"]), &|_: &str| {
+            "ollama".to_string()
+        })
+        .unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("x:1, y:2") && msg.contains("[\"a\"]"), "{msg}");
     }

@@ -301,23 +301,35 @@ where
     S: Stream<Item = Result<B, LlmError>>,
     B: AsRef<[u8]>,
 {
-    let events = body.eventsource().map(|r| {
+    DecodeStream::new(events(body, BACKEND), SseDecoder::new())
+}
+
+/// The events of an SSE body; framing failures are `LlmError::Protocol`
+/// naming `backend`. Every SSE protocol's decoder reads these.
+pub(crate) fn events<S, B>(
+    body: S,
+    backend: &'static str,
+) -> impl Stream<Item = Result<Event, LlmError>>
+where
+    S: Stream<Item = Result<B, LlmError>>,
+    B: AsRef<[u8]>,
+{
+    body.eventsource().map(move |r| {
         r.map_err(|e| match e {
             EventStreamError::Transport(e) => e,
             EventStreamError::Utf8(e) => LlmError::Protocol {
-                backend: BACKEND.into(),
+                backend: backend.into(),
                 message: format!("the event stream is not valid UTF-8 ({e})"),
             },
             EventStreamError::Parser(e) => LlmError::Protocol {
-                backend: BACKEND.into(),
+                backend: backend.into(),
                 message: format!(
                     "the event stream is not valid SSE (at {:?})",
                     e.input.chars().take(60).collect::<String>()
                 ),
             },
         })
-    });
-    DecodeStream::new(events, SseDecoder::new())
+    })
 }
 
 #[cfg(test)]

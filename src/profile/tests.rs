@@ -221,7 +221,7 @@ fn ranges_and_backend_are_checked_after_types() {
         (
             "\"llm_backend\": \"llama\"",
             "llm_backend",
-            "use \"ollama\" or \"openai\"",
+            "use \"ollama\", \"openai\", \"anthropic\" or \"responses\"",
         ),
     ] {
         let e = err(&with(extra));

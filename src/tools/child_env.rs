@@ -103,6 +103,21 @@ mod tests {
         }
     }
 
+    /// Every provider's key variable (the presets', and any name a
+    /// `[providers]` table may give: the config refuses others) is scrubbed.
+    #[test]
+    fn provider_key_variables_are_secrets() {
+        for p in crate::config::providers::PRESETS {
+            if let Some(v) = p.key_env {
+                assert!(is_secret_name(v), "{}: {v}", p.name);
+            }
+        }
+        for v in ["WORK_LLM_KEY", "MY_PROXY_TOKEN", "LLM_SECRET", "X_API_KEY"] {
+            assert!(crate::config::providers::key_env_name_ok(v), "{v}");
+            assert!(is_secret_name(v), "{v}");
+        }
+    }
+
     #[test]
     fn passthrough_exact_and_prefix() {
         let list = vec!["GITHUB_TOKEN".to_string(), "MY_*".to_string()];

@@ -26,16 +26,23 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
-use wire::{Proto, error_body, render, sse};
+use wire::{Proto, error_body, render};
 
 // Explicit path: resolves the same when this file is loaded as
 // `support::fake_llm` and via `#[path]` from `examples/fake_llm.rs`.
+#[path = "fake_llm/anthropic.rs"]
+pub mod anthropic;
 #[path = "fake_llm/count.rs"]
 pub mod count;
+#[path = "fake_llm/http.rs"]
+mod http;
 #[path = "fake_llm/read.rs"]
 mod read;
+#[path = "fake_llm/responses.rs"]
+pub mod responses;
 #[path = "fake_llm/wire.rs"]
 mod wire;
+use http::{simple, write_chunk};
 use read::read_request;
 
 /// One piece of a scripted answer.
@@ -49,6 +56,9 @@ pub enum Part {
         name: String,
         args: Value,
     },
+    /// Reasoning the server keeps to itself: Anthropic `redacted_thinking`
+    /// with this payload, a Responses reasoning item with no summary.
+    Redacted(String),
 }
 
 /// A failure to inject instead of (or in the middle of) a normal answer.
@@ -91,6 +101,8 @@ pub struct Reply {
     /// `finish_reason` / `done_reason` to end with (e.g. "length"); `None`
     /// means the usual "stop" (or "tool_calls").
     pub finish_reason: Option<String>,
+    /// Anthropic / Responses: (cache read, cache creation) prompt tokens.
+    pub cache_tokens: Option<(u64, u64)>,
 }
 
 impl Reply {
@@ -140,6 +152,10 @@ impl Reply {
         self.finish_reason = Some(reason.into());
         self
     }
+    pub fn with_cache(mut self, read: u64, write: u64) -> Reply {
+        self.cache_tokens = Some((read, write));
+        self
+    }
     pub fn with_reasoning_field(mut self, field: impl Into<String>) -> Reply {
         self.reasoning_field = Some(field.into());
         self
@@ -178,7 +194,9 @@ impl Recorded {
             .map(|(_, v)| v.as_str())
     }
     pub fn is_chat(&self) -> bool {
-        self.path.ends_with("/api/chat") || self.path.ends_with("/chat/completions")
+        ["/api/chat", "/chat/completions", "/messages", "/responses"]
+            .iter()
+            .any(|p| self.path.ends_with(p))
     }
 }
 
@@ -197,6 +215,9 @@ struct State {
     /// Counts like llama-server (`/tokenize`, `/apply-template`, usage,
     /// the window refusal); see `count.rs`.
     counting: bool,
+    /// The API key every request must carry (`x-api-key` for Anthropic,
+    /// a bearer token otherwise); `None`: any or none.
+    key: Option<String>,
 }
 
 /// The fake server; it stops when dropped.
@@ -241,6 +262,7 @@ impl FakeLlm {
             capabilities: None,
             model_fields: None,
             counting: false,
+            key: None,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -284,6 +306,10 @@ impl FakeLlm {
     /// reply has none, and refuse a prompt over the `/props` window.
     pub fn set_counting(&self, on: bool) {
         lock(&self.state).counting = on;
+    }
+    /// Requests without this key (or with another) get HTTP 401.
+    pub fn require_key(&self, key: &str) {
+        lock(&self.state).key = Some(key.to_string());
     }
     /// The fake server's own count of a recorded chat body's prompt.
     pub fn prompt_tokens(&self, body: &Value) -> u64 {
@@ -360,9 +386,21 @@ async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             }
         }
     };
+    let header = |n: &str| {
+        req_headers(&state, index)
+            .into_iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v)
+    };
+    let auth = Auth {
+        anthropic: header("anthropic-version").is_some(),
+        key: header("x-api-key").or_else(|| {
+            header("authorization").map(|v| v.trim_start_matches("Bearer ").to_string())
+        }),
+    };
     let disconnected = tokio::select! {
         _ = client_gone => true,
-        r = respond(&mut wr, &req.method, &req.path, &body, &state) => r.is_err(),
+        r = respond(&mut wr, &req.method, &req.path, &body, &state, &auth) => r.is_err(),
     };
     if disconnected {
         lock(&state).requests[index].client_disconnected = true;
@@ -371,12 +409,24 @@ async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
 
 type Io = std::io::Result<()>;
 
+fn req_headers(state: &Mutex<State>, index: usize) -> Vec<(String, String)> {
+    lock(state).requests[index].headers.clone()
+}
+
+/// What a request says about who sends it.
+struct Auth {
+    /// It names an `anthropic-version`.
+    anthropic: bool,
+    key: Option<String>,
+}
+
 async fn respond(
     wr: &mut OwnedWriteHalf,
     method: &str,
     path: &str,
     body: &Value,
     state: &Mutex<State>,
+    auth: &Auth,
 ) -> Io {
     let (models, props, caps, fields) = {
         let st = lock(state);
@@ -387,7 +437,46 @@ async fn respond(
             st.model_fields.clone(),
         )
     };
-    let counting = lock(state).counting;
+    let (counting, wanted_key) = {
+        let st = lock(state);
+        (st.counting, st.key.clone())
+    };
+    let proto = match (method, path) {
+        ("POST", p) if p.ends_with("/messages") => Some(Proto::Anthropic),
+        ("POST", p) if p.ends_with("/responses") => Some(Proto::Responses),
+        ("POST", p) if p.ends_with("/chat/completions") => Some(Proto::OpenAi),
+        _ => None,
+    };
+    if let Some(k) = wanted_key
+        && auth.key.as_deref() != Some(k.as_str())
+    {
+        let p = proto.unwrap_or(if auth.anthropic {
+            Proto::Anthropic
+        } else {
+            Proto::OpenAi
+        });
+        // Like OpenAI's "Incorrect API key provided: …", it quotes the key.
+        let text = format!(
+            "invalid x-api-key: {}",
+            auth.key.as_deref().unwrap_or("(none)")
+        );
+        return simple(wr, 401, &[], &error_body(p, 401, &text)).await;
+    }
+    let model = body.get("model").and_then(Value::as_str).unwrap_or("");
+    let known = models.iter().any(|(n, _)| n == model);
+    let refused = match proto {
+        Some(Proto::Anthropic) if !known => Some((404, format!("model: {model}"))),
+        Some(Proto::Responses) if !known => Some((
+            404,
+            format!("The model `{model}` does not exist or you do not have access to it."),
+        )),
+        Some(Proto::Anthropic) => anthropic::refusal(body),
+        Some(Proto::Responses) => responses::refusal(body),
+        _ => None,
+    };
+    if let (Some(p), Some((code, text))) = (proto, refused) {
+        return simple(wr, code, &[], &error_body(p, code, &text)).await;
+    }
     if counting && let Some(done) = count::respond(wr, method, path, body, state, &props).await {
         return done;
     }
@@ -396,8 +485,8 @@ async fn respond(
             simple(wr, 200, &[], &props.unwrap_or_default()).await
         }
         ("POST", "/api/chat") => chat(wr, Proto::Ollama, body, next_reply(state)).await,
-        ("POST", p) if p.ends_with("/chat/completions") => {
-            chat(wr, Proto::OpenAi, body, next_reply(state)).await
+        ("POST", p) if proto.is_some() && !p.ends_with("/api/chat") => {
+            chat(wr, proto.unwrap_or(Proto::OpenAi), body, next_reply(state)).await
         }
         ("GET", "/api/tags") => simple(wr, 200, &[], &wire::tags(&models)).await,
         ("POST", "/api/show") => {
@@ -409,6 +498,9 @@ async fn respond(
                 }
                 Some((_, ctx)) => simple(wr, 200, &[], &wire::show(*ctx, caps.as_deref())).await,
             }
+        }
+        ("GET", p) if p.ends_with("/models") && auth.anthropic => {
+            simple(wr, 200, &[], &anthropic::models(&models)).await
         }
         ("GET", p) if p.ends_with("/models") => {
             let mut list = wire::openai_models(&models);
@@ -435,41 +527,6 @@ fn next_reply(state: &Mutex<State>) -> Reply {
         .unwrap_or_else(|| Reply::text("(fake: no scripted reply)"))
 }
 
-fn reason_phrase(code: u16) -> &'static str {
-    match code {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        _ => "Status",
-    }
-}
-
-async fn simple(wr: &mut OwnedWriteHalf, code: u16, extra: &[(&str, &str)], body: &Value) -> Io {
-    let body = body.to_string();
-    let mut head = format!(
-        "HTTP/1.1 {code} {}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
-        reason_phrase(code),
-        body.len()
-    );
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    head.push_str(&body);
-    wr.write_all(head.as_bytes()).await
-}
-
-async fn write_chunk(wr: &mut OwnedWriteHalf, data: &str) -> Io {
-    let framed = format!("{:x}\r\n{data}\r\n", data.len());
-    wr.write_all(framed.as_bytes()).await
-}
-
 const FOREVER: Duration = Duration::from_secs(3600);
 
 async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) -> Io {
@@ -478,7 +535,7 @@ async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) 
         Some(Fault::CloseBeforeHeaders) => return Ok(()),
         Some(Fault::Status(code, text)) => {
             let body = error_body(proto, *code, text);
-            let extra: &[(&str, &str)] = if *code == 429 {
+            let extra: &[(&str, &str)] = if matches!(*code, 429 | 529) {
                 &[("Retry-After", "1")]
             } else {
                 &[]
@@ -487,10 +544,7 @@ async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) 
         }
         _ => {}
     }
-    let content_type = match proto {
-        Proto::Ollama => "application/x-ndjson",
-        Proto::OpenAi => "text/event-stream",
-    };
+    let content_type = proto.content_type();
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
     );
@@ -523,25 +577,14 @@ async fn chat(wr: &mut OwnedWriteHalf, proto: Proto, req: &Value, reply: Reply) 
         first = false;
         write_chunk(wr, piece).await?;
     }
-    let error_text = |m: &str| match proto {
-        Proto::Ollama => format!("{}\n", json!({ "error": m })),
-        Proto::OpenAi => {
-            sse(&json!({"error": {"code": 500, "message": m, "type": "server_error"}}))
-        }
-    };
+    let error_text = |m: &str| proto.error_line(m);
     match &reply.fault {
         Some(Fault::DisconnectMidStream) => return Ok(()),
         Some(Fault::StallMidStream) => {
             tokio::time::sleep(FOREVER).await;
             return Ok(());
         }
-        Some(Fault::GarbageLine) => {
-            let garbage = match proto {
-                Proto::Ollama => "this is not json\n",
-                Proto::OpenAi => "data: {this is not json\n\n",
-            };
-            write_chunk(wr, garbage).await?;
-        }
+        Some(Fault::GarbageLine) => write_chunk(wr, proto.garbage()).await?,
         Some(Fault::ErrorLine(m)) => write_chunk(wr, &error_text(m)).await?,
         _ => {
             for piece in &wire.tail {

@@ -170,6 +170,7 @@ pub(super) async fn respond(
                             .map(|p| match p {
                                 Part::Text(t) | Part::Thinking(t) => t.clone(),
                                 Part::ToolCall { name, args } => format!("{name}{args}"),
+                                Part::Redacted(_) => String::new(),
                             })
                             .collect();
                         r.usage = Some((prompt, tokens_of(&answer)));

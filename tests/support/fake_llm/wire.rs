@@ -1,5 +1,6 @@
 //! Wire formats of the fake LLM server: the exact JSON lines and SSE events
-//! Ollama and OpenAI-compatible servers send, and their model/error bodies.
+//! Ollama and OpenAI-compatible servers send, and their model/error bodies
+//! (Anthropic Messages and OpenAI Responses live in their own files).
 //!
 //! Invariants: text and thinking are cut into word-sized chunks (their
 //! concatenation is the original text); Ollama tool calls are whole, OpenAI
@@ -14,6 +15,37 @@ use serde_json::{Value, json};
 pub(super) enum Proto {
     Ollama,
     OpenAi,
+    Anthropic,
+    Responses,
+}
+
+impl Proto {
+    pub(super) fn content_type(self) -> &'static str {
+        match self {
+            Proto::Ollama => "application/x-ndjson",
+            _ => "text/event-stream",
+        }
+    }
+
+    /// The protocol's way of reporting an error in the middle of a stream.
+    pub(super) fn error_line(self, m: &str) -> String {
+        match self {
+            Proto::Ollama => format!("{}\n", json!({ "error": m })),
+            Proto::OpenAi => {
+                sse(&json!({"error": {"code": 500, "message": m, "type": "server_error"}}))
+            }
+            Proto::Anthropic => super::anthropic::error_event(m),
+            Proto::Responses => super::responses::error_event(m),
+        }
+    }
+
+    /// A line that is not the protocol's.
+    pub(super) fn garbage(self) -> &'static str {
+        match self {
+            Proto::Ollama => "this is not json\n",
+            _ => "data: {this is not json\n\n",
+        }
+    }
 }
 
 /// `GET /api/tags`
@@ -64,7 +96,8 @@ pub(super) fn error_body(proto: Proto, code: u16, text: &str) -> Value {
     }
     match proto {
         Proto::Ollama => json!({ "error": text }),
-        Proto::OpenAi => {
+        Proto::Anthropic => super::anthropic::error_body(code, text),
+        Proto::OpenAi | Proto::Responses => {
             let kind = match code {
                 401 | 403 => "authentication_error",
                 404 => "not_found_error",
@@ -89,12 +122,12 @@ pub(super) fn sse(v: &Value) -> String {
     format!("data: {v}\n\n")
 }
 
-fn words(s: &str) -> Vec<&str> {
+pub(super) fn words(s: &str) -> Vec<&str> {
     s.split_inclusive(' ').collect()
 }
 
 /// Splits `s` into three pieces at char boundaries (empty pieces dropped).
-fn thirds(s: &str) -> Vec<&str> {
+pub(super) fn thirds(s: &str) -> Vec<&str> {
     let boundary = |mut i: usize| {
         while !s.is_char_boundary(i) {
             i += 1;
@@ -108,7 +141,7 @@ fn thirds(s: &str) -> Vec<&str> {
         .collect()
 }
 
-fn args_text(args: &Value) -> String {
+pub(super) fn args_text(args: &Value) -> String {
     match args {
         Value::String(raw) => raw.clone(),
         other => other.to_string(),
@@ -129,6 +162,8 @@ pub(super) fn render(proto: Proto, req: &Value, reply: &Reply) -> Wire {
                 .unwrap_or(false);
             render_openai(model, reply, usage)
         }
+        Proto::Anthropic => super::anthropic::render(model, reply),
+        Proto::Responses => super::responses::render(model, reply),
     }
 }
 
@@ -155,6 +190,7 @@ fn render_ollama(model: &str, reply: &Reply) -> Wire {
                 "role": "assistant", "content": "",
                 "tool_calls": [{"function": {"index": k, "name": name, "arguments": args}}]
             }))),
+            Part::Redacted(_) => {}
         }
     }
     let mut done = json!({"model": model, "created_at": "2025-01-01T00:00:01.000000Z",
@@ -218,6 +254,7 @@ fn render_openai(model: &str, reply: &Reply, include_usage: bool) -> Wire {
                     )
                 }));
             }
+            Part::Redacted(_) => {}
         }
     }
     let finish = match &reply.finish_reason {
