@@ -349,6 +349,11 @@ impl App {
         self.memory.clone()
     }
 
+    /// The AGENTS.md instructions of a session started here (`navi context`).
+    pub(crate) fn instructions(&self) -> crate::project::instructions::Instructions {
+        self.agent.instructions_in(&self.work_dir)
+    }
+
     /// The fixed cost of a profile's requests (`navi context`).
     pub(crate) async fn base_cost(
         &self,

@@ -174,11 +174,15 @@ pub(crate) enum McpCommand {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SessionsCommand {
-    /// List sessions (pinned first, then most recent).
+    /// List this project's sessions (pinned first, then most recent).
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Every project's sessions (and those stored before navi recorded
+        /// projects).
+        #[arg(long)]
+        all: bool,
     },
     /// Show a session's messages.
     Show {

@@ -403,6 +403,8 @@ pub struct Config {
     pub sandbox: crate::sandbox::SandboxConfig,
     /// `[checkpoints]`: recording what turns change (docs/checkpoints.md).
     pub(crate) checkpoints: crate::checkpoint::CheckpointConfig,
+    /// `[project]`: AGENTS.md instructions (docs/config.md).
+    pub(crate) project: crate::project::ProjectConfig,
 }
 
 /// When the planner is worth a call.

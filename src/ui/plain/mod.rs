@@ -18,7 +18,7 @@ mod lookup;
 mod slash;
 mod turn;
 
-use super::commands::UiState;
+use super::commands::{self, UiState};
 use super::lines::{
     CodeStyle, LineOptions, LineRenderer, Palette, Piece, Stream, ThinkingView, code_style_for,
     style,
@@ -103,6 +103,9 @@ pub(crate) async fn run(
     if let Some(note) = session.opening_note() {
         eprintln!("navi: {note}");
     }
+    if let Some(note) = session.instructions_note() {
+        eprintln!("navi: {note}");
+    }
     let meta = session
         .info()
         .ok_or_else(|| Failure::runtime(format!("session {} is gone", session.id())))?;
@@ -120,6 +123,7 @@ pub(crate) async fn run(
             source: Some(std::sync::Arc::new(lookup::Lookup(
                 app.lookups(&meta.profile_id),
             ))),
+            custom: commands::custom_items(&session),
         });
         if let Some(w) = &ed.history_warning {
             eprintln!("warning: {w}");
@@ -306,6 +310,11 @@ impl Plain {
                         .filter(|r| r.is_empty() || r.starts_with(' '))
                     {
                         self.attach_cmd(rest);
+                    } else if let Some(prompt) = commands::custom_prompt(&self.session, t) {
+                        // The user's own command: its prompt is the message.
+                        if let Some(code) = self.turn(&prompt).await {
+                            return code;
+                        }
                     } else if t.starts_with('/') {
                         if self.slash(t).await {
                             return self.exit_after.unwrap_or(0);

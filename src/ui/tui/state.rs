@@ -100,6 +100,8 @@ pub struct TuiState {
     pub theme: Theme,
     pub theme_names: Vec<String>,
     pub profile_ids: Vec<String>,
+    /// The user's own commands (`/name args`, description) for completion.
+    pub(crate) custom_commands: Vec<(String, String)>,
     pub(crate) config_dir: Option<PathBuf>,
     pub(crate) no_color: bool,
     pub transcript: Transcript,
@@ -194,6 +196,7 @@ impl TuiState {
             theme,
             theme_names: Vec::new(),
             profile_ids: Vec::new(),
+            custom_commands: Vec::new(),
             config_dir: None,
             no_color: false,
             transcript: Transcript::default(),
