@@ -100,6 +100,8 @@ mod plain_pty;
 mod planning_cli;
 #[path = "planning_cost.rs"]
 mod planning_cost;
+#[path = "project.rs"]
+mod project;
 mod protocol;
 #[path = "run_cli.rs"]
 mod run_cli;

@@ -53,6 +53,8 @@ pub struct AppOptions {
     pub interactive: bool,
     pub approve: Vec<String>,
     pub approve_all: bool,
+    /// `--full-auto`: what the sandbox contains runs without asking.
+    pub full_auto: bool,
     /// `--backend` was given on the command line.
     pub backend_forced: bool,
     /// Inject a backend instead of building one from config (tests, benches).
@@ -183,10 +185,12 @@ impl App {
         let registry = Arc::new(RwLock::new(registry));
         builtin::register_self_extension(&registry);
         env.mcp.attach(&registry);
-        let gate = Arc::new(
-            ApprovalGate::new(&config.security, opts.interactive)
-                .with_preapproved(opts.approve, opts.approve_all),
-        );
+        let mut gate = ApprovalGate::new(&config.security, opts.interactive)
+            .with_preapproved(opts.approve, opts.approve_all);
+        if opts.full_auto {
+            gate = gate.with_full_auto(crate::sandbox::confines_commands(&config.sandbox));
+        }
+        let gate = Arc::new(gate);
         let agent = Arc::new(Agent::new(AgentParts {
             config: config.clone(),
             store: store.clone(),
@@ -328,6 +332,23 @@ impl App {
             self.agent.gate.mode_label(),
             crate::sandbox::short_label(&self.config.sandbox)
         )
+    }
+
+    /// The approval mode and the sandbox in words, for banners:
+    /// `approval ask · sandbox workspace-write`.
+    pub fn guard_words(&self) -> String {
+        format!(
+            "approval {} · sandbox {}",
+            self.agent.gate.mode_label(),
+            crate::sandbox::short_label(&self.config.sandbox)
+        )
+    }
+
+    /// Whether risky calls run without asking in some cases (`auto`,
+    /// `--full-auto`, `--approve-all`, per-tool overrides): front ends
+    /// keep saying so.
+    pub fn approvals_relaxed(&self) -> bool {
+        self.agent.gate.mode_label() != "ask"
     }
 
     /// Every tool name registered now (built-ins, user tools, ready MCP tools).

@@ -17,6 +17,7 @@ mod input;
 mod lookup;
 mod slash;
 mod turn;
+mod waiting;
 
 use super::commands::{self, UiState};
 use super::lines::{
@@ -84,6 +85,8 @@ struct Plain {
     /// The open session (a session command replaces it) and its events.
     session: SessionHandle,
     events: Option<mpsc::Receiver<SessionEvent>>,
+    /// The waiting line of the running turn.
+    waiting: waiting::Waiting,
 }
 
 pub(crate) async fn run(
@@ -163,6 +166,7 @@ pub(crate) async fn run(
         sent: None,
         session,
         events,
+        waiting: waiting::Waiting::default(),
     };
     if term.stdin_tty {
         // The last resort when the terminal goes away and the loop does not
@@ -205,6 +209,16 @@ impl Plain {
     fn emit(&self, pieces: Vec<Piece>) {
         let mut out = std::io::stdout().lock();
         let mut err = std::io::stderr().lock();
+        if !pieces.is_empty()
+            && let Some(e) = self.waiting.erase()
+        {
+            // The waiting line is redrawn in place: it goes before anything else.
+            let _ = if self.term.stdout_tty {
+                out.write_all(e.as_bytes())
+            } else {
+                err.write_all(e.as_bytes())
+            };
+        }
         for p in pieces {
             if p.stream == Stream::Info && !self.term.stdout_tty {
                 let _ = out.flush();
@@ -267,10 +281,11 @@ impl Plain {
             self.show_history(&history, 6);
         }
         let line = format!(
-            "navi {} · {} · profile {} · /help lists commands, Ctrl-D quits",
+            "navi {} · {} · profile {} · {} · /help lists commands, Ctrl-D quits",
             env!("CARGO_PKG_VERSION"),
             self.session_label(),
-            self.st.session.profile_id
+            self.st.session.profile_id,
+            self.app.guard_words()
         );
         let line = self.pal().dim(&line);
         self.note(&line);

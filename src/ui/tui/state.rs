@@ -140,6 +140,8 @@ pub struct TuiState {
     pub guard: String,
     /// The run state shown and since when (the status line counts seconds).
     pub(crate) phase: Option<(String, Instant)>,
+    /// When the running turn began (a long one is announced at its end).
+    pub(crate) turn_started: Option<Instant>,
     /// Plain mode's history file, shared by the composer (`None`: not kept).
     pub(crate) history_file: Option<PathBuf>,
     /// Ctrl-R's reverse history search, while open.
@@ -226,6 +228,7 @@ impl TuiState {
             history_file: None,
             repaint: false,
             phase: None,
+            turn_started: None,
             side_shown: None,
             viewport_total: 0,
             cwd: String::new(),
@@ -308,6 +311,7 @@ impl TuiState {
 
     /// Shows `message` as the user's and marks a turn as running.
     pub fn begin_turn(&mut self, message: &str) {
+        self.turn_started = Some(Instant::now());
         self.push(CellKind::User(message.to_string()));
         self.transcript.follow();
         self.running = true;
