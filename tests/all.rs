@@ -102,6 +102,8 @@ mod planning_cli;
 mod planning_cost;
 #[path = "project.rs"]
 mod project;
+#[path = "project_modes.rs"]
+mod project_modes;
 mod protocol;
 #[path = "run_cli.rs"]
 mod run_cli;
