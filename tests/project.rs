@@ -200,8 +200,10 @@ async fn a_custom_command_with_arguments_in_plain_mode() {
     let mut pty = Pty::spawn(home.command("dumb", &[("NO_COLOR", "1")]));
     pty.wait_prompt();
     pty.send("/help\r");
-    pty.wait_for("review a file for bugs");
+    // Sorted by name: the global /hello, then the project's /review.
     pty.wait_for("/hello");
+    pty.wait_for("/review FILE FOCUS");
+    pty.wait_for("review a file for bugs");
     pty.send("/review src/x.py \"off by one\"\r");
     pty.wait_for("reviewed it");
     pty.wait_prompt();

@@ -59,11 +59,20 @@ async fn full_auto_writes_inside_the_workspace_and_asks_outside() {
     pty.wait_for("full-auto (--full-auto)");
     pty.send("/quit\r");
     assert_eq!(pty.exit_code(), 0, "{}", pty.text());
-    assert_eq!(std::fs::read_to_string(work.join("inside.txt")).unwrap(), "IN");
+    assert_eq!(
+        std::fs::read_to_string(work.join("inside.txt")).unwrap(),
+        "IN"
+    );
     assert!(!target.exists());
     assert!(!home.dir.path().join("climbed.txt").exists());
     let text = pty.text();
     assert_eq!(text.matches("[y]es/[s]ession/[N]o").count(), 2, "{text}");
+    // Each write approval shows its diff first (a new file: its lines added).
+    assert!(
+        text.contains("new file, 1 line(s)") && text.contains("+OUT"),
+        "{text}"
+    );
+    assert!(text.contains("+UP"), "{text}");
     let reqs = fake.chat_requests();
     let last = contents(&reqs[3]).join("\n");
     assert!(last.contains("the user denied"), "{last}");

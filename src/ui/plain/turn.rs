@@ -169,6 +169,27 @@ impl Plain {
         self.exit_after
     }
 
+    /// A file write waiting for approval: the same diff the TUI's overlay
+    /// shows, coloured only when colours are on.
+    fn show_write_diff(&mut self, tool: &str, args: &serde_json::Value) {
+        use crate::text_diff::DiffLine;
+        let base = self.session.work_dir();
+        let Some(lines) = crate::ui::tui::approval_diff::for_request(tool, args, &base) else {
+            return;
+        };
+        let p = self.pal();
+        for l in &lines {
+            let t = l.text();
+            let shown = match l {
+                DiffLine::Added(_) => p.green(&t),
+                DiffLine::Removed(_) => p.red(&t),
+                DiffLine::Header(_) => p.cyan(&t),
+                DiffLine::Context(_) => p.dim(&t),
+            };
+            self.note(&shown);
+        }
+    }
+
     /// The waiting line, when something has been awaited a while.
     fn show_waiting(&mut self) {
         let tty = self.term.stdout_tty || self.term.stderr_tty;
@@ -225,8 +246,12 @@ impl Plain {
     async fn after_event(&mut self, ev: AgentEvent, cancel: &CancellationToken) {
         match ev {
             AgentEvent::ApprovalRequest {
-                id, tool, summary, ..
+                id,
+                tool,
+                summary,
+                args,
             } => {
+                self.show_write_diff(&tool, &args);
                 let q = crate::ui::wording::approval_question(&tool, &summary);
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
