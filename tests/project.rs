@@ -187,6 +187,7 @@ async fn a_custom_command_with_arguments_in_plain_mode() {
     fake.push(Reply::text("reviewed it"));
     fake.push(Reply::text("said hello"));
     let home = Home::new(&fake.ollama_url());
+    crate::project_modes::with_filesystem(&home);
     let proj = home.dir.path();
     repo(proj);
     std::fs::create_dir_all(proj.join(".navi/commands")).unwrap();
@@ -223,4 +224,37 @@ async fn a_custom_command_with_arguments_in_plain_mode() {
         second.contains("Say hello to the team.\n\nextra words"),
         "{second}"
     );
+}
+
+#[tokio::test]
+async fn a_session_from_before_projects_is_continued_and_claimed() {
+    let env = Env::new();
+    let fake = FakeLlm::start().await;
+    let repo_dir = env.path("r");
+    repo(&repo_dir);
+    std::fs::create_dir_all(env.path("data")).unwrap();
+    // A row as an older navi left it: no cwd, no project.
+    let old = {
+        let store = navi::session::SessionStore::open(&env.path("data/navi.db")).unwrap();
+        store.create("tester").unwrap().id
+    };
+    fake.push(Reply::text("continued"));
+    let o = run_in(
+        &env,
+        &fake,
+        &repo_dir,
+        &["run", "-p", "tester", "-c", "go on"],
+    )
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let db = rusqlite::Connection::open(env.path("data/navi.db")).unwrap();
+    let (n, project): (i64, String) = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM sessions), project FROM sessions WHERE id = ?1",
+            [&old],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(n, 1, "no second session");
+    assert!(project.ends_with("/r"), "{project}");
 }

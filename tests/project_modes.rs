@@ -7,8 +7,8 @@ use crate::plain_support::{Home, Pty, contents};
 use crate::support::{FakeLlm, Reply};
 use serde_json::json;
 
-/// The tester profile with the filesystem tool.
-fn with_filesystem(home: &Home) {
+/// The tester profile with the filesystem tool, without the planner.
+pub(crate) fn with_filesystem(home: &Home) {
     let p = home.dir.path().join("cfg/profiles/tester/config.json");
     let mut cfg: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();

@@ -45,6 +45,10 @@ impl App {
         let session = match existing {
             Some(meta) => match self.store.lock(&meta.id) {
                 Ok(lock) => {
+                    if meta.project.is_none() {
+                        self.store
+                            .claim(&meta.id, &work_dir.to_string_lossy(), &project)?;
+                    }
                     if let Some(p) = opts.profile.as_deref().filter(|p| *p != meta.profile_id) {
                         self.store.set_profile(&meta.id, p)?;
                     }

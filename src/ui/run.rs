@@ -219,6 +219,10 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };
+    if let Some(note) = h.opening_note() {
+        // e.g. the session belongs to another project.
+        eprintln!("navi: {note}");
+    }
     // The inputs first: a bad one is a usage error that leaves nothing
     // behind (the new session is still pending: no row; files it copied
     // are removed) and starts no MCP server.

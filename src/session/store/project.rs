@@ -4,18 +4,20 @@
 //! `sessions.cwd` and `sessions.project` (migration 10) are written once,
 //! when a session is stored ([`SessionStore::materialize`]), from the
 //! directory it was started in; they are the one place a session's
-//! directory is kept.
+//! directory is kept. Sessions stored before (both NULL) belong to every
+//! project until one opens them: it claims them ([`SessionStore::claim`]).
 use super::{META_COLS, SessionStore, StoreError, meta_from_row};
 use crate::session::SessionMeta;
 use rusqlite::OptionalExtension;
 
 impl SessionStore {
-    /// The most recently active session of `project`, if any.
+    /// The most recently active session of `project` (or one that belongs
+    /// to no project yet), if any.
     pub(crate) fn latest_in(&self, project: &str) -> Result<Option<SessionMeta>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
                 &format!(
-                    "SELECT {META_COLS} FROM sessions s WHERE s.project = ?1
+                    "SELECT {META_COLS} FROM sessions s WHERE s.project = ?1 OR s.project IS NULL
                      ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"
                 ),
                 [project],
@@ -25,17 +27,31 @@ impl SessionStore {
         })
     }
 
-    /// The sessions of `project`: pinned first, then most recently active.
+    /// The sessions of `project` (and those of no project yet): pinned
+    /// first, then most recently active.
     pub fn list_in(&self, project: &str) -> Result<Vec<SessionMeta>, StoreError> {
         self.read(|c| {
             let mut st = c.prepare(&format!(
-                "SELECT {META_COLS} FROM sessions s WHERE s.project = ?1
+                "SELECT {META_COLS} FROM sessions s WHERE s.project = ?1 OR s.project IS NULL
                  ORDER BY s.pinned DESC, s.last_active DESC, s.rowid DESC"
             ))?;
             let rows = st
                 .query_map([project], meta_from_row)?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
+        })
+    }
+
+    /// Gives a session of no project (stored before navi recorded them) the
+    /// directory and project it is opened in; a session that has one keeps it.
+    pub(crate) fn claim(&self, id: &str, cwd: &str, project: &str) -> Result<(), StoreError> {
+        let (id, cwd, project) = (id.to_string(), cwd.to_string(), project.to_string());
+        self.with(move |c| {
+            c.execute(
+                "UPDATE sessions SET cwd = ?2, project = ?3 WHERE id = ?1 AND project IS NULL",
+                rusqlite::params![id, cwd, project],
+            )?;
+            Ok(())
         })
     }
 

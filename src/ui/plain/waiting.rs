@@ -39,8 +39,12 @@ impl Waiting {
     pub(super) fn event(&mut self, ev: &AgentEvent) {
         match ev {
             AgentEvent::ToolStarted { tool, .. } => self.set(Some(tool.clone())),
-            // A result is in: the next model call is awaited.
-            AgentEvent::ToolCall { .. } => self.set(Some("waiting for the model".into())),
+            // A result is in, or the plan is made: the next model call is awaited.
+            AgentEvent::ToolCall { .. } | AgentEvent::Planning { active: false } => {
+                self.set(Some("waiting for the model".into()))
+            }
+            // `planning… ` is an open line that counts itself when done.
+            AgentEvent::Planning { active: true } => self.set(None),
             AgentEvent::ApprovalRequest { .. }
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::StreamDelta { .. }
