@@ -181,7 +181,7 @@ async fn each_repository_continues_its_own_session() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_command_with_arguments_in_plain_mode() {
     let fake = FakeLlm::start().await;
     fake.push(Reply::text("reviewed it"));

@@ -32,7 +32,10 @@ async fn instructions_and_a_custom_command_in_the_tui() {
     let t = Tmux::start(&command);
     let s = t.wait_text("instructions: ").await;
     assert!(s.contains("repo/AGENTS.md"), "{s}");
-    assert!(status_line(&s).contains("full-auto"), "{s}");
+    t.wait("full-auto on the status line", |s| {
+        status_line(s).contains("full-auto")
+    })
+    .await;
     // The popup offers the command with its description.
     t.cmd(&["send-keys", "-t", SESSION, "-l", "/rev"])
         .status()
