@@ -37,6 +37,8 @@ fn meta() -> SessionMeta {
         last_active: now_ms(),
         context_token_count: 12_000,
         message_count: 10_000,
+        cwd: None,
+        project: None,
     }
 }
 

@@ -26,6 +26,7 @@ pub mod memory;
 pub(crate) mod nofollow;
 pub(crate) mod private_fs;
 pub mod profile;
+pub mod project;
 pub mod protocol;
 pub mod sandbox;
 pub mod session;

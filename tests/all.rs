@@ -102,6 +102,10 @@ mod plain_pty;
 mod planning_cli;
 #[path = "planning_cost.rs"]
 mod planning_cost;
+#[path = "project.rs"]
+mod project;
+#[path = "project_modes.rs"]
+mod project_modes;
 mod protocol;
 #[path = "providers.rs"]
 mod providers;

@@ -325,6 +325,7 @@ const LAYERS: &[&[&str]] = &[
         "text_diff",
         "embedded",
         "controls",
+        "project",
     ],
     &["logging"],
     &["config"],

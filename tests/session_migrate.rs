@@ -16,7 +16,10 @@ fn make_version_4(path: &Path) {
     drop(SessionStore::open(path).unwrap());
     let c = rusqlite::Connection::open(path).unwrap();
     c.execute_batch(
-        "DROP TRIGGER messages_counted;
+        "DROP INDEX sessions_by_project;
+         ALTER TABLE sessions DROP COLUMN cwd;
+         ALTER TABLE sessions DROP COLUMN project;
+         DROP TRIGGER messages_counted;
          DROP TRIGGER messages_uncounted;
          DROP INDEX messages_user_turns;
          ALTER TABLE sessions DROP COLUMN message_count;

@@ -220,7 +220,9 @@ async fn a_database_from_before_display_data_opens_and_replays_as_text() {
     let path = env.path("data/navi.db");
     let db = rusqlite::Connection::open(&path).unwrap();
     db.execute_batch(
-        "DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
+        "DROP INDEX sessions_by_project; ALTER TABLE sessions DROP COLUMN cwd;
+         ALTER TABLE sessions DROP COLUMN project;
+         DROP TRIGGER messages_counted; DROP TRIGGER messages_uncounted;
          DROP INDEX messages_user_turns; ALTER TABLE sessions DROP COLUMN message_count;
          ALTER TABLE messages DROP COLUMN display; ALTER TABLE messages DROP COLUMN blocks;
          DELETE FROM schema_version WHERE version >= 7;",

@@ -15,6 +15,8 @@ mod daily;
 mod more;
 #[path = "tui_e2e_cases/plan.rs"]
 mod plan;
+#[path = "tui_e2e_cases/project.rs"]
+mod project;
 use crate::support;
 
 use serde_json::json;

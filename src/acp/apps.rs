@@ -71,6 +71,7 @@ impl Core {
             interactive: true,
             approve: Vec::new(),
             approve_all: false,
+            full_auto: false,
             backend_forced: b.backend_forced,
             backend: None,
             ephemeral: false,

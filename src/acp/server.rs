@@ -153,7 +153,7 @@ impl Server {
         cx: &Cx,
     ) -> Result<Arc<Open>, Error> {
         let known = app
-            .sessions()
+            .all_sessions()
             .map_err(|e| internal(e.to_string()))?
             .iter()
             .any(|s| s.id == id);
@@ -173,6 +173,7 @@ impl Server {
             .unwrap_or_else(|| app.default_profile());
         let open = Open::start(app, handle, profile, cx.clone());
         self.sessions().insert(open.id.clone(), open.clone());
+        super::session::announce_commands(&open, cx);
         open
     }
 
@@ -184,11 +185,16 @@ impl Server {
         }
         let app = self.core.app().map_err(internal)?;
         let cwd = self.core.home_cwd().to_path_buf();
+        // Every project's sessions, each with the directory it was started
+        // in (`sessions.cwd`; the agent's own for older ones).
         let sessions = app
-            .sessions()
+            .all_sessions()
             .map_err(|e| internal(e.to_string()))?
             .into_iter()
-            .map(|m| SessionInfo::new(m.id, cwd.clone()).title(m.title))
+            .map(|m| {
+                let dir = m.cwd.map(std::path::PathBuf::from).unwrap_or(cwd.clone());
+                SessionInfo::new(m.id, dir).title(m.title)
+            })
             .collect();
         Ok(ListSessionsResponse::new(sessions))
     }
@@ -209,6 +215,7 @@ impl Server {
         if !open.reserve(responder)? {
             return Ok(());
         }
+        let text = open.expand_command(text);
         // The MCP servers (navi's and the client's) start with the first
         // prompt; the turn waits for them (each bounded by its start-up
         // timeout), off the dispatch loop.

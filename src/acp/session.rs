@@ -94,6 +94,30 @@ impl Open {
         }
     }
 
+    /// A prompt that names one of the user's own commands (`/review x`):
+    /// the prompt the command makes; any other text as it is.
+    pub(crate) fn expand_command(&self, text: String) -> String {
+        let Some(h) = lock(&self.handle).clone() else {
+            return text;
+        };
+        crate::ui::commands::custom_prompt(&h, &text).unwrap_or(text)
+    }
+
+    /// The user's own commands, for `available_commands_update`.
+    pub(crate) fn custom_commands(&self) -> Vec<(String, String, String)> {
+        let Some(h) = lock(&self.handle).clone() else {
+            return Vec::new();
+        };
+        crate::ui::commands::custom_items(&h)
+            .into_iter()
+            .filter_map(|(usage, d)| {
+                let mut w = usage.splitn(2, ' ');
+                let name = w.next()?.trim_start_matches('/').to_string();
+                Some((name, d, w.next().unwrap_or("").to_string()))
+            })
+            .collect()
+    }
+
     /// The model chosen for this session, if one was.
     pub(crate) fn model(&self) -> Option<String> {
         lock(&self.handle).as_ref().and_then(|h| h.model())
@@ -243,6 +267,40 @@ fn busy(id: &str) -> Error {
         -32602,
         format!("session {id} is busy: a prompt is running (send session/cancel first)"),
     )
+}
+
+/// Tells the client the user's own commands (`available_commands_update`),
+/// after the answer that names the session; nothing when there are none.
+pub(crate) fn announce_commands(open: &Arc<Open>, cx: &Cx) {
+    use agent_client_protocol::v1::schema::{
+        AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput,
+    };
+    let list: Vec<AvailableCommand> = open
+        .custom_commands()
+        .into_iter()
+        .map(|(name, d, hint)| {
+            let c = AvailableCommand::new(name, d);
+            if hint.is_empty() {
+                c
+            } else {
+                c.input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new(hint),
+                ))
+            }
+        })
+        .collect();
+    if list.is_empty() {
+        return;
+    }
+    let (cx, id) = (cx.clone(), open.id.clone());
+    tokio::spawn(async move {
+        tokio::task::yield_now().await;
+        notify(
+            &cx,
+            &id,
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list)),
+        );
+    });
 }
 
 pub(crate) fn notify(cx: &Cx, session: &str, update: SessionUpdate) {

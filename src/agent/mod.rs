@@ -233,6 +233,28 @@ impl Agent {
         let _ = self.memory.set(memory);
     }
 
+    /// The AGENTS.md instructions for a session (empty when `[project]
+    /// instructions = false`).
+    pub fn instructions(&self, session: &Session) -> crate::project::instructions::Instructions {
+        self.instructions_in(session.work_dir())
+    }
+
+    /// The AGENTS.md instructions for a session working in `dir`.
+    pub fn instructions_in(
+        &self,
+        dir: &std::path::Path,
+    ) -> crate::project::instructions::Instructions {
+        let cfg = &self.config.project;
+        if !cfg.instructions {
+            return Default::default();
+        }
+        crate::project::instructions::Instructions::load(
+            &self.env.paths.config_dir,
+            dir,
+            cfg.instructions_max_bytes,
+        )
+    }
+
     /// The current memory summary; a read error is logged, never fatal.
     pub(crate) fn memory_summary(&self) -> Option<String> {
         match self.memory.get()?.summary() {

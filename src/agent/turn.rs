@@ -35,6 +35,9 @@ pub(super) struct Run<'a> {
     pub(super) seen_ids: HashSet<String>,
     /// The memory summary, read once per run (it changes only when memory does).
     pub(crate) memory: Option<String>,
+    /// The project's AGENTS.md block, read once per run (byte-stable until
+    /// a file changes: the system prompt stays a cacheable prefix).
+    pub(crate) instructions: String,
     /// MCP tools this run offers, fixed at its start (a server that becomes
     /// ready mid-turn joins at the next user message).
     pub(super) mcp_tools: Vec<String>,
@@ -120,7 +123,9 @@ impl<'a> Run<'a> {
                 super::account::save_window(&agent.store, &conv.session_id, window)?;
             }
         }
+        let instructions = agent.instructions(&session).text;
         let mut run = Run {
+            instructions,
             agent,
             profile,
             conv,
@@ -188,12 +193,17 @@ impl<'a> Run<'a> {
     }
 
     pub(super) fn system(&self) -> String {
-        system_prompt_with_roster(
+        let base = system_prompt_with_roster(
             self.agent.persona(),
             &self.profile,
             self.is_subagent(),
             &self.agent.profiles,
-        )
+        );
+        if self.instructions.is_empty() {
+            base
+        } else {
+            format!("{base}\n\n{}", self.instructions)
+        }
     }
 
     pub(super) async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {

@@ -128,6 +128,18 @@ impl SessionHandle {
         self.session.work_dir().to_path_buf()
     }
 
+    /// The user's own slash commands for this session's project (read
+    /// again on each call: a new file works at once).
+    pub fn custom_commands(&self) -> Vec<crate::project::commands::CustomCommand> {
+        crate::project::commands::load(&self.agent.env.paths.config_dir, self.session.work_dir())
+    }
+
+    /// The line at the start of a session naming the AGENTS.md files its
+    /// requests carry; `None` when there are none.
+    pub fn instructions_note(&self) -> Option<String> {
+        self.agent.instructions(&self.session).summary()
+    }
+
     /// The stored display history as the events a live turn would have
     /// sent (a crash's leftovers repaired first: this process is the
     /// session's writer).

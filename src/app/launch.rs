@@ -35,6 +35,19 @@ pub(crate) struct GlobalArgs {
     /// to run where the kernel cannot enforce it).
     #[arg(long, global = true, value_name = "MODE")]
     pub(crate) sandbox: Option<String>,
+    /// The interactive faces' approval flags (`navi --full-auto`, …),
+    /// set from the top-level command line; `navi run` has its own.
+    #[arg(skip)]
+    pub(crate) approvals: ApprovalFlags,
+}
+
+/// `--full-auto`, `--approve-all`, `--approve TOOL` of the full-screen UI
+/// and plain mode.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ApprovalFlags {
+    pub(crate) full_auto: bool,
+    pub(crate) approve_all: bool,
+    pub(crate) approve: Vec<String>,
 }
 
 /// An error with its exit code.
@@ -114,10 +127,14 @@ pub(crate) fn build_app(
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
     crate::sandbox::check_workspace(&config.sandbox, &cwd).map_err(Failure::usage)?;
     let log = crate::logging::init(&paths.log_dir, &config.logging.level);
-    let opts = AppOptions {
+    let mut opts = AppOptions {
         backend_forced: g.backend.is_some() || g.provider.is_some(),
         ..opts
     };
+    opts.full_auto |= g.approvals.full_auto;
+    opts.approve_all |= g.approvals.approve_all;
+    opts.approve.extend(g.approvals.approve.iter().cloned());
+    let approve = opts.approve.clone();
     let app = App::build(config, paths, overrides, opts)?;
     if g.no_plan {
         app.set_default_tweaks(super::TurnTweaks {
@@ -128,5 +145,29 @@ pub(crate) fn build_app(
     for w in app.startup_warnings() {
         eprintln!("warning: {w}");
     }
+    check_approvals(&app, &approve)?;
     Ok((app, log))
+}
+
+/// `--approve` names must be tools that exist (a typo is a usage error).
+fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
+    let mut known = app.tool_names();
+    known.sort();
+    for n in names {
+        // MCP tools (`<server>__<tool>`) are listed only once their server
+        // has started: a configured server's name is enough here.
+        if let Some((server, _)) = n.split_once("__")
+            && app.has_mcp_server(server)
+        {
+            continue;
+        }
+        if !known.contains(n) {
+            return Err(Failure::usage(format!(
+                "--approve {n}: no such tool{}; known tools: {}",
+                crate::config::suggest_name(n, &known),
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }

@@ -117,6 +117,7 @@ impl SessionHandle {
             cost.counted = self.agent.stored_base_count(id, cost.total);
             lines.extend(crate::agent::budget::render(&cost));
         }
+        lines.extend(self.agent.instructions(&self.session).lines());
         Ok(lines)
     }
 

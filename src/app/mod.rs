@@ -55,6 +55,8 @@ pub struct AppOptions {
     pub interactive: bool,
     pub approve: Vec<String>,
     pub approve_all: bool,
+    /// `--full-auto`: what the sandbox contains runs without asking.
+    pub full_auto: bool,
     /// `--backend` was given on the command line.
     pub backend_forced: bool,
     /// Inject a backend instead of building one from config (tests, benches).
@@ -184,10 +186,12 @@ impl App {
             crate::tools::user::reload_into(&mut registry, &crate::tools::user::tools_dir(&env));
         let registry = Arc::new(RwLock::new(registry));
         builtin::register_self_extension(&registry);
-        let gate = Arc::new(
-            ApprovalGate::new(&config.security, opts.interactive)
-                .with_preapproved(opts.approve, opts.approve_all),
-        );
+        let mut gate = ApprovalGate::new(&config.security, opts.interactive)
+            .with_preapproved(opts.approve, opts.approve_all);
+        if opts.full_auto {
+            gate = gate.with_full_auto(crate::sandbox::confines_commands(&config.sandbox));
+        }
+        let gate = Arc::new(gate);
         let agent = Arc::new(Agent::new(AgentParts {
             config: config.clone(),
             store: store.clone(),
@@ -332,6 +336,23 @@ impl App {
         )
     }
 
+    /// The approval mode and the sandbox in words, for banners:
+    /// `approval ask · sandbox workspace-write`.
+    pub fn guard_words(&self) -> String {
+        format!(
+            "approval {} · sandbox {}",
+            self.agent.gate.mode_label(),
+            crate::sandbox::short_label(&self.config.sandbox)
+        )
+    }
+
+    /// Whether risky calls run without asking in some cases (`auto`,
+    /// `--full-auto`, `--approve-all`, per-tool overrides): front ends
+    /// keep saying so.
+    pub fn approvals_relaxed(&self) -> bool {
+        self.agent.gate.mode_label() != "ask"
+    }
+
     /// Every tool name registered now (built-ins, user tools, ready MCP tools).
     pub(crate) fn tool_names(&self) -> Vec<String> {
         self.agent
@@ -349,6 +370,11 @@ impl App {
     /// Long-term memory; `None` when it is turned off.
     pub(crate) fn memory(&self) -> Option<Arc<MemoryStore>> {
         self.memory.clone()
+    }
+
+    /// The AGENTS.md instructions of a session started here (`navi context`).
+    pub(crate) fn instructions(&self) -> crate::project::instructions::Instructions {
+        self.agent.instructions_in(&self.work_dir)
     }
 
     /// The fixed cost of a profile's requests (`navi context`).

@@ -31,15 +31,24 @@ impl App {
             self.profiles.check(p)?;
         }
         let work_dir = self.session_dir(opts.work_dir.as_deref())?;
+        let project = project_key(&work_dir);
         let existing = match choice {
             SessionChoice::New => None,
-            SessionChoice::Latest => self.store.latest()?,
-            SessionChoice::Id(key) => Some(self.store.resolve(key)?),
+            // The latest of this project: another repository's conversation
+            // is never continued by accident.
+            SessionChoice::Latest => self.store.latest_in(&project)?,
+            SessionChoice::Id(key) => Some(self.store.resolve_in(key, &project)?),
         };
-        let mut note = None;
+        let mut note = existing
+            .as_ref()
+            .and_then(|m| elsewhere(m, &project, &work_dir));
         let session = match existing {
             Some(meta) => match self.store.lock(&meta.id) {
                 Ok(lock) => {
+                    if meta.project.is_none() {
+                        self.store
+                            .claim(&meta.id, &work_dir.to_string_lossy(), &project)?;
+                    }
                     if let Some(p) = opts.profile.as_deref().filter(|p| *p != meta.profile_id) {
                         self.store.set_profile(&meta.id, p)?;
                     }
@@ -95,7 +104,9 @@ impl App {
             .profile
             .clone()
             .unwrap_or_else(|| self.profiles.default_id());
-        let meta = crate::session::new_meta(&profile);
+        let mut meta = crate::session::new_meta(&profile);
+        meta.cwd = Some(work_dir.to_string_lossy().into_owned());
+        meta.project = Some(project_key(&work_dir));
         let mcp = self.session_mcp(&opts.mcp_servers)?;
         if opts.pending {
             return Ok(Session::pending(self.store.clone(), meta, work_dir, mcp));
@@ -154,14 +165,26 @@ impl App {
         Ok(Some(SessionMcp { hub, tools }))
     }
 
-    /// Every stored session, most recent first.
+    /// The sessions of the project navi was started in, pinned first, then
+    /// most recent first.
     pub fn sessions(&self) -> Result<Vec<SessionMeta>, AppError> {
+        Ok(self.store.list_in(&self.project())?)
+    }
+
+    /// Every stored session, of every project (`--all`).
+    pub fn all_sessions(&self) -> Result<Vec<SessionMeta>, AppError> {
         Ok(self.store.list()?)
     }
 
-    /// A stored session by id, id prefix or list number.
+    /// The project navi was started in (see [`crate::project`]).
+    pub fn project(&self) -> String {
+        project_key(&self.work_dir)
+    }
+
+    /// A stored session by id, id prefix (any project) or number in
+    /// [`sessions`](Self::sessions).
     pub fn find_session(&self, key: &str) -> Result<SessionMeta, AppError> {
-        Ok(self.store.resolve(key)?)
+        Ok(self.store.resolve_in(key, &self.project())?)
     }
 
     /// Deletes a stored session that is not open (in another navi or in a
@@ -184,4 +207,26 @@ impl App {
             })
             .collect()
     }
+}
+
+/// How a project is stored: its root as a string.
+fn project_key(work_dir: &Path) -> String {
+    crate::project::root(work_dir)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The note for opening a session that belongs to another project (its
+/// tools now work in `work_dir`); `None` when it is this project's, or
+/// was stored before sessions had one.
+fn elsewhere(meta: &SessionMeta, project: &str, work_dir: &Path) -> Option<String> {
+    let theirs = meta.project.as_deref()?;
+    if theirs == project {
+        return None;
+    }
+    Some(format!(
+        "this session belongs to project {}; its tools now work in {}",
+        crate::project::display(theirs),
+        crate::project::display(&work_dir.to_string_lossy())
+    ))
 }

@@ -71,15 +71,31 @@ async fn change(app: &App, key: &str, op: Op) -> Result<String, Failure> {
 pub(crate) async fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8, Failure> {
     let (app, _log) = open_app(g)?;
     match cmd {
-        SessionsCommand::List { json } => {
-            let list = app.sessions()?;
+        SessionsCommand::List { json, all } => {
+            let list = if all {
+                app.all_sessions()?
+            } else {
+                app.sessions()?
+            };
             if json {
                 return json_out(&list);
             }
-            if list.is_empty() {
+            if list.is_empty() && all {
                 eprintln!("no sessions yet; start one with `navi` or `navi run \"…\"`");
+            } else if list.is_empty() {
+                eprintln!(
+                    "no sessions in project {} yet; `navi sessions list --all` lists every project's",
+                    crate::project::display(&app.project())
+                );
             }
             for (i, s) in list.iter().enumerate() {
+                // Numbers count in this project's list only (what `navi -s N`
+                // and `navi sessions show N` resolve).
+                let n = if all {
+                    "  -".to_string()
+                } else {
+                    format!("{:>3}", i + 1)
+                };
                 let title = if s.title.is_empty() {
                     "(untitled)"
                 } else {
@@ -87,12 +103,12 @@ pub(crate) async fn sessions(g: &GlobalArgs, cmd: SessionsCommand) -> Result<u8,
                 };
                 let pin = if s.pinned { "*" } else { " " };
                 crate::outln!(
-                    "{:>3} {pin} {}  {:<14} {:>4} msgs  {:>8}  {title}",
-                    i + 1,
+                    "{n} {pin} {}  {:<14} {:>4} msgs  {:>8}  {title}  ({})",
                     &s.id[..8.min(s.id.len())],
                     s.profile_id,
                     s.message_count,
-                    ago(s.last_active)
+                    ago(s.last_active),
+                    crate::ui::format::session_project(s)
                 )?;
             }
             Ok(0)

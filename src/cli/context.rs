@@ -24,14 +24,27 @@ pub(crate) async fn context(
     for id in &ids {
         costs.push(app.base_cost(id).await.map_err(Failure::usage)?);
     }
+    let instructions = app.instructions();
     let text = if json {
-        serde_json::to_string_pretty(&costs).map_err(Failure::runtime)?
+        // Each profile's entry names the AGENTS.md files every request carries.
+        let mut v = serde_json::to_value(&costs).map_err(Failure::runtime)?;
+        for c in v.as_array_mut().into_iter().flatten() {
+            c["instructions"] = serde_json::json!({
+                "tokens": instructions.tokens(),
+                "files": instructions.files,
+            });
+        }
+        serde_json::to_string_pretty(&v).map_err(Failure::runtime)?
     } else {
-        costs
+        let mut parts: Vec<String> = costs
             .iter()
             .map(|c| crate::app::words::budget_lines(c).join("\n"))
-            .collect::<Vec<_>>()
-            .join("\n\n")
+            .collect();
+        parts.push(format!(
+            "project instructions (every profile):\n{}",
+            instructions.lines().join("\n")
+        ));
+        parts.join("\n\n")
     };
     // A closed pipe (`navi context | head`) is not an error worth a panic.
     let mut out = std::io::stdout().lock();

@@ -49,6 +49,17 @@ pub(crate) struct Cli {
     /// piped input a new session is started unless this is given).
     #[arg(short = 'c', long = "continue", conflicts_with = "session")]
     pub(crate) continue_last: bool,
+    /// File changes inside the workspace and sandboxed commands run without
+    /// asking; leaving the sandbox (or the workspace) still asks.
+    #[arg(long)]
+    pub(crate) full_auto: bool,
+    /// Allow every risky tool without asking (a tool set to "deny" in the
+    /// config stays denied; leaving the sandbox still asks).
+    #[arg(long)]
+    pub(crate) approve_all: bool,
+    /// Allow this risky tool without asking (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    pub(crate) approve: Vec<String>,
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
 }
@@ -180,11 +191,15 @@ pub(crate) enum McpCommand {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SessionsCommand {
-    /// List sessions (pinned first, then most recent).
+    /// List this project's sessions (pinned first, then most recent).
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Every project's sessions (and those stored before navi recorded
+        /// projects).
+        #[arg(long)]
+        all: bool,
     },
     /// Show a session's messages.
     Show {
@@ -296,6 +311,9 @@ fn hoist_front_end_flags(cli: &mut Cli) -> Result<(), Failure> {
         given(cli.profile.is_some(), "--profile"),
         given(cli.continue_last, "--continue"),
         given(cli.global.no_plan, "--no-plan"),
+        given(cli.full_auto, "--full-auto"),
+        given(cli.approve_all, "--approve-all"),
+        given(!cli.approve.is_empty(), "--approve"),
     ];
     let refuse = |flag: &str, cmd: &str| {
         Err(Failure::usage(format!(
@@ -311,6 +329,9 @@ fn hoist_front_end_flags(cli: &mut Cli) -> Result<(), Failure> {
             if args.profile.is_none() {
                 args.profile = cli.profile.take();
             }
+            args.full_auto |= cli.full_auto;
+            args.approve_all |= cli.approve_all;
+            args.approve.append(&mut cli.approve);
             if args.session.is_none() && !args.continue_last {
                 args.session = cli.session.take();
                 args.continue_last = cli.continue_last;
@@ -370,6 +391,11 @@ fn command_name(c: &Command) -> &'static str {
 
 async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
     hoist_front_end_flags(&mut cli)?;
+    cli.global.approvals = crate::app::launch::ApprovalFlags {
+        full_auto: cli.full_auto,
+        approve_all: cli.approve_all,
+        approve: std::mem::take(&mut cli.approve),
+    };
     match cli.command {
         Some(Command::Run(args)) => crate::ui::run::run(&cli.global, args).await,
         Some(Command::Models { json }) => admin::models(&cli.global, json).await,

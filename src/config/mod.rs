@@ -269,6 +269,10 @@ pub(crate) struct UiConfig {
     pub(crate) theme: String,
     pub(crate) show_thinking: bool,
     pub(crate) max_fps: u32,
+    /// How a long turn's end is announced: bell, osc9, osc777 or off.
+    pub(crate) notify: NotifyKind,
+    /// A turn at least this long is announced.
+    pub(crate) notify_after_secs: u64,
 }
 
 impl Default for UiConfig {
@@ -277,6 +281,8 @@ impl Default for UiConfig {
             theme: "auto".into(),
             show_thinking: true,
             max_fps: 60,
+            notify: Default::default(),
+            notify_after_secs: 30,
         }
     }
 }
@@ -396,6 +402,20 @@ pub enum Scrollback {
     None,
 }
 
+/// `[ui] notify`: how a long turn's end is announced (see `ui/notify.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum NotifyKind {
+    /// BEL: most terminals flash or mark the tab; tmux marks the window.
+    #[default]
+    Bell,
+    /// `ESC ] 9 ; text BEL` (iTerm2, Windows Terminal, WezTerm, kitty…).
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; text BEL` (rxvt-unicode, foot, Ghostty…).
+    Osc777,
+    Off,
+}
+
 /// `[tui]`: the full-screen UI only.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -432,6 +452,8 @@ pub struct Config {
     pub credentials: Credentials,
     /// `[checkpoints]`: recording what turns change (docs/checkpoints.md).
     pub(crate) checkpoints: checkpoints::CheckpointConfig,
+    /// `[project]`: AGENTS.md instructions (docs/config.md).
+    pub(crate) project: crate::project::ProjectConfig,
 }
 
 /// When the planner is worth a call.

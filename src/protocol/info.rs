@@ -14,6 +14,13 @@ pub struct SessionMeta {
     pub last_active: i64,
     pub context_token_count: u64,
     pub message_count: u64,
+    /// The directory the session was started in (its workspace); `None`
+    /// for sessions stored before navi recorded it.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The project it belongs to: `cwd`'s git top level, else `cwd`.
+    #[serde(default)]
+    pub project: Option<String>,
 }
 
 /// A model a server offers.

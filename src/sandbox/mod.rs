@@ -163,6 +163,12 @@ pub(crate) fn escalation_key(tool: &str, args: &serde_json::Value) -> Option<Str
     }
 }
 
+/// Whether commands run confined to the workspace here: a sandbox mode
+/// other than full-access, and a kernel that enforces it.
+pub(crate) fn confines_commands(c: &SandboxConfig) -> bool {
+    c.mode() != SandboxMode::FullAccess && support().available()
+}
+
 /// The mode in a word or two for the status line: `workspace-write`,
 /// `read-only`, `full-access`, with `!` when the kernel cannot enforce it.
 pub fn short_label(c: &SandboxConfig) -> String {

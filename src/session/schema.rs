@@ -130,6 +130,14 @@ const MIGRATIONS: &[&str] = &[
     END;
     CREATE INDEX messages_user_turns ON messages(session_id, rewound, id)
         WHERE buffer = 0 AND role = 'user' AND kind = 'message';",
+    // 10: sessions belong to a project (see src/project/mod.rs): `cwd` is
+    // the directory the session was started in (its tools' workspace; ACP's
+    // session/list reads it), `project` that directory's git top level or
+    // the directory itself. NULL on sessions from before: they belong to no
+    // project and are listed with `--all` only.
+    "ALTER TABLE sessions ADD COLUMN cwd TEXT;
+    ALTER TABLE sessions ADD COLUMN project TEXT;
+    CREATE INDEX sessions_by_project ON sessions(project, last_active DESC);",
 ];
 
 /// The schema version this build writes.

@@ -74,12 +74,13 @@ pub struct SessionStore {
 mod images;
 pub(crate) mod pages;
 mod pending;
+mod project;
 pub(crate) use pending::new_meta;
 pub(crate) mod rows;
 mod state;
 
 // `message_count` is kept by triggers (schema migration 9): no count here.
-const META_COLS: &str = "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count, s.message_count";
+const META_COLS: &str = "s.id, s.profile_id, s.title, s.pinned, s.created_at, s.last_active, s.context_token_count, s.message_count, s.cwd, s.project";
 
 fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
     Ok(SessionMeta {
@@ -91,6 +92,8 @@ fn meta_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionMeta> {
         last_active: r.get(5)?,
         context_token_count: r.get::<_, i64>(6)?.max(0) as u64,
         message_count: r.get::<_, i64>(7)?.max(0) as u64,
+        cwd: r.get(8)?,
+        project: r.get(9)?,
     })
 }
 
@@ -297,18 +300,6 @@ impl SessionStore {
             ))?;
             let rows = st.query_map([], meta_from_row)?.collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
-        })
-    }
-
-    /// The most recently active session, if any.
-    pub(crate) fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
-        self.read(|c| {
-            Ok(c.query_row(
-                &format!("SELECT {META_COLS} FROM sessions s ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"),
-                [],
-                meta_from_row,
-            )
-            .optional()?)
         })
     }
 

@@ -25,6 +25,10 @@ pub struct ApprovalGate {
     interactive: bool,
     preapproved: HashSet<String>,
     approve_all: bool,
+    /// `--full-auto`: what the sandbox contains runs without asking (see
+    /// [`ApprovalGate::full_auto_covers`]); `Some(enforced)` tells whether
+    /// the kernel sandbox holds commands in the workspace.
+    full_auto: Option<bool>,
 }
 
 impl ApprovalGate {
@@ -35,6 +39,35 @@ impl ApprovalGate {
             interactive,
             preapproved: HashSet::new(),
             approve_all: false,
+            full_auto: None,
+        }
+    }
+
+    /// `--full-auto`: file changes inside the session's workspace, and
+    /// commands when `sandboxed` (the kernel sandbox confines them to the
+    /// workspace), run without asking; anything else still asks.
+    pub fn with_full_auto(mut self, sandboxed: bool) -> Self {
+        self.full_auto = Some(sandboxed);
+        self
+    }
+
+    /// Whether `--full-auto` lets this call run without asking: a file
+    /// tool whose path lies inside the workspace (after resolving links of
+    /// the parts that exist), or a command the kernel sandbox confines.
+    fn full_auto_covers(&self, ctx: &ToolContext, tool: &str, args: &Value) -> bool {
+        let Some(sandboxed) = self.full_auto else {
+            return false;
+        };
+        match tool {
+            "terminal" | "code_exec" => sandboxed,
+            "filesystem" => {
+                let Some(path) = args.get("path").and_then(Value::as_str) else {
+                    return false;
+                };
+                let root = ctx.session.work_dir();
+                inside(root, path)
+            }
+            _ => false,
         }
     }
 
@@ -52,6 +85,9 @@ impl ApprovalGate {
         if self.approve_all {
             return "approve-all".into();
         }
+        if self.full_auto.is_some() && self.mode != ApprovalMode::Deny {
+            return "full-auto".into();
+        }
         let base = match self.mode {
             ApprovalMode::Ask => "ask",
             ApprovalMode::Auto => "auto",
@@ -68,6 +104,12 @@ impl ApprovalGate {
     pub fn mode_sentence(&self) -> String {
         let mut s = if self.approve_all {
             "approval: approve-all (--approve-all): risky tool calls run WITHOUT asking".to_string()
+        } else if let Some(sandboxed) = self.full_auto.filter(|_| self.mode != ApprovalMode::Deny) {
+            if sandboxed {
+                "approval: full-auto (--full-auto): file changes inside the workspace and sandboxed commands run without asking; other calls ask".to_string()
+            } else {
+                "approval: full-auto (--full-auto): file changes inside the workspace run without asking; commands ask (the sandbox is off or not enforced here), other calls too".to_string()
+            }
         } else {
             match self.mode {
                 ApprovalMode::Ask => {
@@ -94,7 +136,8 @@ impl ApprovalGate {
         s
     }
 
-    /// Whether risky calls of tools without an override are asked about.
+    /// Whether risky calls of tools without an override are asked about
+    /// (under `--full-auto` some are, so it asks).
     pub fn asks(&self) -> bool {
         !self.approve_all && self.mode == ApprovalMode::Ask
     }
@@ -122,6 +165,7 @@ impl ApprovalGate {
             }
             _ if self.approve_all || self.preapproved.contains(tool) => return Ok(()),
             ApprovalMode::Auto => return Ok(()),
+            ApprovalMode::Ask if self.full_auto_covers(ctx, tool, args) => return Ok(()),
             ApprovalMode::Ask => {}
         }
         self.ask(ctx, tool, tool, summary, args).await
@@ -243,4 +287,43 @@ pub fn revoke(session: &SessionTools, tool: Option<&str>) -> Result<String, Stri
             allowed.join(", ")
         )),
     }
+}
+
+/// Whether `path` (relative to `root`, or absolute) names something inside
+/// `root`: `..` parts are resolved, and so are the links of the longest
+/// part of it that exists (a link inside the workspace to a file outside
+/// is outside).
+fn inside(root: &std::path::Path, path: &str) -> bool {
+    use std::path::{Component, PathBuf};
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let joined = root.join(path);
+    let mut norm = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                norm.pop();
+            }
+            Component::CurDir => {}
+            other => norm.push(other),
+        }
+    }
+    // The deepest existing ancestor, resolved; the rest appended.
+    let mut existing = norm.as_path();
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(p), Some(n)) => {
+                rest.push(n.to_os_string());
+                existing = p;
+            }
+            _ => return false,
+        }
+    }
+    let Ok(mut real) = std::fs::canonicalize(existing) else {
+        return false;
+    };
+    for n in rest.iter().rev() {
+        real.push(n);
+    }
+    real.starts_with(&root)
 }

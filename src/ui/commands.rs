@@ -527,12 +527,18 @@ fn run(
                 reloaded(session, reply.lines().join("\n"))
             }
         },
-        Help => Ok(Outcome::Show(
-            COMMANDS
+        Help => {
+            let mut lines: Vec<String> = COMMANDS
                 .iter()
                 .map(|(u, d)| format!("{u:<26} {d}"))
-                .collect(),
-        )),
+                .collect();
+            let own = custom_items(session);
+            if !own.is_empty() {
+                lines.push("your commands (<config>/commands, <project>/.navi/commands):".into());
+                lines.extend(own.iter().map(|(u, d)| format!("{u:<26} {d}")));
+            }
+            Ok(Outcome::Show(lines))
+        }
         Quit => Ok(Outcome::Quit),
     }
 }
@@ -552,6 +558,8 @@ pub(crate) fn osc52(text: &str) -> String {
 pub(crate) mod approvals;
 pub(crate) mod args;
 pub(crate) mod checkpoint;
+mod custom;
+pub(crate) use custom::{custom_items, custom_prompt};
 mod export;
 mod memory;
 mod pin;

@@ -79,13 +79,35 @@ pub(crate) fn session_line(i: usize, s: &crate::protocol::SessionMeta, current: 
     let mark = session_mark(s, current);
     let title = session_title_marked(s);
     format!(
-        "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}",
+        "{mark}{:>3}  {}  {:<14} {:>4} msgs  {:>8}  {title}  ({})",
         i + 1,
         &s.id[..8.min(s.id.len())],
         s.profile_id,
         s.message_count,
-        ago(s.last_active)
+        ago(s.last_active),
+        session_project(s)
     )
+}
+
+/// Where a session belongs, as lists show it: its project directory
+/// (`~/…` under the home directory), or `no project` for sessions stored
+/// before navi recorded one.
+pub(crate) fn session_project(s: &crate::protocol::SessionMeta) -> String {
+    s.project
+        .as_deref()
+        .map(crate::project::display)
+        .unwrap_or_else(|| "no project".into())
+}
+
+/// The last part of a session's project directory, for narrow lists.
+pub(crate) fn session_project_name(s: &crate::protocol::SessionMeta) -> String {
+    match s.project.as_deref() {
+        Some(p) => std::path::Path::new(p)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| p.to_string()),
+        None => "no project".into(),
+    }
 }
 
 /// The `/session list` row of the current session while nothing was sent

@@ -6,6 +6,7 @@ pub mod commands;
 pub(crate) mod format;
 pub(crate) mod lines;
 pub(crate) mod neutral;
+pub(crate) mod notify;
 pub(crate) mod plain;
 pub(crate) mod render;
 pub(crate) mod run;

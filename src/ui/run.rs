@@ -13,9 +13,7 @@
 use super::lines::{LineOptions, LineRenderer, Piece, Stream, ThinkingView, code_style_for, style};
 use super::signals::StopSignals;
 use crate::app::launch::{Failure, GlobalArgs, build_app, is_broken_pipe};
-use crate::app::{
-    App, AppOptions, OpenOptions, Prepared, SessionChoice, SessionHandle, TurnTweaks,
-};
+use crate::app::{AppOptions, OpenOptions, Prepared, SessionChoice, SessionHandle, TurnTweaks};
 use crate::attach::{self, Attachment};
 use crate::protocol::{AgentEvent, Decision, Op, SessionEvent, TurnEnd};
 use clap::Args;
@@ -152,29 +150,6 @@ async fn open_locked(
     }
 }
 
-/// `--approve` names must be tools that exist (a typo is a usage error).
-fn check_approvals(app: &App, names: &[String]) -> Result<(), Failure> {
-    let mut known = app.tool_names();
-    known.sort();
-    for n in names {
-        // MCP tools (`<server>__<tool>`) are listed only once their server
-        // has started: a configured server's name is enough here.
-        if let Some((server, _)) = n.split_once("__")
-            && app.has_mcp_server(server)
-        {
-            continue;
-        }
-        if !known.contains(n) {
-            return Err(Failure::usage(format!(
-                "--approve {n}: no such tool{}; known tools: {}",
-                crate::config::suggest_name(n, &known),
-                known.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// The user message: text, piped input, then `-f` files.
 fn build_message(
     h: &SessionHandle,
@@ -223,11 +198,17 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         interactive,
         approve: args.approve.clone(),
         approve_all: args.approve_all,
+        full_auto: args.full_auto,
         ephemeral: args.no_save,
         ..Default::default()
     };
     let (app, _log) = build_app(g, opts)?;
-    check_approvals(&app, &args.approve)?;
+    if app.approvals_relaxed() {
+        eprintln!(
+            "navi: {} (some risky tool calls run without asking)",
+            app.guard_words()
+        );
+    }
     let choice = match (&args.session, args.continue_last) {
         (Some(id), _) => SessionChoice::Id(id.clone()),
         (None, true) => SessionChoice::Latest,
@@ -238,6 +219,10 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };
+    if let Some(note) = h.opening_note() {
+        // e.g. the session belongs to another project.
+        eprintln!("navi: {note}");
+    }
     // The inputs first: a bad one is a usage error that leaves nothing
     // behind (the new session is still pending: no row; files it copied
     // are removed) and starts no MCP server.
@@ -432,6 +417,10 @@ pub(crate) struct RunArgs {
     /// config stays denied).
     #[arg(long)]
     pub(crate) approve_all: bool,
+    /// File changes inside the workspace and sandboxed commands run without
+    /// asking; leaving the sandbox still asks.
+    #[arg(long)]
+    pub(crate) full_auto: bool,
     /// If the session is busy in another navi, wait until it is free
     /// instead of failing.
     #[arg(long)]

@@ -23,6 +23,8 @@ pub fn meta(id: &str, title: &str) -> SessionMeta {
         last_active: now - 300_000,
         context_token_count: 0,
         message_count: 4,
+        cwd: None,
+        project: None,
     }
 }
 

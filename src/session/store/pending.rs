@@ -24,6 +24,8 @@ pub(crate) fn new_meta(profile_id: &str) -> SessionMeta {
         last_active: now,
         context_token_count: 0,
         message_count: 0,
+        cwd: None,
+        project: None,
     }
 }
 
@@ -39,14 +41,16 @@ impl SessionStore {
         let written = self.with(move |c| {
             let meta = row;
             c.execute(
-                "INSERT INTO sessions (id, profile_id, title, pinned, created_at, last_active)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                "INSERT INTO sessions (id, profile_id, title, pinned, created_at, last_active, cwd, project)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
                 params![
                     meta.id,
                     meta.profile_id,
                     meta.title,
                     i64::from(meta.pinned),
-                    now
+                    now,
+                    meta.cwd,
+                    meta.project
                 ],
             )?;
             Ok(())

@@ -66,6 +66,8 @@ pub(crate) struct EditorConfig {
     pub(crate) themes: Vec<String>,
     /// Session ids and model names for `/session resume` and `/model`.
     pub(crate) source: Option<Arc<dyn CompletionSource>>,
+    /// The user's own commands (`/name args`, description).
+    pub(crate) custom: Vec<(String, String)>,
 }
 
 /// Arguments that change while navi runs, looked up when Tab is pressed.
@@ -135,6 +137,7 @@ pub(crate) struct SlashCompleter {
     pub(crate) profiles: Vec<String>,
     pub(crate) themes: Vec<String>,
     pub(crate) source: Option<Arc<dyn CompletionSource>>,
+    pub(crate) custom: Vec<(String, String)>,
 }
 
 impl SlashCompleter {
@@ -155,6 +158,18 @@ impl SlashCompleter {
         if !upto.starts_with('/') || upto.contains('\n') {
             return Vec::new();
         }
+        let own = self.custom.iter().filter_map(|(usage, d)| {
+            let name = usage.split_whitespace().next()?;
+            (!upto.contains(char::is_whitespace) && name.starts_with(upto) && name != upto).then(
+                || Suggestion {
+                    value: name.to_string(),
+                    description: Some(d.clone()),
+                    span: Span::new(0, upto.len()),
+                    ..Suggestion::default()
+                },
+            )
+        });
+        let own: Vec<Suggestion> = own.collect();
         commands::complete(upto, &self.profiles, &self.themes)
             .into_iter()
             .map(|value| {
@@ -172,6 +187,7 @@ impl SlashCompleter {
                     ..Suggestion::default()
                 }
             })
+            .chain(own)
             .collect()
     }
 }
@@ -276,6 +292,7 @@ fn main_editor(cfg: &EditorConfig, brk: Arc<AtomicBool>) -> (Reedline, Option<St
             profiles: cfg.profiles.clone(),
             themes: cfg.themes.clone(),
             source: cfg.source.clone(),
+            custom: cfg.custom.clone(),
         }))
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_quick_completions(true)
@@ -463,6 +480,7 @@ mod tests {
             profiles: vec!["developer".into(), "discuss".into()],
             themes: vec!["dark".into(), "light".into()],
             source: Some(Arc::new(Fixed)),
+            custom: Vec::new(),
         };
         let values = |line: &str| -> Vec<String> {
             c.suggestions(line, line.len())

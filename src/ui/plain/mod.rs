@@ -17,8 +17,9 @@ mod input;
 mod lookup;
 mod slash;
 mod turn;
+mod waiting;
 
-use super::commands::UiState;
+use super::commands::{self, UiState};
 use super::lines::{
     CodeStyle, LineOptions, LineRenderer, Palette, Piece, Stream, ThinkingView, code_style_for,
     style,
@@ -84,6 +85,8 @@ struct Plain {
     /// The open session (a session command replaces it) and its events.
     session: SessionHandle,
     events: Option<mpsc::Receiver<SessionEvent>>,
+    /// The waiting line of the running turn.
+    waiting: waiting::Waiting,
 }
 
 pub(crate) async fn run(
@@ -103,6 +106,9 @@ pub(crate) async fn run(
     if let Some(note) = session.opening_note() {
         eprintln!("navi: {note}");
     }
+    if let Some(note) = session.instructions_note() {
+        eprintln!("navi: {note}");
+    }
     let meta = session
         .info()
         .ok_or_else(|| Failure::runtime(format!("session {} is gone", session.id())))?;
@@ -120,6 +126,7 @@ pub(crate) async fn run(
             source: Some(std::sync::Arc::new(lookup::Lookup(
                 app.lookups(&meta.profile_id),
             ))),
+            custom: commands::custom_items(&session),
         });
         if let Some(w) = &ed.history_warning {
             eprintln!("warning: {w}");
@@ -159,6 +166,7 @@ pub(crate) async fn run(
         sent: None,
         session,
         events,
+        waiting: waiting::Waiting::default(),
     };
     if term.stdin_tty {
         // The last resort when the terminal goes away and the loop does not
@@ -201,6 +209,16 @@ impl Plain {
     fn emit(&self, pieces: Vec<Piece>) {
         let mut out = std::io::stdout().lock();
         let mut err = std::io::stderr().lock();
+        if !pieces.is_empty()
+            && let Some(e) = self.waiting.erase()
+        {
+            // The waiting line is redrawn in place: it goes before anything else.
+            let _ = if self.term.stdout_tty {
+                out.write_all(e.as_bytes())
+            } else {
+                err.write_all(e.as_bytes())
+            };
+        }
         for p in pieces {
             if p.stream == Stream::Info && !self.term.stdout_tty {
                 let _ = out.flush();
@@ -263,10 +281,11 @@ impl Plain {
             self.show_history(&history, 6);
         }
         let line = format!(
-            "navi {} · {} · profile {} · /help lists commands, Ctrl-D quits",
+            "navi {} · {} · profile {} · {} · /help lists commands, Ctrl-D quits",
             env!("CARGO_PKG_VERSION"),
             self.session_label(),
-            self.st.session.profile_id
+            self.st.session.profile_id,
+            self.app.guard_words()
         );
         let line = self.pal().dim(&line);
         self.note(&line);
@@ -306,6 +325,11 @@ impl Plain {
                         .filter(|r| r.is_empty() || r.starts_with(' '))
                     {
                         self.attach_cmd(rest);
+                    } else if let Some(prompt) = commands::custom_prompt(&self.session, t) {
+                        // The user's own command: its prompt is the message.
+                        if let Some(code) = self.turn(&prompt).await {
+                            return code;
+                        }
                     } else if t.starts_with('/') {
                         if self.slash(t).await {
                             return self.exit_after.unwrap_or(0);

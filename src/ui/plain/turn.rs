@@ -66,16 +66,21 @@ impl Plain {
             matches!(self.input, super::input::Input::Editor(_)).then(super::hold::EchoOff::start);
         let mut presses = 0u32;
         let mut quit = None;
+        self.waiting.start();
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let end = loop {
             tokio::select! {
                 ev = next(&mut self.events) => match item(ev) {
                     Item::Event(ev) => {
+                        self.waiting.event(&ev);
                         let pieces = self.r.event(&ev);
                         self.emit(pieces);
                         self.after_event(ev, &cancel).await;
                     }
                     Item::End(end) => break end,
                 },
+                _ = tick.tick() => self.show_waiting(),
                 _ = self.input.stop_typed(&mut self.typed) => {
                     // `/stop` typed during the turn: like a first Ctrl-C.
                     if cancel.is_cancelled() {
@@ -116,6 +121,10 @@ impl Plain {
                 }
             }
         };
+        self.waiting.stop();
+        if let Some(e) = self.waiting.erase() {
+            self.raw(e);
+        }
         if quit.is_some() {
             self.note("navi: interrupted");
             return quit;
@@ -146,12 +155,78 @@ impl Plain {
                 self.note(&p.red("error: the turn failed: it ended without a word"));
             }
         }
-        let status = self.r.status_line(started.elapsed());
+        let mut status = self.r.status_line(started.elapsed());
+        if self.app.approvals_relaxed() {
+            // Calls that run without asking stay in sight after every turn.
+            let g = self.pal().dim(&format!("[{}]", self.app.guard_words()));
+            status = format!("{status} {g}");
+        }
         self.note(&status);
+        self.announce_end(started.elapsed());
         if let Some(meta) = self.session.info() {
             self.st.session = meta;
         }
         self.exit_after
+    }
+
+    /// A file write waiting for approval: the same diff the TUI's overlay
+    /// shows, coloured only when colours are on.
+    fn show_write_diff(&mut self, tool: &str, args: &serde_json::Value) {
+        use crate::text_diff::DiffLine;
+        let base = self.session.work_dir();
+        let Some(lines) = crate::ui::tui::approval_diff::for_request(tool, args, &base) else {
+            return;
+        };
+        let p = self.pal();
+        for l in &lines {
+            let t = l.text();
+            let shown = match l {
+                DiffLine::Added(_) => p.green(&t),
+                DiffLine::Removed(_) => p.red(&t),
+                DiffLine::Header(_) => p.cyan(&t),
+                DiffLine::Context(_) => p.dim(&t),
+            };
+            self.note(&shown);
+        }
+    }
+
+    /// The waiting line, when something has been awaited a while.
+    fn show_waiting(&mut self) {
+        let tty = self.term.stdout_tty || self.term.stderr_tty;
+        if let Some(line) = self.waiting.tick(tty) {
+            self.raw(&line);
+        }
+    }
+
+    /// Writes `text` where progress lines go (stdout on a terminal, else stderr).
+    fn raw(&self, text: &str) {
+        use std::io::Write;
+        if self.term.stdout_tty {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        } else {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
+
+    /// A long turn's end, announced to a user in another window (bell or a
+    /// notification escape, `[ui] notify`), on the terminal only.
+    fn announce_end(&self, took: std::time::Duration) {
+        use std::io::Write;
+        let ui = &self.app.config().ui;
+        let Some(seq) =
+            crate::ui::notify::escape(ui.notify, ui.notify_after_secs, took, "the turn ended")
+        else {
+            return;
+        };
+        if self.term.stdout_tty {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(seq.as_bytes());
+            let _ = out.flush();
+        } else if self.term.stderr_tty {
+            let _ = std::io::stderr().lock().write_all(seq.as_bytes());
+        }
     }
 
     /// Drops what the session sent while nothing ran (a profile switch's
@@ -171,8 +246,12 @@ impl Plain {
     async fn after_event(&mut self, ev: AgentEvent, cancel: &CancellationToken) {
         match ev {
             AgentEvent::ApprovalRequest {
-                id, tool, summary, ..
+                id,
+                tool,
+                summary,
+                args,
             } => {
+                self.show_write_diff(&tool, &args);
                 let q = crate::ui::wording::approval_question(&tool, &summary);
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
@@ -204,6 +283,9 @@ impl Plain {
                     }
                     Reply::Eof => Decision::Deny,
                 };
+                if d != Decision::Deny {
+                    self.waiting.resume(&tool);
+                }
                 let _ = self.session.submit(Op::Approval { id, decision: d });
             }
             AgentEvent::ProfileSwitched { profile_id, .. } => {

@@ -279,6 +279,17 @@ impl<'h> EventLoop<'h> {
     /// took in.
     fn finished(&mut self, steers: Vec<String>) {
         self.run = false;
+        if let Some(took) = self.state.turn_started.take().map(|t| t.elapsed()) {
+            let ui = &self.app.config().ui;
+            if let Some(seq) =
+                crate::ui::notify::escape(ui.notify, ui.notify_after_secs, took, "the turn ended")
+            {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(seq.as_bytes());
+                let _ = out.flush();
+            }
+        }
         let stopped = self.state.turn_finished();
         if let Some(meta) = self.session.info() {
             self.state.set_session_meta(&meta);

@@ -156,7 +156,12 @@ impl TuiState {
         let profile = self.status.profile.clone();
         self.popup = match self.args.candidates(&self.composer.text, &profile) {
             Some(items) => Popup::from_items(items),
-            None => Popup::for_line(&self.composer.text, &self.profile_ids, &self.theme_names),
+            None => Popup::for_line_with(
+                &self.composer.text,
+                &self.profile_ids,
+                &self.theme_names,
+                &self.custom_commands,
+            ),
         };
         if let (Some(p), Some(k)) = (&mut self.popup, keep)
             && let Some(i) = p.items.iter().position(|(c, _)| *c == k)

@@ -121,6 +121,10 @@ pub fn initial_state(app: &App, session: &SessionHandle) -> Result<TuiState, Fai
     if let Some(note) = session.opening_note() {
         st.hint(note.to_string());
     }
+    if let Some(note) = session.instructions_note() {
+        st.info(vec![note]);
+    }
+    st.custom_commands = crate::ui::commands::custom_items(session);
     Ok(st)
 }
 

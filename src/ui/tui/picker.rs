@@ -108,7 +108,8 @@ impl Picker {
             let mark = crate::ui::format::session_mark(s, &self.current);
             let title = crate::ui::format::session_title_marked(s);
             let meta = format!(
-                "  {} · {} msgs · {}",
+                "  {} · {} · {} msgs · {}",
+                crate::ui::format::session_project_name(s),
                 s.profile_id,
                 s.message_count,
                 crate::ui::format::ago(s.last_active)

@@ -49,12 +49,24 @@ fn describe(candidate: &str) -> String {
 
 impl Popup {
     /// Completions for the composer text, or `None` when there are none.
+    #[cfg(test)]
     pub(crate) fn for_line(line: &str, profiles: &[String], themes: &[String]) -> Option<Popup> {
+        Self::for_line_with(line, profiles, themes, &[])
+    }
+
+    /// [`for_line`](Self::for_line) with the user's own commands (`/name
+    /// args`, description) offered for a partial command name too.
+    pub(crate) fn for_line_with(
+        line: &str,
+        profiles: &[String],
+        themes: &[String],
+        custom: &[(String, String)],
+    ) -> Option<Popup> {
         if !line.starts_with('/') || line.contains('\n') {
             return None;
         }
         let mut seen = std::collections::HashSet::new();
-        let items: Vec<(String, String)> = complete(line, profiles, themes)
+        let mut items: Vec<(String, String)> = complete(line, profiles, themes)
             .into_iter()
             .filter(|c| seen.insert(c.clone()))
             .map(|c| {
@@ -62,6 +74,14 @@ impl Popup {
                 (c, d)
             })
             .collect();
+        if !line.contains(char::is_whitespace) {
+            for (usage, d) in custom {
+                let name = usage.split_whitespace().next().unwrap_or("");
+                if name.starts_with(line) && name != line && seen.insert(name.to_string()) {
+                    items.push((name.to_string(), d.clone()));
+                }
+            }
+        }
         (!items.is_empty()).then_some(Popup {
             items,
             selected: 0,

@@ -100,6 +100,8 @@ pub struct TuiState {
     pub theme: Theme,
     pub theme_names: Vec<String>,
     pub profile_ids: Vec<String>,
+    /// The user's own commands (`/name args`, description) for completion.
+    pub(crate) custom_commands: Vec<(String, String)>,
     pub(crate) config_dir: Option<PathBuf>,
     pub(crate) no_color: bool,
     pub transcript: Transcript,
@@ -138,6 +140,8 @@ pub struct TuiState {
     pub guard: String,
     /// The run state shown and since when (the status line counts seconds).
     pub(crate) phase: Option<(String, Instant)>,
+    /// When the running turn began (a long one is announced at its end).
+    pub(crate) turn_started: Option<Instant>,
     /// Plain mode's history file, shared by the composer (`None`: not kept).
     pub(crate) history_file: Option<PathBuf>,
     /// Ctrl-R's reverse history search, while open.
@@ -194,6 +198,7 @@ impl TuiState {
             theme,
             theme_names: Vec::new(),
             profile_ids: Vec::new(),
+            custom_commands: Vec::new(),
             config_dir: None,
             no_color: false,
             transcript: Transcript::default(),
@@ -223,6 +228,7 @@ impl TuiState {
             history_file: None,
             repaint: false,
             phase: None,
+            turn_started: None,
             side_shown: None,
             viewport_total: 0,
             cwd: String::new(),
@@ -305,6 +311,7 @@ impl TuiState {
 
     /// Shows `message` as the user's and marks a turn as running.
     pub fn begin_turn(&mut self, message: &str) {
+        self.turn_started = Some(Instant::now());
         self.push(CellKind::User(message.to_string()));
         self.transcript.follow();
         self.running = true;

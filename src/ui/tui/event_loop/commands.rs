@@ -11,6 +11,16 @@ impl EventLoop<'_> {
         // What the command shows lands at the bottom: bring the view there
         // (a search or a scroll may have left it higher up).
         self.state.transcript.follow();
+        // The user's own command: its prompt goes out as a message.
+        if let Some(prompt) = commands::custom_prompt(&self.session, line) {
+            if self.run {
+                self.state.queue.push_back(prompt);
+            } else {
+                self.state.begin_turn(&prompt);
+                self.perform(super::Action::Send(prompt));
+            }
+            return;
+        }
         let cmd = match commands::parse(line) {
             Ok(c) => c,
             Err(e) => return self.state.hint(e),
