@@ -2,7 +2,8 @@
 //! instead of once per file. A new test file `tests/foo.rs` must be added below as
 //! `#[path = "foo.rs"] mod foo;` (the `#[path]` keeps nested `#[path]` modules
 //! resolving relative to `tests/`); shared helpers are declared once here and
-//! used from test files with `use crate::support;`.
+//! used from test files with `use crate::support;`. A file in `tests/` that
+//! nothing here reaches fails `test_suite` (it would otherwise never run).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Shared helpers (directories with a mod.rs).
@@ -129,6 +130,8 @@ mod session_pages;
 mod session_store;
 #[path = "session_upgrade.rs"]
 mod session_upgrade;
+#[path = "test_suite.rs"]
+mod test_suite;
 #[path = "tool_display.rs"]
 mod tool_display;
 #[path = "tools_code_exec.rs"]
