@@ -51,6 +51,8 @@ mod checkpoints_undo;
 mod cli_commands;
 #[path = "cli_complete.rs"]
 mod cli_complete;
+#[path = "cli_completion_man.rs"]
+mod cli_completion_man;
 #[path = "cli_scripts.rs"]
 mod cli_scripts;
 #[path = "config.rs"]
@@ -63,16 +65,6 @@ mod context_mgmt;
 mod context_oversize;
 #[path = "context_tokens.rs"]
 mod context_tokens;
-#[path = "daily_cli.rs"]
-mod daily_cli;
-#[path = "daily_run.rs"]
-mod daily_run;
-#[path = "daily_tui.rs"]
-mod daily_tui;
-#[path = "daily_use.rs"]
-mod daily_use;
-#[path = "daily_wording.rs"]
-mod daily_wording;
 #[path = "layering.rs"]
 mod layering;
 #[path = "llm_guard.rs"]
@@ -102,6 +94,8 @@ mod planning_cli;
 #[path = "planning_cost.rs"]
 mod planning_cost;
 mod protocol;
+#[path = "run_approvals.rs"]
+mod run_approvals;
 #[path = "run_cli.rs"]
 mod run_cli;
 #[path = "sandbox.rs"]
@@ -130,6 +124,8 @@ mod session_pages;
 mod session_store;
 #[path = "session_upgrade.rs"]
 mod session_upgrade;
+#[path = "ssh_line_mode.rs"]
+mod ssh_line_mode;
 #[path = "test_suite.rs"]
 mod test_suite;
 #[path = "tool_display.rs"]
@@ -170,5 +166,9 @@ mod tui_e2e;
 mod tui_loop;
 #[path = "tui_overlays.rs"]
 mod tui_overlays;
+#[path = "tui_states.rs"]
+mod tui_states;
 #[path = "vision_cli.rs"]
 mod vision_cli;
+#[path = "wording.rs"]
+mod wording;
