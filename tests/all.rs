@@ -2,7 +2,8 @@
 //! instead of once per file. A new test file `tests/foo.rs` must be added below as
 //! `#[path = "foo.rs"] mod foo;` (the `#[path]` keeps nested `#[path]` modules
 //! resolving relative to `tests/`); shared helpers are declared once here and
-//! used from test files with `use crate::support;`.
+//! used from test files with `use crate::support;`. A file in `tests/` that
+//! nothing here reaches fails `test_suite` (it would otherwise never run).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Shared helpers (directories with a mod.rs).
@@ -52,6 +53,8 @@ mod checkpoints_undo;
 mod cli_commands;
 #[path = "cli_complete.rs"]
 mod cli_complete;
+#[path = "cli_completion_man.rs"]
+mod cli_completion_man;
 #[path = "cli_scripts.rs"]
 mod cli_scripts;
 #[path = "config.rs"]
@@ -64,16 +67,6 @@ mod context_mgmt;
 mod context_oversize;
 #[path = "context_tokens.rs"]
 mod context_tokens;
-#[path = "daily_cli.rs"]
-mod daily_cli;
-#[path = "daily_run.rs"]
-mod daily_run;
-#[path = "daily_tui.rs"]
-mod daily_tui;
-#[path = "daily_use.rs"]
-mod daily_use;
-#[path = "daily_wording.rs"]
-mod daily_wording;
 #[path = "layering.rs"]
 mod layering;
 #[path = "llm_guard.rs"]
@@ -109,6 +102,8 @@ mod project_modes;
 mod protocol;
 #[path = "providers.rs"]
 mod providers;
+#[path = "run_approvals.rs"]
+mod run_approvals;
 #[path = "run_cli.rs"]
 mod run_cli;
 #[path = "sandbox.rs"]
@@ -137,6 +132,10 @@ mod session_pages;
 mod session_store;
 #[path = "session_upgrade.rs"]
 mod session_upgrade;
+#[path = "ssh_line_mode.rs"]
+mod ssh_line_mode;
+#[path = "test_suite.rs"]
+mod test_suite;
 #[path = "tool_display.rs"]
 mod tool_display;
 #[path = "tools_code_exec.rs"]
@@ -175,5 +174,9 @@ mod tui_e2e;
 mod tui_loop;
 #[path = "tui_overlays.rs"]
 mod tui_overlays;
+#[path = "tui_states.rs"]
+mod tui_states;
 #[path = "vision_cli.rs"]
 mod vision_cli;
+#[path = "wording.rs"]
+mod wording;

@@ -258,7 +258,7 @@ fn memory_claim_is_exclusive_and_tombstones_block_re_extraction() {
     assert_eq!(one.forget("CITY", None).unwrap().len(), 1);
     assert_eq!(one.summary().unwrap(), None);
     // Forgotten: the same message never proposes it again, nor does any
-    // other (the user's decision wins; see tests/daily_use_cases/memory.rs
+    // other (the user's decision wins; see tests/ssh_line_mode_cases/memory.rs
     // for a new value said after the decision).
     assert_eq!(
         one.upsert(&fact, Some(&s.id), false).unwrap(),

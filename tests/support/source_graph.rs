@@ -374,3 +374,53 @@ pub fn explain(cycle: &[String], imports: &[Import]) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Every file of the module tree rooted at `file` (itself included), through
+/// `mod x;` and `#[path]` declarations whatever their `cfg`.
+pub fn module_files(file: &Path, mod_rs: bool, out: &mut Vec<std::path::PathBuf>) {
+    out.push(file.to_path_buf());
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return;
+    };
+    let toks = lex(&text);
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let child_dir = if mod_rs {
+        dir.to_path_buf()
+    } else {
+        dir.join(file.file_stem().unwrap_or_default())
+    };
+    let mut path_attr: Option<String> = None;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i].0 {
+            Tok::Punct('#') if toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Punct('[')) => {
+                let end = matching(&toks, i + 1);
+                let attr = &toks[i + 2..end.saturating_sub(1)];
+                if attr.first().map(|t| &t.0) == Some(&Tok::Ident("path".into())) {
+                    path_attr = attr.iter().find_map(|t| match &t.0 {
+                        Tok::Str(s) => Some(s.clone()),
+                        _ => None,
+                    });
+                }
+                i = end;
+                continue;
+            }
+            Tok::Ident(m) if m == "mod" => {
+                if let (Some((Tok::Ident(name), _)), Some((Tok::Punct(';'), _))) =
+                    (toks.get(i + 1), toks.get(i + 2))
+                {
+                    let flat = child_dir.join(format!("{name}.rs"));
+                    let (child, child_mod_rs) = match path_attr.take() {
+                        Some(p) => (dir.join(p), true),
+                        None if flat.is_file() => (flat, false),
+                        None => (child_dir.join(name).join("mod.rs"), true),
+                    };
+                    module_files(&child, child_mod_rs, out);
+                }
+            }
+            Tok::Punct(';' | '{' | '}') => path_attr = None,
+            _ => {}
+        }
+        i += 1;
+    }
+}

@@ -1,4 +1,4 @@
-//! Issue 26 item 14: approvals in `navi run --json` on a terminal are asked
+//! Approvals in `navi run --json` on a terminal are asked
 //! there (not denied), and with piped stdin a denied tool's message keeps
 //! the fix (`--approve`) however long the call is.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

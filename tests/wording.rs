@@ -1,4 +1,4 @@
-//! Issue 26 item 15: wording that agrees. A compaction that saved nothing
+//! Wording that agrees. A compaction that saved nothing
 //! is not announced as one, `/model` is named as the reason for a model it
 //! chose, and `/export` writes what `navi sessions export` prints.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,4 +1,4 @@
-//! Issue 26 items 10 and 12, on the TUI state: a tool card waiting for its
+//! TUI states, on `TuiState`: a tool card waiting for its
 //! approval neither spins nor counts, the approval keys fit a narrow
 //! overlay, command output keeps its indent when wrapped, pinned sessions
 //! are marked in the picker, and a subagent shows when it starts.

@@ -1,4 +1,4 @@
-//! Issue 26 item 13: bash completion completes option values from local
+//! Completion and the man page: bash completion completes option values from local
 //! files (profiles, models, session ids), never file names; `navi man`
 //! names no page that does not exist and documents what a user needs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
