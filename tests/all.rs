@@ -62,6 +62,12 @@ mod context_mgmt;
 mod context_oversize;
 #[path = "context_tokens.rs"]
 mod context_tokens;
+#[path = "conversation_cases.rs"]
+mod conversation_cases;
+#[path = "conversation_gemma.rs"]
+mod conversation_gemma;
+#[path = "conversation_gen.rs"]
+mod conversation_gen;
 #[path = "daily_cli.rs"]
 mod daily_cli;
 #[path = "daily_run.rs"]

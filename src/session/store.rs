@@ -304,7 +304,12 @@ impl SessionStore {
     pub(crate) fn latest(&self) -> Result<Option<SessionMeta>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
-                &format!("SELECT {META_COLS} FROM sessions s ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"),
+                &format!(
+                    "SELECT {META_COLS} FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m \
+                     WHERE m.session_id = s.id AND m.buffer = 0 AND m.role != 'user' \
+                     AND m.kind != 'error') \
+                     ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"
+                ),
                 [],
                 meta_from_row,
             )

@@ -34,6 +34,8 @@ use wire::{Proto, error_body, render, sse};
 pub mod count;
 #[path = "fake_llm/read.rs"]
 mod read;
+#[path = "fake_llm/strict.rs"]
+pub mod strict;
 #[path = "fake_llm/wire.rs"]
 mod wire;
 use read::read_request;
@@ -197,6 +199,8 @@ struct State {
     /// Counts like llama-server (`/tokenize`, `/apply-template`, usage,
     /// the window refusal); see `count.rs`.
     counting: bool,
+    /// Refuse chat requests like Gemma 3's template (`strict.rs`).
+    strict_template: bool,
 }
 
 /// The fake server; it stops when dropped.
@@ -241,6 +245,7 @@ impl FakeLlm {
             capabilities: None,
             model_fields: None,
             counting: false,
+            strict_template: false,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -260,6 +265,13 @@ impl FakeLlm {
     /// Queues a reply for the next chat request (either protocol).
     pub fn push(&self, reply: Reply) {
         lock(&self.state).replies.push_back(reply);
+    }
+    /// Drops the scripted replies not used yet; returns how many.
+    pub fn clear_replies(&self) -> usize {
+        let mut st = lock(&self.state);
+        let n = st.replies.len();
+        st.replies.clear();
+        n
     }
     /// Names and context lengths served by the model endpoints.
     pub fn set_models(&self, models: Vec<(String, Option<u64>)>) {
@@ -284,6 +296,11 @@ impl FakeLlm {
     /// reply has none, and refuse a prompt over the `/props` window.
     pub fn set_counting(&self, on: bool) {
         lock(&self.state).counting = on;
+    }
+    /// Refuse chat requests whose roles Gemma 3's template refuses (HTTP
+    /// 400 with its message, like llama-server); see `fake_llm/strict.rs`.
+    pub fn set_strict_template(&self, on: bool) {
+        lock(&self.state).strict_template = on;
     }
     /// The fake server's own count of a recorded chat body's prompt.
     pub fn prompt_tokens(&self, body: &Value) -> u64 {
@@ -387,7 +404,17 @@ async fn respond(
             st.model_fields.clone(),
         )
     };
-    let counting = lock(state).counting;
+    let (counting, strict_template) = {
+        let st = lock(state);
+        (st.counting, st.strict_template)
+    };
+    let is_chat = method == "POST" && (path == "/api/chat" || path.ends_with("/chat/completions"));
+    if strict_template
+        && is_chat
+        && let Some(why) = strict::refusal(body)
+    {
+        return simple(wr, 400, &[], &strict::error_body(&why)).await;
+    }
     if counting && let Some(done) = count::respond(wr, method, path, body, state, &props).await {
         return done;
     }
