@@ -92,6 +92,8 @@ struct Model {
     baseline: Option<Value>,
     profile: &'static str,
     n: usize,
+    /// `http_request` was allowed for the session: no more questions.
+    allowed: bool,
 }
 
 struct Driver {
@@ -180,8 +182,12 @@ impl Driver {
             {
                 want.insert(0, p.clone());
             }
-            checker::holds_in_order(b, &want)
-                .unwrap_or_else(|e| self.fail(&format!("rule 2: {e}\n{b:#}")));
+            // Rule 2 on the action's last request (a steer typed during
+            // the action is only in the requests after it).
+            if i + 1 == new.len() {
+                checker::holds_in_order(b, &want)
+                    .unwrap_or_else(|e| self.fail(&format!("rule 2: {e}\n{b:#}")));
+            }
             if let Some(prev) = &self.m.baseline {
                 checker::extends(prev, b).unwrap_or_else(|e| self.fail(&format!("rule 3: {e}")));
             }
@@ -279,6 +285,16 @@ impl Driver {
             "http_request",
             json!({"url": url, "method": "GET"}),
         ));
+        if self.m.allowed {
+            self.fake.push(Reply::text("after the tool"));
+            self.h().submit(Self::send_op(&text, false)).unwrap();
+            self.user_said(&text);
+            let (_, end, _) = self.until_end().await;
+            if end != (TurnEnd::Done { completed: true }) {
+                self.fail(&format!("an allowed tool ended {end:?}"));
+            }
+            return self.check(true, Some(&text));
+        }
         self.h().submit(Self::send_op(&text, false)).unwrap();
         self.user_said(&text);
         let ev = self
@@ -293,6 +309,7 @@ impl Driver {
         }
         match decision {
             Some(decision) => {
+                self.m.allowed |= decision == Decision::Session;
                 self.fake.push(Reply::text("after the tool"));
                 self.h().submit(Op::Approval { id, decision }).unwrap();
             }
@@ -375,6 +392,9 @@ impl Driver {
                 }
                 self.m.baseline = None;
             }
+            // A message a compaction may have summarised can be refused
+            // (the test does not know which turns the compaction kept).
+            Err(_) if !self.m.visible.contains(&self.m.turns[n - 1]) => {}
             Err(e) => self.fail(&format!("/rewind {n} refused: {e}")),
         }
     }
@@ -393,8 +413,14 @@ impl Driver {
     }
 
     async fn reopen(&mut self) {
+        if self.m.n == 0 {
+            // A session that never got a message is not kept when closed.
+            return;
+        }
         let h = self.h.take().unwrap();
         self.rx = None;
+        // "For the session" approvals live with the open session.
+        self.m.allowed = false;
         h.close().await;
         let mut h = self
             .app
@@ -441,6 +467,9 @@ async fn run_seed(seed: u64, strict: bool) {
             pick
         };
         d.log.push(format!("action {pick}"));
+        if std::env::var("NAVI_GEN_SEED").is_ok() {
+            eprintln!("seed {seed}: action {pick}");
+        }
         match pick {
             0..=1 => d.send(false).await,
             2 => d.send(true).await,
