@@ -67,6 +67,12 @@ mod context_mgmt;
 mod context_oversize;
 #[path = "context_tokens.rs"]
 mod context_tokens;
+#[path = "conversation_cases.rs"]
+mod conversation_cases;
+#[path = "conversation_gemma.rs"]
+mod conversation_gemma;
+#[path = "conversation_gen.rs"]
+mod conversation_gen;
 #[path = "layering.rs"]
 mod layering;
 #[path = "llm_guard.rs"]

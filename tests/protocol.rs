@@ -127,15 +127,14 @@ async fn submissions_start_steer_answer_and_the_session_replays_as_the_same_even
         tool["content"].as_str().unwrap().contains("denied"),
         "{tool}"
     );
-    // The steer follows the result it was typed after (joined to it, so the
-    // roles still alternate for strict chat templates).
-    assert!(
-        tool["content"]
-            .as_str()
-            .unwrap()
-            .ends_with("The user adds: do not fetch it"),
-        "{tool}"
-    );
+    // The steer is the user's own message after the result (a short
+    // assistant note closes the batch, so the roles still alternate).
+    let msgs = second.as_array().unwrap();
+    let last = &msgs[msgs.len() - 1];
+    assert_eq!(last["role"], "user", "{last}");
+    assert_eq!(last["content"], "do not fetch it", "{last}");
+    assert_eq!(msgs[msgs.len() - 2]["role"], "assistant");
+    assert!(!tool["content"].as_str().unwrap().contains("The user adds"));
     // Nothing reached the URL the model wanted.
     assert!(fake.requests().iter().all(|r| r.path != "/nothing"));
 

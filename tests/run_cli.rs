@@ -421,6 +421,30 @@ async fn unreachable_server_is_one_clear_error_exit_1() {
         "{err}"
     );
     assert!(!err.contains("panicked"));
+    assert!(err.contains("nothing was saved"), "{err}");
+    // Four runs that never reached a model leave no session behind; with
+    // --json a line says so.
+    for _ in 0..3 {
+        let mut c = env.cmd(&fake, "ollama");
+        c.env("OLLAMA_HOST", "http://127.0.0.1:9");
+        let out = c.args(["run", "hi", "--json"]).output().await.unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(r#""type":"session_not_saved""#), "{stdout}");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navi"))
+        .env("NAVI_DATA_DIR", env.data())
+        .env("NAVI_CONFIG_DIR", env.data().join("nocfg"))
+        .args(["sessions", "list", "--json"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        listed.as_array().map(Vec::len).unwrap_or(0),
+        0,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[tokio::test]

@@ -251,15 +251,12 @@ async fn navi_tui_end_to_end() {
     assert_eq!(reqs.len(), 6, "no extra turn for the steer");
     let msgs = reqs[5]["messages"].as_array().unwrap();
     let last = &msgs[msgs.len() - 1];
-    // The steer joins the tool result it was typed after (roles alternate).
-    assert_eq!(last["role"], "tool");
-    assert!(
-        last["content"]
-            .as_str()
-            .unwrap()
-            .ends_with("The user adds: also say STEER-OK"),
-        "{last}"
-    );
+    // The steer is a user message of its own, after a note closing the
+    // tool batch (roles alternate; nothing folded into the result).
+    assert_eq!(last["role"], "user", "{last}");
+    assert_eq!(last["content"], "also say STEER-OK", "{last}");
+    assert_eq!(msgs[msgs.len() - 2]["role"], "assistant");
+    assert_eq!(msgs[msgs.len() - 3]["role"], "tool");
     assert!(
         reqs[4].to_string().find("STEER-OK").is_none(),
         "the steer waited for the safe point"

@@ -96,12 +96,8 @@ pub(crate) fn build_messages(
             summary.trim()
         )));
     }
-    out.extend(
-        context
-            .iter()
-            .filter(|m| m.msg.role != Role::System)
-            .map(|m| m.msg.clone()),
-    );
+    // Every turn closed: see `integrity.rs`.
+    out.extend(super::integrity::close_history(context));
     if !notes.is_empty() {
         let text = notes
             .iter()

@@ -15,6 +15,7 @@ pub(crate) mod conversation;
 pub mod delegate;
 
 mod fit;
+pub(crate) mod integrity;
 pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod on_demand;
@@ -112,7 +113,7 @@ pub enum AgentError {
         from_user: bool,
     },
     #[error(
-        "the chat template of {model} refused the request: {message}. navi sent the roles {roles}. Hint: start llama-server with --jinja (and --chat-template-file with a template that supports tools if the model's own does not), or pick another model; the session is unchanged and the next message can go on"
+        "the chat template of {model} refused the request: {message}. navi sent the roles {roles}. Hint: start llama-server with --jinja (and --chat-template-file with a template that supports tools if the model's own does not), or pick another model. The session is kept as it was, but this server will refuse the same history again: change the server or model, or /rewind to an earlier message"
     )]
     TemplateRejected {
         model: String,
@@ -437,7 +438,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         let msg = crate::llm::ChatMessage::user(user_message);
-        persistent::run_persistent(self, session, msg, sink, cancel).await
+        persistent::run_persistent(self, session, msg, user_message, sink, cancel).await
     }
 
     /// Like [`Agent::run_stream`] with a prepared user message (attachments:
@@ -446,10 +447,11 @@ impl Agent {
         &self,
         session: &Arc<Session>,
         user_message: crate::llm::ChatMessage,
+        typed: &str,
         sink: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
-        persistent::run_persistent(self, session, user_message, sink, cancel).await
+        persistent::run_persistent(self, session, user_message, typed, sink, cancel).await
     }
 
     /// Runs a subagent: in-memory context, its own scratchpad slot

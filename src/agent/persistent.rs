@@ -15,6 +15,7 @@ pub(super) async fn run_persistent(
     agent: &Agent,
     session: &Arc<Session>,
     user_message: ChatMessage,
+    typed: &str,
     sink: &EventSink,
     cancel: &CancellationToken,
 ) -> Result<TurnOutcome, AgentError> {
@@ -75,6 +76,7 @@ pub(super) async fn run_persistent(
             loaded.meta.context_token_count,
         )
         .await?;
+        run.typed = Some(typed.to_string());
         run.execute(first_message).await
     }
     .await;
@@ -84,7 +86,17 @@ pub(super) async fn run_persistent(
     };
     if let Err(e) = &result {
         emit_error(sink, e).await;
-        let mut notice = Conversation::persistent(agent.store.clone(), session_id, Vec::new());
+        // The failed turn is closed in the context, so the next message
+        // is not glued to the unanswered one (`integrity.rs`).
+        let context = session
+            .with_lock(|l| agent.store.load_for_turn(l))
+            .and_then(|r| r.ok().flatten())
+            .map(|l| l.context)
+            .unwrap_or_default();
+        let mut notice = Conversation::persistent(agent.store.clone(), session_id, context);
+        if let Err(err) = notice.close_turn(&super::integrity::failed(&e.to_string())) {
+            tracing::warn!("cannot close the failed turn of session {session_id}: {err}");
+        }
         let _ = notice.push_display_only(ChatMessage::system(e.to_string()), MessageKind::Error);
         // Checkpoints: what the failed turn changed before it failed.
         crate::checkpoint::end_turn(session.checkpoints(), &agent.store, session_id, sink).await;

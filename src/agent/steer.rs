@@ -9,6 +9,8 @@
 //!   injects it (persisted as a user message, `user_steer` event emitted),
 //!   or it goes back to the front end with the turn's end (the turn ended
 //!   without reaching a safe point).
+//! - The batch is closed with a short assistant note before the steer, so
+//!   the steer reaches the model as a user message (`integrity.rs`).
 //! - Only the main agent of a session is steered, never a subagent.
 use super::AgentError;
 use super::turn::Run;
@@ -22,7 +24,13 @@ impl Run<'_> {
         if self.is_subagent() {
             return Ok(());
         }
-        for text in self.session.take_steers() {
+        let steers = self.session.take_steers();
+        if !steers.is_empty() {
+            // The tool batch is closed first: the steer is a user message
+            // of its own, never text folded into a result.
+            self.conv.close_turn(super::integrity::STEERED)?;
+        }
+        for text in steers {
             self.conv
                 .push(ChatMessage::user(text.clone()), MessageKind::Message, None)?;
             self.emit(AgentEvent::UserSteer { message: text }).await;

@@ -15,6 +15,8 @@ use crate::llm::{ChatMessage, ChatRequest, Role};
 use crate::profile::Profile;
 use crate::session::StoredMessage;
 
+/// The user line before a summarised part that starts with an answer.
+const KEPT_APART: &str = "[navi: compaction] (an earlier message is pinned and kept apart)";
 /// The instruction that ends a prefix summary request.
 pub(crate) const SUMMARY_INSTRUCTION: &str = "[navi: compaction] Stop here: do not answer the conversation above and do not call any tool. Instead summarise it for yourself.";
 /// A prefix summary needs at least this much room for its answer.
@@ -64,11 +66,14 @@ impl Agent {
         (window, ratio, budget): (u64, f64, u64),
     ) -> Option<ChatRequest> {
         let mut req = prefix.clone();
-        req.messages.extend(
-            old.iter()
-                .filter(|m| m.msg.role != Role::System)
-                .map(|m| m.msg.clone()),
-        );
+        // Closed turns as every request has them (`integrity.rs`); a part
+        // that starts with an answer (its question is pinned, so kept apart)
+        // gets a user line first, so the roles still alternate.
+        let old = super::integrity::close_history(old);
+        if old.first().is_some_and(|m| m.role != Role::User) {
+            req.messages.push(ChatMessage::user(KEPT_APART));
+        }
+        req.messages.extend(old);
         req.messages.push(ChatMessage::user(format!(
             "{SUMMARY_INSTRUCTION} {SUMMARY_PROMPT}"
         )));

@@ -45,6 +45,9 @@ pub(super) struct Run<'a> {
     pub(super) loaded: Vec<String>,
     /// `load_tools` calls in this run that loaded nothing new.
     pub(super) repeated_loads: u32,
+    /// What the user typed for this turn, without attached or piped text
+    /// (planning decides on it); `None` for a subagent's task.
+    pub(super) typed: Option<String>,
 }
 
 /// What one streamed model call produced.
@@ -141,6 +144,7 @@ impl<'a> Run<'a> {
             mcp_tools,
             loaded: Vec::new(),
             repeated_loads: 0,
+            typed: None,
         };
         run.loaded = run.read_loaded();
         if run.origin.is_none() {
@@ -448,6 +452,8 @@ impl<'a> Run<'a> {
 
     async fn stopped(&mut self, partial: String) -> Result<TurnOutcome, AgentError> {
         self.save_account()?;
+        // Closed in the history: the next message is the user's own.
+        self.conv.close_turn(super::integrity::STOPPED)?;
         self.conv
             .push_display_only(ChatMessage::system("stopped by user"), MessageKind::Notice)?;
         if !self.is_subagent() {

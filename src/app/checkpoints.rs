@@ -108,8 +108,10 @@ impl SessionHandle {
         )
     }
 
-    /// `/rewind N`: files first (when asked; a refusal changes nothing),
-    /// then the conversation.
+    /// `/rewind N`: checks the conversation can go back, then restores the
+    /// files (when asked; a refusal changes nothing), then rewinds the
+    /// conversation. Never half: files are not touched for a rewind the
+    /// conversation refuses.
     pub(super) fn rewind(&self, n: usize, files: bool, force: bool) -> Result<Reply, OpError> {
         self.idle()?;
         let id = self.session.id();
@@ -122,25 +124,35 @@ impl SessionHandle {
                 ),
             }));
         }
+        let rewind_error = |e: RewindError| match e {
+            RewindError::NoMessage(c) => OpError::Invalid(format!(
+                "no message {n}: this session has {c} message(s) of yours"
+            )),
+            RewindError::Compacted => OpError::Invalid(format!(
+                "cannot rewind to message {n}: it was summarised by a compaction; rewind to a later message"
+            )),
+            RewindError::Store(e) => invalid(e),
+        };
+        let nothing = || OpError::Invalid(format!("no message {n}: nothing is stored yet"));
+        // The conversation is checked first, so a rewind it cannot do never
+        // restores the files alone (half a rewind).
+        let plan = self
+            .session
+            .with_lock(|l| self.store.rewind_plan(l, n))
+            .ok_or_else(nothing)?
+            .map_err(rewind_error)?;
         let mut lines = if files {
             checkpoint::restore::undo_from(&self.store, &self.checkpoint_place(), id, n, force)
                 .map_err(OpError::Invalid)?
         } else {
             Vec::new()
         };
-        let (text, marked) = self
+        let marked = self
             .session
-            .with_lock(|l| self.store.rewind(l, n))
-            .ok_or_else(|| OpError::Invalid(format!("no message {n}: nothing is stored yet")))?
-            .map_err(|e| match e {
-                RewindError::NoMessage(c) => OpError::Invalid(format!(
-                    "no message {n}: this session has {c} message(s) of yours"
-                )),
-                RewindError::Compacted => OpError::Invalid(format!(
-                    "cannot rewind to message {n}: it was summarised by a compaction; rewind to a later message"
-                )),
-                RewindError::Store(e) => invalid(e),
-            })?;
+            .with_lock(|l| self.store.rewind_apply(l, &plan))
+            .ok_or_else(nothing)?
+            .map_err(invalid)?;
+        let text = plan.text;
         lines.insert(
             0,
             format!("rewound to before message {n}: {marked} later entries are kept in the history, marked [rewound], and left out of the model's context"),

@@ -45,8 +45,14 @@ pub struct OpenOptions {
     pub new_if_busy: bool,
 }
 
-/// A user message ready to send (see [`SessionHandle::send`]).
-pub struct Prepared(pub(crate) ChatMessage);
+/// A user message ready to send (see [`SessionHandle::send`]): the message
+/// (attachments inlined) and what the user typed, which alone decides
+/// whether the turn is planned (attached or piped text never makes a short
+/// request "complex").
+pub struct Prepared {
+    pub(crate) message: ChatMessage,
+    pub(crate) typed: String,
+}
 
 /// What an op answered at once; what it started reports on the event
 /// stream.
@@ -236,9 +242,15 @@ impl SessionHandle {
     pub fn prepare_with(&self, text: &str, items: &[Attachment]) -> Prepared {
         if items.is_empty() {
             // Sent as typed (a paste keeps its last newline).
-            return Prepared(ChatMessage::user(text));
+            return Prepared {
+                message: ChatMessage::user(text),
+                typed: text.to_string(),
+            };
         }
-        Prepared(attach::compose(text, items))
+        Prepared {
+            message: attach::compose(text, items),
+            typed: text.to_string(),
+        }
     }
 
     /// Ends the session: a running turn is stopped and saved, its shared

@@ -92,7 +92,7 @@ impl SessionHandle {
         if self.closed.load(Ordering::SeqCst) {
             return Err(OpError::Closed);
         }
-        self.start_turn(msg.0)
+        self.start_turn(msg.message, msg.typed)
     }
 
     /// The user message: text, then the attachments in order. Nothing is

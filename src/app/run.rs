@@ -23,10 +23,10 @@ enum Ran {
 
 impl SessionHandle {
     /// Starts a turn with `msg`; [`OpError::Busy`] while something runs.
-    pub(super) fn start_turn(&self, msg: ChatMessage) -> Result<(), OpError> {
+    pub(super) fn start_turn(&self, msg: ChatMessage, typed: String) -> Result<(), OpError> {
         let agent = self.agent.clone();
         self.start(1024, move |session, sink, cancel| async move {
-            Ran::Turn(agent.run_turn(&session, msg, &sink, &cancel).await)
+            Ran::Turn(agent.run_turn(&session, msg, &typed, &sink, &cancel).await)
         })
     }
 

@@ -28,6 +28,10 @@ pub(crate) struct ServerProps {
     pub(crate) total_slots: Option<u32>,
     /// `modalities.vision`: the loaded model takes images (`None`: not said).
     pub(crate) vision: Option<bool>,
+    /// `chat_template_caps.supports_tools`: the chat template renders tool
+    /// calls and results (`Some(false)`: earlier tool turns go as plain
+    /// text, see `roles::tools_as_text`).
+    pub(crate) tools: Option<bool>,
 }
 
 impl ServerProps {
@@ -49,6 +53,10 @@ impl ServerProps {
             .get("modalities")
             .and_then(|m| m.get("vision"))
             .and_then(Value::as_bool);
+        let tools = obj
+            .get("chat_template_caps")
+            .and_then(|c| c.get("supports_tools"))
+            .and_then(Value::as_bool);
         if n_ctx.is_none() && total_slots.is_none() && vision.is_none() {
             return None;
         }
@@ -56,6 +64,7 @@ impl ServerProps {
             n_ctx,
             total_slots,
             vision,
+            tools,
         })
     }
 }

@@ -148,7 +148,8 @@ impl OpenAiBackend {
         }
         self.server_props().await?;
         let root = llama::root_of(&self.target.base).to_string();
-        let body = chat_body(req, false);
+        let text_tools = self.server_props().await.and_then(|p| p.tools) == Some(false);
+        let body = chat_body(req, false, text_tools);
         let templated = post_json(
             &self.client,
             format!("{root}/apply-template"),
@@ -234,17 +235,19 @@ fn find_entry<'a>(data: &'a [Value], model: &str) -> Option<&'a Value> {
 }
 
 /// The JSON body of a chat request.
-pub(crate) fn chat_body(req: &ChatRequest, stream_options: bool) -> Value {
+/// `text_tools`: the server's chat template cannot render tool calls or
+/// results, so earlier tool turns go as plain text (`roles::tools_as_text`).
+pub(crate) fn chat_body(req: &ChatRequest, stream_options: bool, text_tools: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
+    let messages = if text_tools {
+        super::roles::normalize(&super::roles::tools_as_text(&req.messages))
+    } else {
+        super::roles::normalize(&req.messages)
+    };
     body.insert(
         "messages".into(),
-        Value::Array(
-            super::roles::normalize(&req.messages)
-                .iter()
-                .map(message)
-                .collect(),
-        ),
+        Value::Array(messages.iter().map(message).collect()),
     );
     body.insert("stream".into(), json!(true));
     if stream_options {
@@ -376,7 +379,8 @@ impl LlmBackend for OpenAiBackend {
         let mut stream_options = !self.no_stream_options.load(Ordering::Relaxed);
         let props = self.props.get().cloned().flatten();
         let resp = loop {
-            let mut body = chat_body(req, stream_options);
+            let text_tools = props.as_ref().and_then(|p| p.tools) == Some(false);
+            let mut body = chat_body(req, stream_options, text_tools);
             if props.is_some() {
                 llama::add_fields(&mut body);
             }
@@ -515,12 +519,16 @@ mod tests {
         req.temperature = Some(0.25);
         req.num_ctx = Some(4096);
         req.keep_alive = Some("5m".into());
-        let b = chat_body(&req, true);
+        let b = chat_body(&req, true, false);
         assert_eq!(b["stream_options"], json!({"include_usage": true}));
         assert_eq!(b["temperature"], json!(0.25));
         assert!(b.get("options").is_none() && b.get("keep_alive").is_none());
         assert!(b.get("tools").is_none() && b.get("think").is_none());
-        assert!(chat_body(&req, false).get("stream_options").is_none());
+        assert!(
+            chat_body(&req, false, false)
+                .get("stream_options")
+                .is_none()
+        );
         assert_eq!(
             b["messages"][0]["content"][1]["image_url"]["url"],
             json!("data:image/png;base64,AAA=")

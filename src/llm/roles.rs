@@ -14,8 +14,9 @@
 //! - every system message is folded into one leading system message;
 //! - two user messages in a row become one (texts joined by a blank line,
 //!   images kept in order);
-//! - a user message right after tool results is added to the last result
-//!   (as `The user adds: …`), unless it carries images;
+//! - a user message right after tool results gets a short assistant note
+//!   before it (it stays a user message of its own), unless it carries
+//!   images (a picture a tool returned);
 //! - two assistant messages in a row become one (texts joined, tool calls
 //!   kept in order);
 //! - a tool result with no assistant tool call before it becomes user text.
@@ -26,8 +27,10 @@
 //! new message merges into the last old one.
 use super::{ChatMessage, Role};
 
-/// The prefix of a user message merged into a tool result.
-pub(crate) const USER_ADDS: &str = "The user adds:";
+/// The assistant note put between tool results and a user message that
+/// follows them (the agent's own history already has one: see
+/// `agent::integrity`).
+pub(crate) const CLOSED: &str = "(interrupted before I answered)";
 
 /// `messages` in a role order every chat template accepts (see module docs).
 pub(crate) fn normalize(messages: &[ChatMessage]) -> Vec<ChatMessage> {
@@ -69,6 +72,34 @@ pub(crate) fn normalize(messages: &[ChatMessage]) -> Vec<ChatMessage> {
     all
 }
 
+/// Earlier tool turns as plain text, for a chat template that renders
+/// neither tool calls nor a tool role (Gemma's: llama-server's `/props` says
+/// `supports_tools: false`). An assistant message's calls become a line
+/// each in its text; a result becomes a user message naming its tool, so
+/// after [`normalize`] the history alternates user / assistant and the
+/// template renders it instead of refusing the whole session.
+pub(crate) fn tools_as_text(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    messages
+        .iter()
+        .map(|m| match m.role {
+            Role::Assistant if m.has_tool_calls() => {
+                let mut a = ChatMessage::assistant(m.text());
+                for c in m.tool_calls() {
+                    join(&mut a, &format!("[called {} with {}]", c.name, c.arguments));
+                }
+                a
+            }
+            Role::Tool => {
+                let name = m.tool_name().unwrap_or("a tool");
+                let mut u = ChatMessage::user(format!("[result of {name}]\n{}", m.text()));
+                m.images().for_each(|i| u.push_image(i.clone()));
+                u
+            }
+            _ => m.clone(),
+        })
+        .collect()
+}
+
 fn push_user(out: &mut Vec<ChatMessage>, mut m: ChatMessage) {
     match out.last_mut() {
         Some(prev) if prev.role == Role::User => {
@@ -76,11 +107,8 @@ fn push_user(out: &mut Vec<ChatMessage>, mut m: ChatMessage) {
             m.take_images().into_iter().for_each(|i| prev.push_image(i));
         }
         Some(prev) if prev.role == Role::Tool && !m.has_images() => {
-            let text = m.text();
-            let text = text.trim();
-            if !text.is_empty() {
-                join(prev, &format!("{USER_ADDS} {text}"));
-            }
+            out.push(ChatMessage::assistant(CLOSED));
+            out.push(m);
         }
         _ => out.push(m),
     }
@@ -180,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn a_steer_after_tool_results_joins_the_last_result() {
+    fn a_user_message_after_tool_results_stays_its_own() {
         let c = call("c1");
         let out = normalize(&[
             ChatMessage::system("s"),
@@ -190,9 +218,11 @@ mod tests {
             ChatMessage::user("also check the logs"),
             ChatMessage::assistant("ok"),
         ]);
-        assert!(alternates(&out), "{out:?}");
-        assert_eq!(out.len(), 5);
-        assert_eq!(out[3].text(), "done\n\nThe user adds: also check the logs");
+        assert_eq!(out.len(), 7);
+        assert_eq!(out[3].text(), "done");
+        assert_eq!(out[4].text(), CLOSED);
+        assert_eq!(out[5].text(), "also check the logs");
+        assert_eq!(out[5].role, Role::User);
     }
 
     #[test]
@@ -219,5 +249,28 @@ mod tests {
         turn2.push(ChatMessage::user("q2"));
         let n2 = normalize(&turn2);
         assert_eq!(&n2[..turn1.len()], &turn1[..]);
+    }
+
+    #[test]
+    fn tool_turns_as_text_alternate_for_a_template_without_tools() {
+        let c = call("c1");
+        let input = vec![
+            ChatMessage::system("s"),
+            ChatMessage::user("list files"),
+            asst_calls(&["c1"]),
+            ChatMessage::tool_result(&c, "a.txt"),
+            ChatMessage::assistant(CLOSED),
+            ChatMessage::user("hello there"),
+        ];
+        let out = normalize(&tools_as_text(&input));
+        let roles: Vec<&str> = out.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "user", "assistant", "user"]
+        );
+        assert!(out.iter().all(|m| !m.has_tool_calls()));
+        assert!(out[2].text().contains("[called terminal with {}]"));
+        assert_eq!(out[3].text(), "[result of terminal]\na.txt");
+        assert_eq!(out[5].text(), "hello there");
     }
 }

@@ -12,14 +12,24 @@ use std::collections::BTreeSet;
 
 const KEY: &str = "pinned_messages";
 
-/// What identifies a message in both buffers.
+/// What identifies a message in both buffers: its creation time, role and
+/// the length of its own text. navi's notes added to the context copy (the
+/// plan on a planned turn's message, loop notes on a tool result; each
+/// starts with a blank line and `[navi] `) do not count, so the display copy
+/// and the context copy of a message always share a key.
 pub(crate) fn key(m: &StoredMessage) -> String {
     format!(
         "{}:{}:{}",
         m.created_at,
         m.msg.role.as_str(),
-        m.msg.text().len()
+        own_text_len(&m.msg.text())
     )
+}
+
+/// The length of `text` without navi's notes appended to it.
+fn own_text_len(text: &str) -> usize {
+    let marker = format!("\n\n{} ", crate::agent::context::NOTE_PREFIX);
+    text.find(&marker).unwrap_or(text.len())
 }
 
 /// User and assistant messages with text or images: what can be pinned.

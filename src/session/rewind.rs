@@ -40,13 +40,27 @@ impl SessionStore {
 
     /// Rewinds the session `lock` holds to before its user message `n`;
     /// returns that message's text and how many display rows were marked.
-    /// Reads the message by its index, the display rows after it and the
-    /// context buffer, never the whole history.
+    #[cfg(test)]
     pub(crate) fn rewind(
         &self,
         lock: &super::SessionLock,
         n: usize,
     ) -> Result<(String, usize), RewindError> {
+        let plan = self.rewind_plan(lock, n)?;
+        let marked = self.rewind_apply(lock, &plan)?;
+        Ok((plan.text, marked))
+    }
+
+    /// Finds what a rewind to before user message `n` would mark, changing
+    /// nothing: a caller that does more than the conversation (the files of
+    /// `/rewind --files`) checks this first, so it never does half a rewind.
+    /// Reads the message by its index, the display rows after it and the
+    /// context buffer, never the whole history.
+    pub(crate) fn rewind_plan(
+        &self,
+        lock: &super::SessionLock,
+        n: usize,
+    ) -> Result<RewindPlan, RewindError> {
         let id = lock.session();
         if self.meta(id)?.is_none() {
             return Err(RewindError::NoMessage(0));
@@ -56,7 +70,8 @@ impl SessionStore {
         };
         // The same message in the context: by its key, counted from the end
         // (two messages may share a key — same millisecond, role and length
-        // — and compaction only ever removes older rows).
+        // — and compaction only ever removes older rows). The key ignores
+        // navi's notes on the context copy (a planned turn's plan).
         let key = pins::key(&target);
         let same =
             |m: &&StoredMessage| m.msg.role == Role::User && !m.rewound && pins::key(m) == key;
@@ -75,15 +90,33 @@ impl SessionStore {
             Ok((later, Self::messages(c, id, super::Buffer::Context)?))
         })?;
         let from_end = later.iter().filter(same).count();
-        let ctx = context
+        let context_from = context
             .iter()
             .filter(same)
             .rev()
             .nth(from_end)
             .map(|m| m.id)
             .ok_or(RewindError::Compacted)?;
-        let (sid, display_from) = (id.to_string(), target.id);
-        let marked = self.with(move |c| {
+        Ok(RewindPlan {
+            text: target.msg.text().into_owned(),
+            display_from: target.id,
+            context_from,
+        })
+    }
+
+    /// Marks the rows a [`rewind_plan`](Self::rewind_plan) found, in one
+    /// transaction; returns how many display rows were marked.
+    pub(crate) fn rewind_apply(
+        &self,
+        lock: &super::SessionLock,
+        plan: &RewindPlan,
+    ) -> Result<usize, StoreError> {
+        let (sid, display_from, ctx) = (
+            lock.session().to_string(),
+            plan.display_from,
+            plan.context_from,
+        );
+        self.with(move |c| {
             let tx = c.transaction()?;
             let n = tx.execute(
                 "UPDATE messages SET rewound = 1 WHERE session_id = ?1 AND rewound = 0
@@ -97,9 +130,17 @@ impl SessionStore {
             )?;
             tx.commit()?;
             Ok(n)
-        })?;
-        Ok((target.msg.text().into_owned(), marked))
+        })
     }
+}
+
+/// What a rewind marks: from these rows on, in each buffer.
+#[derive(Debug)]
+pub(crate) struct RewindPlan {
+    /// The text of the message rewound to (it goes back to the composer).
+    pub(crate) text: String,
+    display_from: i64,
+    context_from: i64,
 }
 
 #[cfg(test)]

@@ -330,6 +330,23 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         let _ = write_pieces(renderer.close(), &mut out);
     }
     let id = h.id();
+    // A new session whose one turn failed before any model answered holds
+    // only the message and the error: it is not kept (the error is printed
+    // below; with --json one line says so).
+    if matches!(choice, SessionChoice::New)
+        && matches!(end, TurnEnd::Failed { .. })
+        && fatal.is_none()
+        && never_answered(&h)
+        && h.submit(Op::Delete).is_ok()
+    {
+        if args.json && !reader_gone {
+            let line = serde_json::json!({"type": "session_not_saved", "session_id": id,
+                "reason": "the run never reached a model"});
+            let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+        } else {
+            eprintln!("nothing was saved: the run never reached a model");
+        }
+    }
     h.close().await;
     app.stop_mcp();
     // Memory for one-shot users: stale sessions are extracted in the
@@ -348,6 +365,16 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
             Err(Failure::runtime(message))
         }
     }
+}
+
+/// True when the session holds nothing a model produced: only the user's
+/// messages and errors.
+fn never_answered(h: &SessionHandle) -> bool {
+    h.history().is_ok_and(|events| {
+        events
+            .iter()
+            .all(|e| matches!(e, AgentEvent::UserMessage { .. } | AgentEvent::Error { .. }))
+    })
 }
 
 /// Answer text to stdout (flushed per piece), progress to stderr.

@@ -40,6 +40,8 @@ mod http;
 mod read;
 #[path = "fake_llm/responses.rs"]
 pub mod responses;
+#[path = "fake_llm/strict.rs"]
+pub mod strict;
 #[path = "fake_llm/wire.rs"]
 mod wire;
 use http::{simple, write_chunk};
@@ -218,6 +220,8 @@ struct State {
     /// The API key every request must carry (`x-api-key` for Anthropic,
     /// a bearer token otherwise); `None`: any or none.
     key: Option<String>,
+    /// Refuse chat requests like Gemma 3's template (`strict.rs`).
+    strict_template: bool,
 }
 
 /// The fake server; it stops when dropped.
@@ -263,6 +267,7 @@ impl FakeLlm {
             model_fields: None,
             counting: false,
             key: None,
+            strict_template: false,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));
@@ -282,6 +287,13 @@ impl FakeLlm {
     /// Queues a reply for the next chat request (either protocol).
     pub fn push(&self, reply: Reply) {
         lock(&self.state).replies.push_back(reply);
+    }
+    /// Drops the scripted replies not used yet; returns how many.
+    pub fn clear_replies(&self) -> usize {
+        let mut st = lock(&self.state);
+        let n = st.replies.len();
+        st.replies.clear();
+        n
     }
     /// Names and context lengths served by the model endpoints.
     pub fn set_models(&self, models: Vec<(String, Option<u64>)>) {
@@ -311,6 +323,13 @@ impl FakeLlm {
     pub fn require_key(&self, key: &str) {
         lock(&self.state).key = Some(key.to_string());
     }
+
+    /// Refuse chat requests whose roles Gemma 3's template refuses (HTTP
+    /// 400 with its message, like llama-server); see `fake_llm/strict.rs`.
+    pub fn set_strict_template(&self, on: bool) {
+        lock(&self.state).strict_template = on;
+    }
+
     /// The fake server's own count of a recorded chat body's prompt.
     pub fn prompt_tokens(&self, body: &Value) -> u64 {
         count::prompt_tokens(body)
@@ -437,10 +456,17 @@ async fn respond(
             st.model_fields.clone(),
         )
     };
-    let (counting, wanted_key) = {
+    let (counting, wanted_key, strict_template) = {
         let st = lock(state);
-        (st.counting, st.key.clone())
+        (st.counting, st.key.clone(), st.strict_template)
     };
+    let is_chat = method == "POST" && (path == "/api/chat" || path.ends_with("/chat/completions"));
+    if strict_template
+        && is_chat
+        && let Some(why) = strict::refusal(body)
+    {
+        return simple(wr, 400, &[], &strict::error_body(&why)).await;
+    }
     let proto = match (method, path) {
         ("POST", p) if p.ends_with("/messages") => Some(Proto::Anthropic),
         ("POST", p) if p.ends_with("/responses") => Some(Proto::Responses),

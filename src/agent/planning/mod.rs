@@ -170,15 +170,17 @@ pub(super) async fn run(run: &mut Run<'_>) -> Result<(), AgentError> {
     if run.agent.turn_tweaks(&run.session).no_plan {
         return Ok(());
     }
-    // The message this turn answers (with or without an image).
-    let request = run
-        .conv
-        .context
-        .iter()
-        .rev()
-        .find(|m| m.msg.role == crate::llm::Role::User && m.kind == MessageKind::Message)
-        .map(|m| m.msg.text().into_owned())
-        .unwrap_or_default();
+    // What the user typed for this turn: attached files and piped input do
+    // not make a short request "complex". A subagent's task is its message.
+    let request = run.typed.clone().unwrap_or_else(|| {
+        run.conv
+            .context
+            .iter()
+            .rev()
+            .find(|m| m.msg.role == crate::llm::Role::User && m.kind == MessageKind::Message)
+            .map(|m| m.msg.text().into_owned())
+            .unwrap_or_default()
+    });
     if let Some(why) = gate::skip_reason(
         &run.profile,
         &run.agent.config.planning,

@@ -12,12 +12,15 @@ use rusqlite::OptionalExtension;
 
 impl SessionStore {
     /// The most recently active session of `project` (or one that belongs
-    /// to no project yet), if any.
+    /// to no project yet) that holds an answer, if any: a session left
+    /// empty or holding only an error is never reopened by default.
     pub(crate) fn latest_in(&self, project: &str) -> Result<Option<SessionMeta>, StoreError> {
         self.read(|c| {
             Ok(c.query_row(
                 &format!(
-                    "SELECT {META_COLS} FROM sessions s WHERE s.project = ?1 OR s.project IS NULL
+                    "SELECT {META_COLS} FROM sessions s WHERE (s.project = ?1 OR s.project IS NULL)
+                     AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id
+                     AND m.buffer = 0 AND m.role != 'user' AND m.kind != 'error')
                      ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"
                 ),
                 [project],
