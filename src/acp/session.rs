@@ -198,8 +198,9 @@ impl Open {
         tool: String,
         summary: String,
         args: serde_json::Value,
+        info: Option<&crate::protocol::CallInfo>,
     ) {
-        let call = map::permission_call(&id, &tool, &summary, &args);
+        let call = map::permission_call(&id, &tool, &summary, &args, info);
         let options = vec![
             PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -216,6 +217,7 @@ impl Open {
         ));
         lock(&self.asks).push((id.clone(), sent.cancellation_handle()));
         let open = self.clone();
+        let cx = cx.clone();
         tokio::spawn(async move {
             let decision = match sent.block_task().await {
                 Ok(resp) => match resp.outcome {
@@ -232,6 +234,13 @@ impl Open {
                 }
             };
             lock(&open.asks).retain(|(a, _)| *a != id);
+            if decision != Decision::Deny {
+                notify(
+                    &cx,
+                    &open.id,
+                    SessionUpdate::ToolCallUpdate(map::running(&id)),
+                );
+            }
             // A stop may have withdrawn the question already: then nothing waits.
             let _ = open.submit(Op::Approval { id, decision });
         });
@@ -262,7 +271,11 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                     tool,
                     summary,
                     args,
-                } => open.ask(&cx, id, tool, summary, args),
+                    call,
+                } => {
+                    mapper.asking(&id);
+                    open.ask(&cx, id, tool, summary, args, call.as_deref());
+                }
                 AgentEvent::ProfileSwitched { profile_id, .. } => {
                     *lock(&open.profile) = profile_id.clone();
                     notify(

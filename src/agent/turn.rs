@@ -265,6 +265,7 @@ impl<'a> Run<'a> {
             step_validation: self.profile.step_validation_enabled,
             session: self.session.tools().clone(),
             owner: Some(self.session.clone()),
+            call_info: None,
         }
     }
 
@@ -297,6 +298,7 @@ impl<'a> Run<'a> {
                     args: call.arguments.clone(),
                     is_subagent: sub,
                     agent: self.origin.clone(),
+                    call: None,
                 })
                 .await;
                 self.emit(AgentEvent::ToolCall {
@@ -312,15 +314,18 @@ impl<'a> Run<'a> {
                 .await;
                 continue;
             }
+            let mut ctx = self.tool_context(call, tool_list.clone());
+            let info = Arc::new(reg.describe(call, ctx.work_dir()).await);
+            ctx.call_info = Some(info.clone());
             self.emit(AgentEvent::ToolStarted {
                 id: call.id.clone(),
                 tool: call.name.clone(),
                 args: call.arguments.clone(),
                 is_subagent: sub,
                 agent: self.origin.clone(),
+                call: Some(Box::new((*info).clone())),
             })
             .await;
-            let ctx = self.tool_context(call, tool_list.clone());
             let result = reg.execute(call, &ctx, &self.agent.gate).await;
             let content = result.to_model_content();
             self.push_tool_result(call, &content, result.success, result.display.clone())?;

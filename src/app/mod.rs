@@ -24,7 +24,6 @@ pub(crate) mod words {
     pub(crate) use crate::agent::compact_run::{compressed_line, preview_lines};
     pub(crate) use crate::checkpoint::summary::{HINT as FILES_HINT, line as files_line};
     pub(crate) use crate::tools::builtin::todo::render as todo_lines;
-    pub(crate) use crate::tools::paths::absolute as resolve_path;
 }
 
 pub use crate::agent::account::ContextAccount;

@@ -10,6 +10,7 @@ pub(crate) mod arg_check;
 pub mod builtin;
 pub(crate) mod child_env;
 pub(crate) mod child_setup;
+pub(crate) mod describe;
 pub(crate) mod exec_report;
 pub(crate) mod fetch;
 pub(crate) mod fs_guard;
@@ -262,6 +263,9 @@ pub struct ToolContext {
     /// The agent's own session object, for the tools the agent itself
     /// provides (`spawn_agent`); `None` outside a turn.
     pub owner: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// What the call is about, as `tool_started` announced it; the approval
+    /// request carries the same.
+    pub call_info: Option<Arc<crate::protocol::CallInfo>>,
 }
 
 impl ToolContext {
@@ -293,6 +297,13 @@ pub trait Tool: Send + Sync {
     /// resolve the host to see whether it is public).
     async fn approval_request(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         self.approval_summary(args)
+    }
+    /// What this call is about, for front ends: kind, title, absolute
+    /// paths, the intended edit (without the file's old text: the registry
+    /// reads it, see [`describe`]). No I/O. Tools that say nothing more are
+    /// `other`, titled by their name.
+    fn describe(&self, _args: &Value, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::other(self.name())
     }
     async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
 

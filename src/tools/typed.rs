@@ -10,7 +10,7 @@
 //! is the one the arguments are checked against (see [`args_schema`]).
 use super::arg_check::{self, Schemas};
 use super::{Tool, ToolContext, ToolResult};
-use crate::protocol::ToolDisplay;
+use crate::protocol::{CallInfo, ToolDisplay};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -192,6 +192,11 @@ pub(crate) trait TypedTool: Send + Sync + 'static {
         self.approval(args)
     }
 
+    /// What a call is about (see [`Tool::describe`]); no I/O.
+    fn describe(&self, _args: &Self::Args, _base: &std::path::Path) -> CallInfo {
+        CallInfo::other(self.name())
+    }
+
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
@@ -247,6 +252,14 @@ impl<T: TypedTool> Tool for T {
     async fn approval_request(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
         let parsed = parse_args::<T::Args>(args).ok()?;
         TypedTool::approval_request(self, &parsed, ctx).await
+    }
+
+    /// Arguments that do not parse describe nothing more than the tool.
+    fn describe(&self, args: &Value, base: &std::path::Path) -> CallInfo {
+        match parse_args::<T::Args>(args) {
+            Ok(parsed) => TypedTool::describe(self, &parsed, base),
+            Err(_) => CallInfo::other(TypedTool::name(self)),
+        }
     }
 
     async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult {

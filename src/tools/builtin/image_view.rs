@@ -72,6 +72,21 @@ impl TypedTool for ImageViewTool {
         Some(format!("load image {url}\n{net}"))
     }
 
+    fn describe(&self, a: &ImageViewArgs, base: &std::path::Path) -> crate::protocol::CallInfo {
+        let subject = a.path.as_deref().or(a.url.as_deref());
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Fetch,
+            "image_view",
+            subject,
+        );
+        if let Some(p) = &a.path {
+            info.kind = crate::protocol::CallKind::Read;
+            info.paths = vec![crate::tools::describe::abs(p, base)];
+        }
+        info.url = a.url.clone();
+        info
+    }
+
     async fn run(&self, a: ImageViewArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = a.path.as_deref().filter(|s| !s.trim().is_empty());
         let url = a.url.as_deref().filter(|s| !s.trim().is_empty());
