@@ -496,6 +496,14 @@ async fn acp_two_sessions_at_once_with_their_own_modes() {
         ids.contains(&a.as_str()) && ids.contains(&b.as_str()),
         "{ids:?}"
     );
+    // Each with when it was last active, as RFC 3339 UTC.
+    for s in listed.as_array().unwrap() {
+        let at = s["updatedAt"].as_str().unwrap_or_else(|| panic!("{s}"));
+        assert!(
+            at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T',
+            "{at}"
+        );
+    }
     assert_eq!(d.exit_code(), 0);
     let db = home.db();
     for (id, profile) in [(&a, "tester"), (&b, "second")] {

@@ -126,7 +126,7 @@ impl Open {
         {
             let err = match e {
                 OpError::Busy => busy(&self.id),
-                other => Error::new(-32602, other.to_string()),
+                other => super::server::error(-32602, other.to_string()),
             };
             let _ = r.respond_with_error(err);
         }
@@ -183,7 +183,7 @@ impl Open {
                 StopReason::Refusal
             }
             TurnEnd::Failed { message } => {
-                let _ = r.respond_with_error(Error::new(-32603, message.clone()));
+                let _ = r.respond_with_error(super::server::error(-32603, message.clone()));
                 return;
             }
         };
@@ -248,7 +248,7 @@ impl Open {
 }
 
 fn busy(id: &str) -> Error {
-    Error::new(
+    super::server::error(
         -32602,
         format!("session {id} is busy: a prompt is running (send session/cancel first)"),
     )

@@ -5,7 +5,7 @@ use super::conversation::Conversation;
 use super::mechanics::Mechanics;
 use super::tokens::TokenTracker;
 use super::{Agent, AgentError, Session, TurnOutcome, planning};
-use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, ToolCall};
+use crate::llm::{ChatMessage, LlmBackend, LlmError, ToolCall};
 use crate::profile::Profile;
 use crate::protocol::{AgentEvent, AgentOrigin, EventSink};
 use crate::session::MessageKind;
@@ -330,25 +330,13 @@ impl<'a> Run<'a> {
             let content = result.to_model_content();
             self.push_tool_result(call, &content, result.success, result.display.clone())?;
             self.after_call(&call.name, &result.metadata).await?;
-            if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
-                && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
-            {
-                {
-                    let mime = result
-                        .metadata
-                        .get("mime")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("image/png");
-                    let mut img = ChatMessage::user(format!(
-                        "[image returned by {} for you to look at]",
-                        call.name
-                    ));
-                    img.push_image(ImageData {
-                        mime: mime.to_string(),
-                        base64: b64.to_string(),
-                    });
-                    self.conv.push_context_only(img, MessageKind::Message)?;
-                }
+            if let Some(image) = result.image.clone() {
+                let mut img = ChatMessage::user(format!(
+                    "[image returned by {} for you to look at]",
+                    call.name
+                ));
+                img.push_image(image);
+                self.conv.push_context_only(img, MessageKind::Message)?;
             }
             self.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),

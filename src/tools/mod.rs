@@ -52,10 +52,13 @@ pub struct ToolResult {
     pub success: bool,
     pub output: String,
     pub error: Option<String>,
-    /// Internal hints, e.g. `is_image`, `mime`, `base64` for image injection.
+    /// Internal hints (e.g. `source`, `bytes` of an image).
     pub metadata: Map<String, Value>,
     /// Typed data for front ends to draw the result (never sent to the model).
     pub display: Option<ToolDisplay>,
+    /// An image the model is to look at on its next step (`image_view`,
+    /// an MCP tool's image block).
+    pub image: Option<crate::llm::ImageData>,
 }
 
 impl ToolResult {
@@ -74,7 +77,17 @@ impl ToolResult {
             error: Some(error.into()),
             metadata: Map::new(),
             display: None,
+            image: None,
         }
+    }
+
+    /// Gives the model `image` to look at after this result.
+    pub fn with_image(mut self, mime: impl Into<String>, base64: impl Into<String>) -> Self {
+        self.image = Some(crate::llm::ImageData {
+            mime: mime.into(),
+            base64: base64.into(),
+        });
+        self
     }
 
     pub fn with_meta(mut self, key: &str, value: Value) -> Self {

@@ -25,6 +25,7 @@ pub(crate) struct ToolOutput {
     pub(crate) text: String,
     pub(crate) metadata: Map<String, Value>,
     pub(crate) display: Option<ToolDisplay>,
+    pub(crate) image: Option<crate::llm::ImageData>,
 }
 
 impl ToolOutput {
@@ -33,7 +34,17 @@ impl ToolOutput {
             text: text.into(),
             metadata: Map::new(),
             display: None,
+            image: None,
         }
+    }
+
+    /// An image the model is to look at on its next step.
+    pub(crate) fn with_image(mut self, mime: &str, base64: String) -> Self {
+        self.image = Some(crate::llm::ImageData {
+            mime: mime.to_string(),
+            base64,
+        });
+        self
     }
 
     pub(crate) fn with_meta(mut self, key: &str, value: Value) -> Self {
@@ -137,6 +148,7 @@ pub(crate) fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
             text: r.output,
             metadata: r.metadata,
             display: r.display,
+            image: r.image,
         });
     }
     Err(ToolError {
@@ -157,6 +169,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
             error: None,
             metadata: out.metadata,
             display: out.display,
+            image: out.image,
         },
         Err(e) => ToolResult {
             success: false,
@@ -168,6 +181,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
             }),
             metadata: e.metadata,
             display: e.display.map(|d| *d),
+            image: None,
         },
     }
 }
