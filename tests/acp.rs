@@ -103,9 +103,16 @@ async fn acp_permission_allowed_then_streamed_answer() {
     // Absolute, pending while the user is asked, schema-clean (no `name`).
     let abs = home.work().join("notes.txt").to_string_lossy().into_owned();
     assert_eq!(started["locations"][0]["path"], abs.as_str());
-    assert_eq!(started["status"], "pending", "{dump}");
+    // `pending` is the schema's default status (omitted on the wire).
+    assert!(
+        started.get("status").is_none_or(|v| v == "pending"),
+        "{dump}"
+    );
     assert!(started.get("name").is_none(), "{started}");
-    assert_eq!(req["toolCall"]["status"], "pending", "{dump}");
+    assert!(
+        req["toolCall"].get("status").is_none_or(|v| v == "pending"),
+        "{dump}"
+    );
     assert!(
         ups.iter()
             .any(|u| u["toolCallId"] == call_id && u["status"] == "in_progress"),
