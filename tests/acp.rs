@@ -100,7 +100,24 @@ async fn acp_permission_allowed_then_streamed_answer() {
         .unwrap_or_else(|| panic!("{dump}"));
     assert_eq!(started["toolCallId"], call_id);
     assert_eq!(started["kind"], "edit");
-    assert_eq!(started["locations"][0]["path"], "notes.txt");
+    // Absolute, pending while the user is asked, schema-clean (no `name`).
+    let abs = home.work().join("notes.txt").to_string_lossy().into_owned();
+    assert_eq!(started["locations"][0]["path"], abs.as_str());
+    // `pending` is the schema's default status (omitted on the wire).
+    assert!(
+        started.get("status").is_none_or(|v| v == "pending"),
+        "{dump}"
+    );
+    assert!(started.get("name").is_none(), "{started}");
+    assert!(
+        req["toolCall"].get("status").is_none_or(|v| v == "pending"),
+        "{dump}"
+    );
+    assert!(
+        ups.iter()
+            .any(|u| u["toolCallId"] == call_id && u["status"] == "in_progress"),
+        "the call runs after the answer: {dump}"
+    );
     let done = ups
         .iter()
         .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
@@ -108,6 +125,13 @@ async fn acp_permission_allowed_then_streamed_answer() {
     assert_eq!(done["toolCallId"], call_id);
     assert_eq!(done["content"][0]["type"], "diff");
     assert_eq!(done["content"][0]["newText"], "hello from acp\n");
+    assert_eq!(done["content"][0]["path"], abs.as_str());
+    // A new file: no old text.
+    assert!(
+        done["content"][0].get("oldText").is_none_or(Value::is_null),
+        "{done}"
+    );
+    assert!(done["rawOutput"].is_object(), "{done}");
     assert_eq!(
         d.text(&id, "agent_message_chunk"),
         "All done: notes written."
@@ -479,6 +503,14 @@ async fn acp_two_sessions_at_once_with_their_own_modes() {
         ids.contains(&a.as_str()) && ids.contains(&b.as_str()),
         "{ids:?}"
     );
+    // Each with when it was last active, as RFC 3339 UTC.
+    for s in listed.as_array().unwrap() {
+        let at = s["updatedAt"].as_str().unwrap_or_else(|| panic!("{s}"));
+        assert!(
+            at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T',
+            "{at}"
+        );
+    }
     assert_eq!(d.exit_code(), 0);
     let db = home.db();
     for (id, profile) in [(&a, "tester"), (&b, "second")] {
@@ -548,4 +580,57 @@ async fn acp_model_option_chooses_the_sessions_model() {
         .collect();
     assert_eq!(models, ["other-model", "test-model"], "{dump}");
     assert_eq!(d.exit_code(), 0);
+}
+
+/// An edit of an existing file reaches the client as a diff against the
+/// file as it was: one changed line, not the whole file as new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_edit_of_an_existing_file_carries_its_old_text() {
+    let Some(client) = client_or_skip("acp_edit_of_an_existing_file_carries_its_old_text") else {
+        return;
+    };
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "./a.txt", "content": "one\nTWO\nthree\n"}),
+    ));
+    fake.push(Reply::text("changed"));
+    let home = Home::new(&fake);
+    std::fs::write(home.work().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    let d = home
+        .drive(
+            &client,
+            json!([
+                {"op": "initialize"},
+                {"op": "new", "as": "a"},
+                {"op": "prompt", "session": "a", "text": "edit"},
+                {"op": "end"}
+            ]),
+            "allow_once",
+        )
+        .await;
+    let dump = d.dump();
+    let id = d.id("a");
+    let abs = home.work().join("a.txt").to_string_lossy().into_owned();
+    let perms = d.permissions();
+    let asked = &perms[0]["request"]["toolCall"];
+    assert_eq!(
+        asked["content"][0]["oldText"], "one\ntwo\nthree\n",
+        "{dump}"
+    );
+    assert_eq!(asked["content"][0]["path"], abs.as_str(), "{dump}");
+    let ups = d.updates(&id);
+    let done = ups
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .unwrap_or_else(|| panic!("{dump}"));
+    let diff = &done["content"][0];
+    assert_eq!(diff["type"], "diff", "{dump}");
+    assert_eq!(diff["path"], abs.as_str());
+    assert_eq!(diff["oldText"], "one\ntwo\nthree\n");
+    assert_eq!(diff["newText"], "one\nTWO\nthree\n");
+    assert_eq!(
+        std::fs::read_to_string(home.work().join("a.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
 }

@@ -142,6 +142,12 @@ async fn acp_malformed_json_and_unknown_methods_get_errors() {
         assert_eq!(code(&got, "3"), -32602);
         let msg = got["3"][0]["error"]["message"].as_str().unwrap();
         assert!(msg.contains("unknown session 'nope'"), "{msg}");
+        // The text in `data` too, for clients that show only that.
+        assert_eq!(got["3"][0]["error"]["data"], msg, "{got:?}");
+        assert_eq!(
+            got["7"][0]["error"]["data"],
+            got["7"][0]["error"]["message"]
+        );
         assert_eq!(code(&got, "4"), -32602);
         assert_eq!(code(&got, "5"), -32602);
         assert!(

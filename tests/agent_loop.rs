@@ -343,10 +343,7 @@ async fn image_results_go_to_context_only() {
             _a: &serde_json::Value,
             _c: &navi::tools::ToolContext,
         ) -> navi::tools::ToolResult {
-            navi::tools::ToolResult::ok("image/png, 4 bytes")
-                .with_meta("is_image", json!(true))
-                .with_meta("mime", json!("image/png"))
-                .with_meta("base64", json!("AAAA"))
+            navi::tools::ToolResult::ok("image/png, 4 bytes").with_image("image/png", "AAAA")
         }
     }
     let h = harness(json!({}));

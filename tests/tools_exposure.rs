@@ -144,6 +144,7 @@ fn ctx_with_events(h: &Harness) -> (ToolContext, tokio::sync::mpsc::Receiver<Age
         step_validation: false,
         session: h.session("s1"),
         owner: None,
+        call_info: None,
     };
     (ctx, rx)
 }

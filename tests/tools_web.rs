@@ -474,17 +474,17 @@ async fn image_view_from_url_and_path() {
     .await;
     let out = ok_text(&r);
     assert!(out.contains("image/png") && out.contains("3x2 px"), "{out}");
-    assert_eq!(r.metadata["is_image"], true);
-    assert_eq!(r.metadata["mime"], "image/png");
+    let img = r.image.as_ref().expect("a typed image");
+    assert_eq!(img.mime, "image/png");
     use base64::Engine as _;
     let decoded = base64::engine::general_purpose::STANDARD
-        .decode(r.metadata["base64"].as_str().unwrap())
+        .decode(&img.base64)
         .unwrap();
     assert_eq!(decoded, tiny_png());
 
     std::fs::write(h.work.join("pic.png"), tiny_png()).unwrap();
     let r = call(&ImageViewTool, json!({"path": "pic.png"}), &ctx).await;
-    assert_eq!(r.metadata["mime"], "image/png");
+    assert_eq!(r.image.as_ref().map(|i| i.mime.as_str()), Some("image/png"));
     assert!(ok_text(&r).contains(&h.work.join("pic.png").display().to_string()));
 
     let gif = b"GIF89a\x10\x00\x08\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;";

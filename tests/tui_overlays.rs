@@ -226,6 +226,21 @@ fn mouse_wheel_scrolls_and_returns_to_following() {
     assert!(screen(&mut st, 80, 12).contains("arrives while scrolled up"));
 }
 
+/// The typed call data a file write carries (as the tool describes it).
+fn edit_call(path: &std::path::Path, old: Option<&str>, new: &str) -> navi::protocol::CallInfo {
+    let path = path.to_string_lossy().into_owned();
+    navi::protocol::CallInfo {
+        paths: vec![path.clone()],
+        edit: Some(navi::protocol::FileEdit {
+            path,
+            old_text: old.map(str::to_string),
+            new_text: new.to_string(),
+            note: None,
+        }),
+        ..navi::protocol::CallInfo::titled(navi::protocol::CallKind::Edit, "filesystem", None)
+    }
+}
+
 #[test]
 fn approval_overlay_shows_a_file_write_as_a_scrollable_diff() {
     let dir = tempfile::tempdir().unwrap();
@@ -243,7 +258,7 @@ fn approval_overlay_shows_a_file_write_as_a_scrollable_diff() {
             "filesystem",
             "write 200 bytes to notes.txt (replacing it if it exists)",
             &args,
-            dir.path(),
+            Some(&edit_call(&dir.path().join("notes.txt"), Some(&old), &new)),
         ));
     let s = screen(&mut st, 80, 20);
     assert!(s.contains("-line 3") && s.contains("+line three"), "{s}");
@@ -276,7 +291,11 @@ fn approval_overlay_shows_a_new_file_as_its_content() {
             "filesystem",
             "write 34 bytes to src/new.rs (replacing it if it exists)",
             &args,
-            dir.path(),
+            Some(&edit_call(
+                &dir.path().join("src/new.rs"),
+                None,
+                args["content"].as_str().unwrap(),
+            )),
         ));
     let s = screen(&mut st, 80, 20);
     assert!(s.contains("new file, 3 line(s)"), "{s}");

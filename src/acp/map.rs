@@ -4,7 +4,7 @@
 //! only difference is that a live turn streams its text and thinking as
 //! deltas, while a replay carries whole messages.
 
-use crate::protocol::{AgentEvent, TodoItem, TodoStatus};
+use crate::protocol::{AgentEvent, CallInfo, CallKind, TodoItem, TodoStatus, ToolDisplay};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
@@ -22,13 +22,46 @@ pub(crate) struct Mapper {
     /// Thinking already streamed as deltas, so `turn_thinking` is not sent
     /// twice.
     streamed_thinking: bool,
-    /// Tool calls announced and not yet finished: id → (tool, args).
-    open_calls: HashMap<String, (String, Value)>,
+    /// Tool calls announced and not yet finished, with what they are about.
+    open_calls: HashMap<String, CallInfo>,
+    /// The call announced last, still `pending` (not yet reported running).
+    unstarted: Option<String>,
 }
 
 impl Mapper {
     /// The updates that show `event`, in order (often none or one).
     pub(crate) fn map(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        let mut out = self.started(event);
+        out.extend(self.map_one(event));
+        out
+    }
+
+    /// A call announced as `pending` runs once anything else happens (a
+    /// call that asks first is flipped by [`Mapper::asking`] instead).
+    fn started(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        let flip = match event {
+            AgentEvent::ToolCall { id, .. } => self.unstarted.as_deref() != Some(id.as_str()),
+            AgentEvent::ApprovalRequest { .. } => false,
+            _ => true,
+        };
+        match self.unstarted.take() {
+            Some(id) if flip => vec![SessionUpdate::ToolCallUpdate(running(&id))],
+            other => {
+                self.unstarted = other;
+                vec![]
+            }
+        }
+    }
+
+    /// The permission question about call `id` is being asked: it stays
+    /// `pending` until the answer (then [`running`] flips it).
+    pub(crate) fn asking(&mut self, id: &str) {
+        if self.unstarted.as_deref() == Some(id) {
+            self.unstarted = None;
+        }
+    }
+
+    fn map_one(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
         match event {
             AgentEvent::StreamStart { .. } => {
                 self.streamed_text = false;
@@ -73,10 +106,21 @@ impl Mapper {
             }
             AgentEvent::UserMessage { message, .. } => vec![user(message)],
             AgentEvent::UserSteer { message } => vec![user(message)],
-            AgentEvent::ToolStarted { id, tool, args, .. } => {
-                self.open_calls
-                    .insert(id.clone(), (tool.clone(), args.clone()));
-                vec![SessionUpdate::ToolCall(tool_call(id, tool, args))]
+            AgentEvent::ToolStarted {
+                id,
+                tool,
+                args,
+                call,
+                ..
+            } => {
+                let info = call
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| CallInfo::other(tool));
+                let update = SessionUpdate::ToolCall(tool_call(id, &info, args));
+                self.open_calls.insert(id.clone(), info);
+                self.unstarted = Some(id.clone());
+                vec![update]
             }
             AgentEvent::ToolCall {
                 id,
@@ -84,16 +128,30 @@ impl Mapper {
                 args,
                 result,
                 success,
+                display,
                 ..
             } => {
                 let mut out = Vec::new();
-                if self.open_calls.remove(id).is_none() {
-                    // A call never announced (a replayed result without its
-                    // call): announce it first so the update has a target.
-                    out.push(SessionUpdate::ToolCall(tool_call(id, tool, args)));
+                if self.unstarted.as_deref() == Some(id.as_str()) {
+                    self.unstarted = None;
                 }
+                let info = match self.open_calls.remove(id) {
+                    Some(info) => info,
+                    None => {
+                        // A call never announced (a replayed result without
+                        // its call): announce it first so the update has a
+                        // target.
+                        let info = CallInfo::other(tool);
+                        out.push(SessionUpdate::ToolCall(tool_call(id, &info, args)));
+                        info
+                    }
+                };
                 out.push(SessionUpdate::ToolCallUpdate(tool_result(
-                    id, tool, args, result, *success,
+                    id,
+                    &info,
+                    result,
+                    *success,
+                    display.as_ref(),
                 )));
                 out
             }
@@ -122,6 +180,7 @@ impl Mapper {
 
     /// Calls still open (announced, no result): how a stop leaves them.
     pub(crate) fn close_open(&mut self) -> Vec<SessionUpdate> {
+        self.unstarted = None;
         self.open_calls
             .drain()
             .map(|(id, _)| {
@@ -150,78 +209,86 @@ fn user(s: &str) -> SessionUpdate {
     SessionUpdate::UserMessageChunk(text_chunk(s))
 }
 
-/// The ACP kind of a navi tool call.
-pub(crate) fn kind(tool: &str, args: &Value) -> ToolKind {
-    match tool {
-        "filesystem" => match args.get("action").and_then(Value::as_str) {
-            Some("read" | "list" | "stat") => ToolKind::Read,
-            Some("write" | "append" | "mkdir") => ToolKind::Edit,
-            Some("delete") => ToolKind::Delete,
-            _ => ToolKind::Other,
-        },
-        "terminal" | "code_exec" | "ssh_exec" => ToolKind::Execute,
-        "web_view" | "http_request" | "image_view" => ToolKind::Fetch,
-        "web_search" | "memory_search" | "list_tools" => ToolKind::Search,
-        "todo" | "scratchpad" => ToolKind::Think,
-        "switch_profile" => ToolKind::SwitchMode,
-        _ => ToolKind::Other,
+/// The ACP kind of a call.
+pub(crate) fn kind(k: CallKind) -> ToolKind {
+    match k {
+        CallKind::Read => ToolKind::Read,
+        CallKind::Edit => ToolKind::Edit,
+        CallKind::Delete => ToolKind::Delete,
+        CallKind::Move => ToolKind::Move,
+        CallKind::Search => ToolKind::Search,
+        CallKind::Execute => ToolKind::Execute,
+        CallKind::Fetch => ToolKind::Fetch,
+        CallKind::Think => ToolKind::Think,
+        CallKind::SwitchMode => ToolKind::SwitchMode,
+        CallKind::Other => ToolKind::Other,
     }
 }
 
-/// A short title: the tool and what it works on.
-pub(crate) fn title(tool: &str, args: &Value) -> String {
-    let s = |k: &str| args.get(k).and_then(Value::as_str);
-    let what = match tool {
-        "filesystem" => s("path").map(|p| format!("{} {p}", s("action").unwrap_or(""))),
-        "terminal" | "ssh_exec" => s("command").map(str::to_string),
-        "web_view" | "http_request" | "image_view" => s("url").or(s("path")).map(str::to_string),
-        "web_search" | "memory_search" => s("query").map(str::to_string),
-        _ => None,
-    };
-    match what {
-        Some(w) => {
-            let w = w.trim();
-            let short: String = w.chars().take(120).collect();
-            let ell = if short.len() < w.len() { "…" } else { "" };
-            format!("{tool}: {short}{ell}")
-        }
-        None => tool.to_string(),
+/// The files a call works on (absolute, as the tool described them); a
+/// command's directory when it names no file.
+fn locations(info: &CallInfo) -> Vec<ToolCallLocation> {
+    let mut paths: Vec<&String> = info.paths.iter().collect();
+    if paths.is_empty()
+        && let Some(cwd) = &info.cwd
+    {
+        paths.push(cwd);
     }
+    paths
+        .into_iter()
+        .map(|p| ToolCallLocation::new(p.as_str()))
+        .collect()
 }
 
-/// The files a call works on.
-fn locations(tool: &str, args: &Value) -> Vec<ToolCallLocation> {
-    let path = match tool {
-        "filesystem" | "image_view" => args.get("path").and_then(Value::as_str),
-        "terminal" => args.get("cwd").and_then(Value::as_str),
-        _ => None,
-    };
-    path.map(|p| vec![ToolCallLocation::new(p)])
-        .unwrap_or_default()
+/// An edit as an ACP diff: the file before (`None`: new) and after. None
+/// when the tool could not pair them faithfully (its note says why).
+pub(crate) fn diff(info: &CallInfo) -> Option<ToolCallContent> {
+    let e = info.edit.as_ref().filter(|e| e.note.is_none())?;
+    Some(ToolCallContent::Diff(
+        Diff::new(e.path.as_str(), e.new_text.clone()).old_text(e.old_text.clone()),
+    ))
 }
 
-/// A whole-file write shown as a diff (navi does not keep the old text here).
-fn diff(tool: &str, args: &Value) -> Option<ToolCallContent> {
-    if tool != "filesystem" || args.get("action").and_then(Value::as_str) != Some("write") {
-        return None;
+/// A call's update that says it now runs.
+pub(crate) fn running(id: &str) -> ToolCallUpdate {
+    ToolCallUpdate::new(
+        id.to_string(),
+        ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+    )
+}
+
+fn tool_call(id: &str, info: &CallInfo, args: &Value) -> ToolCall {
+    let mut call = ToolCall::new(id.to_string(), info.title.clone())
+        .kind(kind(info.kind))
+        .status(ToolCallStatus::Pending)
+        .locations(locations(info))
+        .raw_input(args.clone());
+    if let Some(d) = diff(info) {
+        call = call.content(vec![d]);
     }
-    let path = args.get("path").and_then(Value::as_str)?;
-    let content = args.get("content").and_then(Value::as_str)?;
-    Some(ToolCallContent::Diff(Diff::new(path, content)))
+    call
 }
 
-fn tool_call(id: &str, tool: &str, args: &Value) -> ToolCall {
-    ToolCall::new(id.to_string(), title(tool, args))
-        .name(tool.to_string())
-        .kind(kind(tool, args))
-        .status(ToolCallStatus::InProgress)
-        .locations(locations(tool, args))
-        .raw_input(args.clone())
+/// What `rawOutput` carries: always an object (clients parse it as one).
+fn raw_output(result: &str, ok: bool, display: Option<&ToolDisplay>) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("output".into(), Value::String(result.to_string()));
+    out.insert("success".into(), Value::Bool(ok));
+    if let Some(d) = display.and_then(|d| serde_json::to_value(d).ok()) {
+        out.insert("display".into(), d);
+    }
+    Value::Object(out)
 }
 
-fn tool_result(id: &str, tool: &str, args: &Value, result: &str, ok: bool) -> ToolCallUpdate {
+fn tool_result(
+    id: &str,
+    info: &CallInfo,
+    result: &str,
+    ok: bool,
+    display: Option<&ToolDisplay>,
+) -> ToolCallUpdate {
     let mut content: Vec<ToolCallContent> = Vec::new();
-    if ok && let Some(d) = diff(tool, args) {
+    if ok && let Some(d) = diff(info) {
         content.push(d);
     }
     if !result.is_empty() {
@@ -237,22 +304,32 @@ fn tool_result(id: &str, tool: &str, args: &Value, result: &str, ok: bool) -> To
         ToolCallUpdateFields::new()
             .status(status)
             .content(content)
-            .raw_output(Value::String(result.to_string())),
+            .raw_output(raw_output(result, ok, display)),
     )
 }
 
-/// The update for the permission question about a call (the call itself
-/// was announced by `tool_started`).
-pub(crate) fn permission_call(id: &str, tool: &str, summary: &str, args: &Value) -> ToolCallUpdate {
+/// The call as the permission question shows it: the tool's own title,
+/// kind, locations and diff (the call itself was announced by
+/// `tool_started`, still `pending`).
+pub(crate) fn permission_call(
+    id: &str,
+    tool: &str,
+    summary: &str,
+    args: &Value,
+    call: Option<&CallInfo>,
+) -> ToolCallUpdate {
+    let other = CallInfo::other(tool);
+    let info = call.unwrap_or(&other);
     let mut fields = ToolCallUpdateFields::new()
         .title(format!("{tool}: {summary}"))
-        .kind(kind(tool, args))
+        .kind(kind(info.kind))
+        .status(ToolCallStatus::Pending)
         .raw_input(args.clone());
-    let locs = locations(tool, args);
+    let locs = locations(info);
     if !locs.is_empty() {
         fields = fields.locations(locs);
     }
-    if let Some(d) = diff(tool, args) {
+    if let Some(d) = diff(info) {
         fields = fields.content(vec![d]);
     }
     ToolCallUpdate::new(id.to_string(), fields)

@@ -48,34 +48,90 @@ fn subagent_text_stays_out_of_the_main_message() {
     assert!(wire(&mut m, t).is_empty());
 }
 
+/// The typed call data a write of `notes.txt` in /w carries.
+fn write_call() -> Value {
+    json!({"kind":"edit","title":"filesystem: write notes.txt","paths":["/w/notes.txt"],
+           "edit":{"path":"/w/notes.txt","old_text":"hello\n","new_text":"hi\n"}})
+}
+
 #[test]
 fn a_tool_call_and_its_result() {
     let mut m = Mapper::default();
     let args = json!({"action":"write","path":"notes.txt","content":"hi\n"});
     let s = wire(
         &mut m,
-        json!({"type":"tool_started","id":"c1","tool":"filesystem","args":args,"is_subagent":false}),
+        json!({"type":"tool_started","id":"c1","tool":"filesystem","args":args,
+               "is_subagent":false,"call":write_call()}),
     );
     assert_eq!(s[0]["sessionUpdate"], "tool_call");
     assert_eq!(s[0]["toolCallId"], "c1");
     assert_eq!(s[0]["kind"], "edit");
-    assert_eq!(s[0]["status"], "in_progress");
+    // `pending` is the schema's default status: omitted on the wire.
+    assert!(
+        s[0].get("status").is_none_or(|v| v == "pending"),
+        "{}",
+        s[0]
+    );
+    assert!(s[0].get("name").is_none(), "not in the schema: {}", s[0]);
     assert_eq!(s[0]["title"], "filesystem: write notes.txt");
-    assert_eq!(s[0]["locations"][0]["path"], "notes.txt");
+    assert_eq!(s[0]["locations"][0]["path"], "/w/notes.txt");
     assert_eq!(s[0]["rawInput"], args);
+    assert_eq!(s[0]["content"][0]["oldText"], "hello\n");
     let r = wire(
         &mut m,
         json!({"type":"tool_call","id":"c1","tool":"filesystem","args":args,
                "result":"wrote 3 bytes","success":true,"is_subagent":false}),
     );
-    assert_eq!(r.len(), 1);
+    assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0]["sessionUpdate"], "tool_call_update");
     assert_eq!(r[0]["status"], "completed");
     assert_eq!(r[0]["content"][0]["type"], "diff");
-    assert_eq!(r[0]["content"][0]["path"], "notes.txt");
+    assert_eq!(r[0]["content"][0]["path"], "/w/notes.txt");
+    assert_eq!(r[0]["content"][0]["oldText"], "hello\n");
     assert_eq!(r[0]["content"][0]["newText"], "hi\n");
     assert_eq!(r[0]["content"][1]["content"]["text"], "wrote 3 bytes");
+    assert_eq!(
+        r[0]["rawOutput"],
+        json!({"output":"wrote 3 bytes","success":true})
+    );
     assert!(m.close_open().is_empty());
+}
+
+#[test]
+fn a_new_file_has_a_null_old_text_and_an_unfaithful_edit_no_diff() {
+    let mut m = Mapper::default();
+    let mut call = write_call();
+    call["edit"]["old_text"] = Value::Null;
+    let s = wire(
+        &mut m,
+        json!({"type":"tool_started","id":"c1","tool":"filesystem","args":{},"call":call,"is_subagent":false}),
+    );
+    let d = &s[0]["content"][0];
+    assert_eq!(d["type"], "diff");
+    assert!(d.get("oldText").is_none_or(Value::is_null), "{d}");
+    let mut call = write_call();
+    call["edit"]["note"] = json!("the file's earlier text is not kept");
+    let s = wire(
+        &mut m,
+        json!({"type":"tool_started","id":"c2","tool":"filesystem","args":{},"call":call,"is_subagent":false}),
+    );
+    assert!(s.iter().all(|u| u.get("content").is_none()), "{s:?}");
+}
+
+#[test]
+fn a_pending_call_runs_when_anything_else_happens_but_not_while_asking() {
+    let mut m = Mapper::default();
+    let started = json!({"type":"tool_started","id":"c1","tool":"x","args":{},"is_subagent":false});
+    wire(&mut m, started.clone());
+    let next = wire(&mut m, json!({"type":"stream_delta","delta":"sub"}));
+    assert_eq!(next[0]["toolCallId"], "c1");
+    assert_eq!(next[0]["status"], "in_progress");
+    assert_eq!(next.len(), 2);
+    // A call that asks first stays pending; the answer flips it (session.rs).
+    wire(&mut m, started);
+    m.asking("c1");
+    let next = wire(&mut m, json!({"type":"stream_delta","delta":"x"}));
+    assert_eq!(next.len(), 1, "{next:?}");
 }
 
 #[test]
@@ -87,9 +143,11 @@ fn a_failed_call_and_a_result_without_its_call() {
                "result":"denied","success":false,"is_subagent":false}),
     );
     assert_eq!(r[0]["sessionUpdate"], "tool_call");
-    assert_eq!(r[0]["kind"], "execute");
+    // Nothing is guessed from the tool's name: without call data, `other`.
+    assert!(r[0].get("kind").is_none_or(|v| v == "other"), "{}", r[0]);
     assert_eq!(r[1]["status"], "failed");
     assert_eq!(r[1]["content"][0]["content"]["text"], "denied");
+    assert_eq!(r[1]["rawOutput"]["success"], false);
 }
 
 #[test]
@@ -141,19 +199,18 @@ fn replayed_messages() {
 }
 
 #[test]
-fn kinds_and_titles() {
-    assert_eq!(
-        kind("filesystem", &json!({"action":"read"})),
-        ToolKind::Read
+fn kinds_come_from_the_call_data() {
+    assert_eq!(kind(CallKind::Read), ToolKind::Read);
+    assert_eq!(kind(CallKind::Delete), ToolKind::Delete);
+    assert_eq!(kind(CallKind::SwitchMode), ToolKind::SwitchMode);
+    let mut m = Mapper::default();
+    let s = wire(
+        &mut m,
+        json!({"type":"tool_started","id":"c1","tool":"filesystem","args":{"action":"read"},
+               "is_subagent":false,
+               "call":{"kind":"execute","title":"terminal: ls","cwd":"/w"}}),
     );
-    assert_eq!(
-        kind("filesystem", &json!({"action":"delete"})),
-        ToolKind::Delete
-    );
-    assert_eq!(kind("web_view", &json!({})), ToolKind::Fetch);
-    assert_eq!(kind("mcp_thing", &json!({})), ToolKind::Other);
-    let long = "x".repeat(500);
-    let t = title("terminal", &json!({"command": long}));
-    assert!(t.starts_with("terminal: xxx") && t.ends_with('…'), "{t}");
-    assert_eq!(title("todo", &json!({})), "todo");
+    assert_eq!(s[0]["kind"], "execute");
+    assert_eq!(s[0]["title"], "terminal: ls");
+    assert_eq!(s[0]["locations"][0]["path"], "/w");
 }

@@ -23,6 +23,7 @@ mod prompt;
 mod server;
 mod session;
 mod stdin;
+mod time;
 
 use crate::app::launch::{Failure, GlobalArgs};
 use agent_client_protocol::v1::Responder;

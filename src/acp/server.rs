@@ -35,11 +35,18 @@ pub(crate) struct Server {
 }
 
 fn invalid(msg: impl Into<String>) -> Error {
-    Error::new(-32602, msg.into())
+    error(-32602, msg)
 }
 
 fn internal(msg: impl Into<String>) -> Error {
-    Error::new(-32603, msg.into())
+    error(-32603, msg)
+}
+
+/// An error with its text in `data` too: some clients show only `data`
+/// (Toad's "Failed to initialize agent —" had nothing after the dash).
+pub(crate) fn error(code: i32, msg: impl Into<String>) -> Error {
+    let msg = msg.into();
+    Error::new(code, msg.clone()).data(serde_json::Value::String(msg))
 }
 
 /// A session that could not be opened: what the client got wrong (its
@@ -193,7 +200,9 @@ impl Server {
             .into_iter()
             .map(|m| {
                 let dir = m.cwd.map(std::path::PathBuf::from).unwrap_or(cwd.clone());
-                SessionInfo::new(m.id, dir).title(m.title)
+                SessionInfo::new(m.id, dir)
+                    .title(m.title)
+                    .updated_at(super::time::rfc3339(m.last_active))
             })
             .collect();
         Ok(ListSessionsResponse::new(sessions))

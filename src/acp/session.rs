@@ -150,7 +150,7 @@ impl Open {
         {
             let err = match e {
                 OpError::Busy => busy(&self.id),
-                other => Error::new(-32602, other.to_string()),
+                other => super::server::error(-32602, other.to_string()),
             };
             let _ = r.respond_with_error(err);
         }
@@ -207,7 +207,7 @@ impl Open {
                 StopReason::Refusal
             }
             TurnEnd::Failed { message } => {
-                let _ = r.respond_with_error(Error::new(-32603, message.clone()));
+                let _ = r.respond_with_error(super::server::error(-32603, message.clone()));
                 return;
             }
         };
@@ -222,8 +222,9 @@ impl Open {
         tool: String,
         summary: String,
         args: serde_json::Value,
+        info: Option<&crate::protocol::CallInfo>,
     ) {
-        let call = map::permission_call(&id, &tool, &summary, &args);
+        let call = map::permission_call(&id, &tool, &summary, &args, info);
         let options = vec![
             PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
@@ -240,6 +241,7 @@ impl Open {
         ));
         lock(&self.asks).push((id.clone(), sent.cancellation_handle()));
         let open = self.clone();
+        let cx = cx.clone();
         tokio::spawn(async move {
             let decision = match sent.block_task().await {
                 Ok(resp) => match resp.outcome {
@@ -256,6 +258,13 @@ impl Open {
                 }
             };
             lock(&open.asks).retain(|(a, _)| *a != id);
+            if decision != Decision::Deny {
+                notify(
+                    &cx,
+                    &open.id,
+                    SessionUpdate::ToolCallUpdate(map::running(&id)),
+                );
+            }
             // A stop may have withdrawn the question already: then nothing waits.
             let _ = open.submit(Op::Approval { id, decision });
         });
@@ -263,7 +272,7 @@ impl Open {
 }
 
 fn busy(id: &str) -> Error {
-    Error::new(
+    super::server::error(
         -32602,
         format!("session {id} is busy: a prompt is running (send session/cancel first)"),
     )
@@ -320,7 +329,11 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                     tool,
                     summary,
                     args,
-                } => open.ask(&cx, id, tool, summary, args),
+                    call,
+                } => {
+                    mapper.asking(&id);
+                    open.ask(&cx, id, tool, summary, args, call.as_deref());
+                }
                 AgentEvent::ProfileSwitched { profile_id, .. } => {
                     *lock(&open.profile) = profile_id.clone();
                     notify(

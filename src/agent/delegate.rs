@@ -33,6 +33,14 @@ impl TypedTool for SpawnAgentTool {
         "Delegate a self-contained subtask to a helper agent; it sees only 'task', so include goal, paths and what to report."
     }
 
+    fn describe(&self, a: &SpawnArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Other,
+            crate::protocol::SPAWN_AGENT_TOOL,
+            Some(&a.task),
+        )
+    }
+
     async fn run(&self, a: SpawnArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(agent) = self.agent.upgrade() else {
             return Err(ToolError::failed("the agent is shutting down"));
@@ -115,6 +123,14 @@ impl TypedTool for SwitchProfileTool {
 
     fn description(&self) -> &str {
         "Move this session to another profile when the topic has clearly changed."
+    }
+
+    fn describe(&self, a: &SwitchArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::SwitchMode,
+            crate::protocol::SWITCH_PROFILE_TOOL,
+            Some(&a.profile_id),
+        )
     }
 
     async fn run(&self, a: SwitchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

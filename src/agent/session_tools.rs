@@ -3,6 +3,7 @@
 //! own MCP servers (an editor may bring servers for one session).
 use super::session::SessionMcp;
 use super::{Agent, Session};
+use crate::protocol::AgentEvent;
 use crate::tools::ToolRegistry;
 
 impl Agent {
@@ -21,6 +22,22 @@ impl Agent {
             }
         }
         reg
+    }
+
+    /// Gives each replayed `tool_started` of `session` its typed call data,
+    /// described from the stored arguments (an edit's old text is not kept).
+    pub(crate) fn describe_replayed(&self, session: &Session, events: &mut [AgentEvent]) {
+        let reg = self.registry_for(session);
+        for e in events.iter_mut() {
+            if let AgentEvent::ToolStarted {
+                tool, args, call, ..
+            } = e
+                && call.is_none()
+            {
+                let info = reg.describe_stored(tool, args, session.work_dir());
+                *call = Some(Box::new(info));
+            }
+        }
     }
 
     /// Names of the MCP tools ready now, the session's own included.

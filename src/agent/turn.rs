@@ -5,7 +5,7 @@ use super::conversation::Conversation;
 use super::mechanics::Mechanics;
 use super::tokens::TokenTracker;
 use super::{Agent, AgentError, Session, TurnOutcome, planning};
-use crate::llm::{ChatMessage, ImageData, LlmBackend, LlmError, ToolCall};
+use crate::llm::{ChatMessage, LlmBackend, LlmError, ToolCall};
 use crate::profile::Profile;
 use crate::protocol::{AgentEvent, AgentOrigin, EventSink};
 use crate::session::MessageKind;
@@ -279,6 +279,7 @@ impl<'a> Run<'a> {
             step_validation: self.profile.step_validation_enabled,
             session: self.session.tools().clone(),
             owner: Some(self.session.clone()),
+            call_info: None,
         }
     }
 
@@ -311,6 +312,7 @@ impl<'a> Run<'a> {
                     args: call.arguments.clone(),
                     is_subagent: sub,
                     agent: self.origin.clone(),
+                    call: None,
                 })
                 .await;
                 self.emit(AgentEvent::ToolCall {
@@ -326,38 +328,29 @@ impl<'a> Run<'a> {
                 .await;
                 continue;
             }
+            let mut ctx = self.tool_context(call, tool_list.clone());
+            let info = Arc::new(reg.describe(call, ctx.work_dir()).await);
+            ctx.call_info = Some(info.clone());
             self.emit(AgentEvent::ToolStarted {
                 id: call.id.clone(),
                 tool: call.name.clone(),
                 args: call.arguments.clone(),
                 is_subagent: sub,
                 agent: self.origin.clone(),
+                call: Some(Box::new((*info).clone())),
             })
             .await;
-            let ctx = self.tool_context(call, tool_list.clone());
             let result = reg.execute(call, &ctx, &self.agent.gate).await;
             let content = result.to_model_content();
             self.push_tool_result(call, &content, result.success, result.display.clone())?;
             self.after_call(&call.name, &result.metadata).await?;
-            if result.metadata.get("is_image").and_then(|v| v.as_bool()) == Some(true)
-                && let Some(b64) = result.metadata.get("base64").and_then(|v| v.as_str())
-            {
-                {
-                    let mime = result
-                        .metadata
-                        .get("mime")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("image/png");
-                    let mut img = ChatMessage::user(format!(
-                        "[image returned by {} for you to look at]",
-                        call.name
-                    ));
-                    img.push_image(ImageData {
-                        mime: mime.to_string(),
-                        base64: b64.to_string(),
-                    });
-                    self.conv.push_context_only(img, MessageKind::Message)?;
-                }
+            if let Some(image) = result.image.clone() {
+                let mut img = ChatMessage::user(format!(
+                    "[image returned by {} for you to look at]",
+                    call.name
+                ));
+                img.push_image(image);
+                self.conv.push_context_only(img, MessageKind::Message)?;
             }
             self.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),

@@ -153,17 +153,23 @@ impl SessionHandle {
         let loaded = self
             .session
             .with_lock(|l| crate::session::replay::held_events(&self.store, l));
-        match loaded {
-            Some(r) => r.map(Option::unwrap_or_default).map_err(|e| e.to_string()),
-            None => Ok(Vec::new()),
-        }
+        let mut events = match loaded {
+            Some(r) => r
+                .map(Option::unwrap_or_default)
+                .map_err(|e| e.to_string())?,
+            None => Vec::new(),
+        };
+        self.agent.describe_replayed(&self.session, &mut events);
+        Ok(events)
     }
 
     /// The tail of the display history (about `RESUME_ROWS` rows, after a
     /// notice of how many earlier messages it leaves out): what resuming or
     /// switching shows, at a cost that does not grow with the history.
     pub fn recent_history(&self) -> Result<Vec<AgentEvent>, String> {
-        recent(&self.store, self.session.id())
+        let mut events = recent(&self.store, self.session.id())?;
+        self.agent.describe_replayed(&self.session, &mut events);
+        Ok(events)
     }
 
     /// [`recent_history`](Self::recent_history) on a blocking thread (never
@@ -172,10 +178,13 @@ impl SessionHandle {
         &self,
     ) -> impl std::future::Future<Output = Result<Vec<AgentEvent>, String>> + Send + 'static {
         let (store, id) = (self.store.clone(), self.session.id().to_string());
+        let (agent, session) = (self.agent.clone(), self.session.clone());
         async move {
-            tokio::task::spawn_blocking(move || recent(&store, &id))
+            let mut events = tokio::task::spawn_blocking(move || recent(&store, &id))
                 .await
-                .map_err(|e| format!("cannot load the session: {e}"))?
+                .map_err(|e| format!("cannot load the session: {e}"))??;
+            agent.describe_replayed(&session, &mut events);
+            Ok(events)
         }
     }
 

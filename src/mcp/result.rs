@@ -1,6 +1,6 @@
 //! Mapping a `tools/call` result onto a [`ToolResult`]: text blocks are
 //! joined, the first image (inline or as an image resource) goes to the
-//! multimodal path `image_view` uses (`is_image`/`mime`/`base64` metadata),
+//! multimodal path `image_view` uses (the result's typed `image`),
 //! other binary content is described, not pasted. The text is capped.
 use crate::protocol::ToolDisplay;
 use crate::tools::{ToolResult, truncate_output};
@@ -129,10 +129,7 @@ pub(crate) fn map_result(result: &Value, limits: ResultLimits) -> ToolResult {
         ToolResult::ok(text)
     };
     if let Some((mime, data)) = m.image {
-        out = out
-            .with_meta("is_image", Value::Bool(true))
-            .with_meta("mime", Value::String(mime))
-            .with_meta("base64", Value::String(data));
+        out = out.with_image(mime, data);
     }
     // Every image block the server sent, for the card (the model gets the first).
     let images: Vec<String> = result
@@ -187,9 +184,11 @@ mod tests {
                 ..L
             },
         );
-        assert_eq!(r.metadata["is_image"], json!(true));
-        assert_eq!(r.metadata["mime"], json!("image/jpeg"));
-        assert_eq!(r.metadata["base64"], json!("QUJD"));
+        let img = r.image.as_ref().unwrap();
+        assert_eq!(
+            (img.mime.as_str(), img.base64.as_str()),
+            ("image/jpeg", "QUJD")
+        );
         assert_eq!(
             r.display,
             Some(ToolDisplay::Images {
@@ -220,7 +219,7 @@ mod tests {
             &json!({"content":[{"type":"image","mimeType":"image/png","data":"A".repeat(4000)}]}),
             L,
         );
-        assert!(big.metadata.get("is_image").is_none());
+        assert!(big.image.is_none());
         assert!(big.output.contains("too large"));
     }
 }

@@ -122,6 +122,21 @@ impl Tool for McpTool {
         &self.info.description
     }
 
+    fn describe(&self, _args: &Value, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        let subject = format!("{} · {}", self.info.server, self.info.tool);
+        crate::protocol::CallInfo {
+            mcp: Some(crate::protocol::McpCall {
+                server: self.info.server.clone(),
+                tool: self.info.tool.clone(),
+            }),
+            ..crate::protocol::CallInfo::titled(
+                crate::protocol::CallKind::Other,
+                "mcp",
+                Some(&subject),
+            )
+        }
+    }
+
     fn parameters(&self) -> Value {
         self.info.schema.clone()
     }

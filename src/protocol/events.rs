@@ -67,6 +67,10 @@ pub enum AgentEvent {
         is_subagent: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<AgentOrigin>,
+        /// What the call is about (kind, title, paths, the intended edit);
+        /// absent in event logs written before it existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<Box<super::CallInfo>>,
     },
     ToolCall {
         id: String,
@@ -90,6 +94,9 @@ pub enum AgentEvent {
         /// The command, path or URL in full.
         summary: String,
         args: Value,
+        /// The same typed call data as the call's `tool_started`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<Box<super::CallInfo>>,
     },
     StreamDelta {
         delta: String,

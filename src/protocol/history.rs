@@ -101,6 +101,7 @@ pub fn replay(items: &[HistoryItem]) -> Vec<AgentEvent> {
                         args: c.args.clone(),
                         is_subagent: false,
                         agent: None,
+                        call: None,
                     });
                     open.insert(c.id.clone(), (c.tool.clone(), c.args.clone()));
                 }

@@ -12,6 +12,7 @@
 //!   events ([`HistoryItem::to_events`]), so each front end has one rendering
 //!   path for live turns and for history.
 
+mod call;
 mod display;
 mod events;
 mod history;
@@ -19,6 +20,7 @@ mod info;
 mod op;
 pub mod plan;
 
+pub use call::{CallInfo, CallKind, FileEdit, McpCall};
 pub use display::{CommandDisplay, FileWriteDisplay, Stopped, ToolDisplay};
 pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
 pub use history::{

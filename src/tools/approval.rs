@@ -216,6 +216,7 @@ impl ApprovalGate {
             tool: tool.to_string(),
             summary: summary.to_string(),
             args: args.clone(),
+            call: ctx.call_info.as_deref().cloned().map(Box::new),
         })
         .await;
         let decision = tokio::select! {

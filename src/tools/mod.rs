@@ -10,6 +10,7 @@ pub(crate) mod arg_check;
 pub mod builtin;
 pub(crate) mod child_env;
 pub(crate) mod child_setup;
+pub(crate) mod describe;
 pub(crate) mod exec_report;
 pub(crate) mod fetch;
 pub(crate) mod fs_guard;
@@ -53,10 +54,13 @@ pub struct ToolResult {
     pub success: bool,
     pub output: String,
     pub error: Option<String>,
-    /// Internal hints, e.g. `is_image`, `mime`, `base64` for image injection.
+    /// Internal hints (e.g. `source`, `bytes` of an image).
     pub metadata: Map<String, Value>,
     /// Typed data for front ends to draw the result (never sent to the model).
     pub display: Option<ToolDisplay>,
+    /// An image the model is to look at on its next step (`image_view`,
+    /// an MCP tool's image block).
+    pub image: Option<crate::llm::ImageData>,
 }
 
 impl ToolResult {
@@ -75,7 +79,17 @@ impl ToolResult {
             error: Some(error.into()),
             metadata: Map::new(),
             display: None,
+            image: None,
         }
+    }
+
+    /// Gives the model `image` to look at after this result.
+    pub fn with_image(mut self, mime: impl Into<String>, base64: impl Into<String>) -> Self {
+        self.image = Some(crate::llm::ImageData {
+            mime: mime.into(),
+            base64: base64.into(),
+        });
+        self
     }
 
     pub fn with_meta(mut self, key: &str, value: Value) -> Self {
@@ -261,6 +275,9 @@ pub struct ToolContext {
     /// The agent's own session object, for the tools the agent itself
     /// provides (`spawn_agent`); `None` outside a turn.
     pub owner: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// What the call is about, as `tool_started` announced it; the approval
+    /// request carries the same.
+    pub call_info: Option<Arc<crate::protocol::CallInfo>>,
 }
 
 impl ToolContext {
@@ -292,6 +309,13 @@ pub trait Tool: Send + Sync {
     /// resolve the host to see whether it is public).
     async fn approval_request(&self, args: &Value, _ctx: &ToolContext) -> Option<String> {
         self.approval_summary(args)
+    }
+    /// What this call is about, for front ends: kind, title, absolute
+    /// paths, the intended edit (without the file's old text: the registry
+    /// reads it, see [`describe`]). No I/O. Tools that say nothing more are
+    /// `other`, titled by their name.
+    fn describe(&self, _args: &Value, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::other(self.name())
     }
     async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
 

@@ -2,8 +2,10 @@
 //! call is executed (argument checks, approval, cancellation).
 use super::{ApprovalGate, Tool, ToolContext, ToolResult, truncate_output};
 use crate::llm::{ToolCall, ToolSchema};
+use crate::protocol::CallInfo;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -107,6 +109,34 @@ impl ToolRegistry {
             .filter_map(|n| self.tools.get(n))
             .map(|t| t.schema())
             .collect()
+    }
+
+    /// What a live call is about, with an edited file's text before the
+    /// call read now (off the async threads). An unknown tool is `other`.
+    pub(crate) async fn describe(&self, call: &ToolCall, base: &Path) -> CallInfo {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return CallInfo::other(&call.name);
+        };
+        let mut info = tool.describe(&call.arguments, base);
+        if info.edit.is_none() {
+            return info;
+        }
+        let job = tokio::task::spawn_blocking(move || {
+            super::describe::load_old_text(&mut info);
+            info
+        });
+        job.await.unwrap_or_else(|_| CallInfo::other(&call.name))
+    }
+
+    /// What a stored call was about, for a replay: described from its
+    /// arguments only (the file has moved on; an edit's note says so).
+    pub(crate) fn describe_stored(&self, tool: &str, args: &Value, base: &Path) -> CallInfo {
+        let Some(t) = self.tools.get(tool) else {
+            return CallInfo::other(tool);
+        };
+        let mut info = t.describe(args, base);
+        super::describe::mark_not_kept(&mut info);
+        info
     }
 
     /// Runs one call. Never panics, never returns early without a result:

@@ -10,7 +10,7 @@
 //! is the one the arguments are checked against (see [`args_schema`]).
 use super::arg_check::{self, Schemas};
 use super::{Tool, ToolContext, ToolResult};
-use crate::protocol::ToolDisplay;
+use crate::protocol::{CallInfo, ToolDisplay};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -25,6 +25,7 @@ pub(crate) struct ToolOutput {
     pub(crate) text: String,
     pub(crate) metadata: Map<String, Value>,
     pub(crate) display: Option<ToolDisplay>,
+    pub(crate) image: Option<crate::llm::ImageData>,
 }
 
 impl ToolOutput {
@@ -33,7 +34,17 @@ impl ToolOutput {
             text: text.into(),
             metadata: Map::new(),
             display: None,
+            image: None,
         }
+    }
+
+    /// An image the model is to look at on its next step.
+    pub(crate) fn with_image(mut self, mime: &str, base64: String) -> Self {
+        self.image = Some(crate::llm::ImageData {
+            mime: mime.to_string(),
+            base64,
+        });
+        self
     }
 
     pub(crate) fn with_meta(mut self, key: &str, value: Value) -> Self {
@@ -137,6 +148,7 @@ pub(crate) fn from_result(r: ToolResult) -> Result<ToolOutput, ToolError> {
             text: r.output,
             metadata: r.metadata,
             display: r.display,
+            image: r.image,
         });
     }
     Err(ToolError {
@@ -157,6 +169,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
             error: None,
             metadata: out.metadata,
             display: out.display,
+            image: out.image,
         },
         Err(e) => ToolResult {
             success: false,
@@ -168,6 +181,7 @@ pub(crate) fn into_result(tool: &str, r: Result<ToolOutput, ToolError>) -> ToolR
             }),
             metadata: e.metadata,
             display: e.display.map(|d| *d),
+            image: None,
         },
     }
 }
@@ -190,6 +204,11 @@ pub(crate) trait TypedTool: Send + Sync + 'static {
     /// Like [`TypedTool::approval`] but may look things up first.
     async fn approval_request(&self, args: &Self::Args, _ctx: &ToolContext) -> Option<String> {
         self.approval(args)
+    }
+
+    /// What a call is about (see [`Tool::describe`]); no I/O.
+    fn describe(&self, _args: &Self::Args, _base: &std::path::Path) -> CallInfo {
+        CallInfo::other(self.name())
     }
 
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
@@ -247,6 +266,14 @@ impl<T: TypedTool> Tool for T {
     async fn approval_request(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
         let parsed = parse_args::<T::Args>(args).ok()?;
         TypedTool::approval_request(self, &parsed, ctx).await
+    }
+
+    /// Arguments that do not parse describe nothing more than the tool.
+    fn describe(&self, args: &Value, base: &std::path::Path) -> CallInfo {
+        match parse_args::<T::Args>(args) {
+            Ok(parsed) => TypedTool::describe(self, &parsed, base),
+            Err(_) => CallInfo::other(TypedTool::name(self)),
+        }
     }
 
     async fn execute(&self, args: &Value, ctx: &ToolContext) -> ToolResult {

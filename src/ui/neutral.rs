@@ -86,6 +86,7 @@ mod tests {
             tool: "terminal".into(),
             summary: "run `x\u{1b}[2K`".into(),
             args: serde_json::json!({"command": ["a\u{1b}]0;title\u{7}"]}),
+            call: None,
         };
         let clean = event(&ev);
         let AgentEvent::ApprovalRequest { summary, args, .. } = clean.as_ref() else {

@@ -92,6 +92,7 @@ impl Harness {
             step_validation: false,
             session: self.session(session),
             owner: None,
+            call_info: None,
         }
     }
 }

@@ -281,6 +281,7 @@ fn results_keep_output_and_metadata_and_prefix_argument_errors() {
         error: Some("exit 1".into()),
         metadata: Map::new(),
         display: Some(crate::protocol::ToolDisplay::Summary { text: "s".into() }),
+        image: None,
     };
     assert_eq!(into_result("demo", from_result(round.clone())), round);
 }

@@ -50,6 +50,17 @@ impl TypedTool for CodeExecTool {
         ))
     }
 
+    fn describe(&self, a: &CodeExecArgs, base: &std::path::Path) -> crate::protocol::CallInfo {
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Execute,
+            "code_exec",
+            Some(&a.code),
+        );
+        info.command = Some("python3".into());
+        info.cwd = Some(base.to_string_lossy().into_owned());
+        info
+    }
+
     async fn run(&self, a: CodeExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let code = a.code.as_str();
         if code.trim().is_empty() {

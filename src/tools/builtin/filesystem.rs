@@ -217,6 +217,30 @@ impl TypedTool for FilesystemTool {
         }
     }
 
+    fn describe(&self, a: &FilesystemArgs, base: &Path) -> crate::protocol::CallInfo {
+        use crate::protocol::CallKind;
+        let path = crate::tools::describe::abs(&a.path, base);
+        let (kind, verb) = match a.action {
+            FsAction::Read => (CallKind::Read, "read"),
+            FsAction::List => (CallKind::Read, "list"),
+            FsAction::Stat => (CallKind::Read, "stat"),
+            FsAction::Write => (CallKind::Edit, "write"),
+            FsAction::Append => (CallKind::Edit, "append"),
+            FsAction::Mkdir => (CallKind::Edit, "mkdir"),
+            FsAction::Delete => (CallKind::Delete, "delete"),
+        };
+        let subject = format!("{verb} {}", a.path);
+        let mut info = crate::protocol::CallInfo::titled(kind, "filesystem", Some(&subject));
+        if matches!(a.action, FsAction::Write | FsAction::Append)
+            && let Some(c) = &a.content
+        {
+            let append = a.action == FsAction::Append;
+            info.edit = Some(crate::tools::describe::edit(path.clone(), c, append));
+        }
+        info.paths = vec![path];
+        info
+    }
+
     async fn run(&self, a: FilesystemArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = a.path.clone();
         let op = parse_op(a)?;

@@ -105,6 +105,17 @@ impl TypedTool for HttpRequestTool {
         Some(format!("{head}\n{net}"))
     }
 
+    fn describe(&self, a: &HttpRequestArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        let subject = format!("{} {}", a.method(), a.url);
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Fetch,
+            "http_request",
+            Some(&subject),
+        );
+        info.url = Some(a.url.clone());
+        info
+    }
+
     async fn run(&self, a: HttpRequestArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let url = fetch::parse_url(&a.url)?;
         let method = a.method();

@@ -4,8 +4,8 @@
 //! (canonicalised first); at most `[tools].image_max_bytes` are read or
 //! downloaded; only PNG, JPEG, GIF and WebP pass, recognised by their magic
 //! bytes (never by extension or Content-Type). A URL on a non-public address
-//! needs approval ([`crate::tools::net_guard`]). On success the metadata holds
-//! `is_image: true`, `mime` and `base64`; the agent moves the image into the
+//! needs approval ([`crate::tools::net_guard`]). On success the result's typed
+//! `image` holds its MIME type and base64; the agent moves the image into the
 //! context buffer and the model sees only the short text.
 use crate::protocol::ToolDisplay;
 use crate::tools::fetch::{self, human_size};
@@ -70,6 +70,21 @@ impl TypedTool for ImageViewTool {
         let url = a.url.as_deref()?;
         let net = ctx.env.net_approval(url, ctx).await?;
         Some(format!("load image {url}\n{net}"))
+    }
+
+    fn describe(&self, a: &ImageViewArgs, base: &std::path::Path) -> crate::protocol::CallInfo {
+        let subject = a.path.as_deref().or(a.url.as_deref());
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Fetch,
+            "image_view",
+            subject,
+        );
+        if let Some(p) = &a.path {
+            info.kind = crate::protocol::CallKind::Read;
+            info.paths = vec![crate::tools::describe::abs(p, base)];
+        }
+        info.url = a.url.clone();
+        info
     }
 
     async fn run(&self, a: ImageViewArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -151,9 +166,7 @@ impl TypedTool for ImageViewTool {
             kind.mime(),
             human_size(bytes.len() as u64)
         ))
-        .with_meta("is_image", json!(true))
-        .with_meta("mime", json!(kind.mime()))
-        .with_meta("base64", json!(b64))
+        .with_image(kind.mime(), b64)
         .with_meta("source", json!(source))
         .with_meta("bytes", json!(bytes.len()))
         .with_display(ToolDisplay::Images {

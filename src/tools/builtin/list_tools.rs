@@ -24,6 +24,10 @@ impl TypedTool for ListToolsTool {
         "List the tools you can use now, one line each."
     }
 
+    fn describe(&self, _a: &NoArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::titled(crate::protocol::CallKind::Search, "list_tools", None)
+    }
+
     async fn run(&self, _a: NoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if ctx.tool_list.is_empty() {
             return Ok("No tools are available.".into());

@@ -29,6 +29,16 @@ impl TypedTool for MemorySearchTool {
         "Search what you remember about the user (facts from past sessions) by keywords."
     }
 
+    fn describe(&self, a: &MemorySearchArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Search,
+            "memory_search",
+            Some(&a.query),
+        );
+        info.query = Some(a.query.clone());
+        info
+    }
+
     async fn run(&self, a: MemorySearchArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let query = a.query.as_str();
         if query.trim().is_empty() {

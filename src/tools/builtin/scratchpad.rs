@@ -46,6 +46,14 @@ impl TypedTool for ScratchpadTool {
         "Working notes in named sections: write, append, read or clear a section (all when omitted)."
     }
 
+    fn describe(&self, a: &ScratchpadArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Think,
+            "scratchpad",
+            a.section.as_deref(),
+        )
+    }
+
     async fn run(&self, a: ScratchpadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let board = &ctx.session;
         let slot = pad_of(ctx);

@@ -183,6 +183,18 @@ impl TypedTool for SshExecTool {
         Some(format!("run `{}` on ssh host '{}'", a.command, a.host))
     }
 
+    fn describe(&self, a: &SshExecArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        let subject = format!("{} $ {}", a.host, a.command);
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Execute,
+            "ssh_exec",
+            Some(&subject),
+        );
+        info.command = Some(a.command.clone());
+        info.host = Some(a.host.clone());
+        info
+    }
+
     async fn run(&self, a: SshExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let (name, command) = (a.host.trim(), a.command.as_str());
         if command.trim().is_empty() {

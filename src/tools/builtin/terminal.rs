@@ -54,6 +54,20 @@ impl TypedTool for TerminalTool {
         ))
     }
 
+    fn describe(&self, a: &TerminalArgs, base: &std::path::Path) -> crate::protocol::CallInfo {
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Execute,
+            "terminal",
+            Some(&a.command),
+        );
+        info.command = Some(a.command.clone());
+        info.cwd = Some(match &a.cwd {
+            Some(c) => crate::tools::describe::abs(c, base),
+            None => base.to_string_lossy().into_owned(),
+        });
+        info
+    }
+
     async fn run(&self, a: TerminalArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = a.command.as_str();
         if command.trim().is_empty() {

@@ -114,6 +114,10 @@ impl TypedTool for TodoTool {
         "Task checklist: set or add 'items'; update item 'id' to a 'status' with 'validation' evidence; read."
     }
 
+    fn describe(&self, _a: &TodoArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::titled(crate::protocol::CallKind::Think, "todo", None)
+    }
+
     async fn run(&self, a: TodoArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let board = &ctx.session;
         let result = match a.action {

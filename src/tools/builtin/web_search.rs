@@ -155,6 +155,16 @@ impl TypedTool for WebSearchTool {
         "Search the web; returns titles, URLs and snippets."
     }
 
+    fn describe(&self, a: &WebSearchArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Search,
+            "web_search",
+            Some(&a.query),
+        );
+        info.query = Some(a.query.clone());
+        info
+    }
+
     async fn run(&self, a: WebSearchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let query = a.query.trim();
         if query.is_empty() {

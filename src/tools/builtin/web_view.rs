@@ -75,6 +75,16 @@ impl TypedTool for WebViewTool {
         Some(format!("fetch {url}\n{net}"))
     }
 
+    fn describe(&self, a: &WebViewArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        let mut info = crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Fetch,
+            "web_view",
+            Some(&a.url),
+        );
+        info.url = Some(a.url.clone());
+        info
+    }
+
     async fn run(&self, a: WebViewArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let url = fetch::parse_url(&a.url)?;
         let cfg = &ctx.env.config.tools;

@@ -75,6 +75,14 @@ impl TypedTool for WriteToolTool {
         ))
     }
 
+    fn describe(&self, a: &WriteToolArgs, _base: &std::path::Path) -> crate::protocol::CallInfo {
+        crate::protocol::CallInfo::titled(
+            crate::protocol::CallKind::Edit,
+            "write_tool",
+            Some(&a.name),
+        )
+    }
+
     async fn run(&self, a: WriteToolArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let name = a.name.trim().to_string();
         let description = a.description.trim().to_string();

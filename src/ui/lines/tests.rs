@@ -79,6 +79,7 @@ fn a_turn_with_a_tool_as_plain_lines() {
                 args: json!({"op": "add", "text": "x"}),
                 is_subagent: false,
                 agent: None,
+                call: None,
             },
             AgentEvent::ToolCall {
                 id: "c1".into(),
@@ -151,6 +152,7 @@ fn subagent_events_are_indented() {
                 args: json!({"query": "q"}),
                 is_subagent: true,
                 agent: agent.clone(),
+                call: None,
             },
             AgentEvent::StreamDelta {
                 delta: "sub text\nline2".into(),

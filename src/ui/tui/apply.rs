@@ -102,6 +102,7 @@ impl TuiState {
                 args,
                 is_subagent,
                 agent,
+                ..
             } => self.tool_started(id, tool, args, origin_of(*is_subagent, agent)),
             ToolCall {
                 id,
@@ -146,13 +147,18 @@ impl TuiState {
                 tool,
                 summary,
                 args,
+                call,
             } => {
                 if self.approvals.is_empty() {
                     self.approval_shown = false;
                 }
-                let base = std::env::current_dir().unwrap_or_default();
-                self.approvals
-                    .push_back(ApprovalPrompt::new(id, tool, summary, args, &base));
+                self.approvals.push_back(ApprovalPrompt::new(
+                    id,
+                    tool,
+                    summary,
+                    args,
+                    call.as_deref(),
+                ));
                 self.card_awaiting(id, true);
                 if self.run != RunState::Stopping {
                     self.run = RunState::Approval;

@@ -16,7 +16,6 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Value;
-use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApprovalPrompt {
@@ -46,15 +45,21 @@ pub(crate) fn decision_for(key: &KeyEvent) -> Option<Decision> {
 }
 
 impl ApprovalPrompt {
-    /// A prompt for a request; a file write gets its diff (read now, from
-    /// the working directory `base`).
-    pub fn new(id: &str, tool: &str, summary: &str, args: &Value, base: &Path) -> Self {
+    /// A prompt for a request; a call that edits a file gets its diff (the
+    /// before/after pair the tool described with the request).
+    pub fn new(
+        id: &str,
+        tool: &str,
+        summary: &str,
+        args: &Value,
+        call: Option<&crate::protocol::CallInfo>,
+    ) -> Self {
         ApprovalPrompt {
             id: id.to_string(),
             tool: tool.to_string(),
             summary: summary.to_string(),
             args: args.clone(),
-            diff: super::approval_diff::for_request(tool, args, base),
+            diff: call.and_then(super::approval_diff::for_call),
             scroll: 0,
             diff_rows: 0,
         }
