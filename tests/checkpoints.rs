@@ -293,9 +293,16 @@ async fn undo_in_a_deleted_workspace_says_so() {
         String::from_utf8_lossy(&out.stderr).contains("turn 1 changed 1 file"),
         "{out:?}"
     );
+    // `-c` continues the session of the project navi starts in: the
+    // deleted workspace's session is opened by its id instead.
+    let mut l = std::process::Command::new(env!("CARGO_BIN_EXE_navi"));
+    l.args(["sessions", "list", "--all", "--json"]);
+    let l = home.setup_for_test(l, "dumb").output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&l.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_string();
     std::fs::remove_dir_all(&ws).unwrap();
     let mut c = home.command("dumb", &[]);
-    c.arg("-c");
+    c.args(["-s", &id]);
     let (code, out, err) = crate::plain_support::piped(c, "/undo\n/diff\n");
     let all = format!("{out}{err}");
     assert_eq!(code, 0, "{all}");

@@ -345,11 +345,11 @@ impl App {
         )
     }
 
-    /// Whether risky calls run without asking in some cases (`auto`,
-    /// `--full-auto`, `--approve-all`, per-tool overrides): front ends
-    /// keep saying so.
+    /// Whether risky calls run without asking beyond tools the user named
+    /// (`auto`, `--full-auto`, `--approve-all`): front ends keep saying so.
     pub fn approvals_relaxed(&self) -> bool {
-        self.agent.gate.mode_label() != "ask"
+        let label = self.agent.gate.mode_label();
+        label.starts_with("auto") || label == "approve-all" || label == "full-auto"
     }
 
     /// Every tool name registered now (built-ins, user tools, ready MCP tools).

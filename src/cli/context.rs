@@ -40,10 +40,8 @@ pub(crate) async fn context(
             .iter()
             .map(|c| crate::app::words::budget_lines(c).join("\n"))
             .collect();
-        parts.push(format!(
-            "project instructions (every profile):\n{}",
-            instructions.lines().join("\n")
-        ));
+        // The same lines as `/context` (every profile's requests carry them).
+        parts.push(instructions.lines().join("\n"));
         parts.join("\n\n")
     };
     // A closed pipe (`navi context | head`) is not an error worth a panic.

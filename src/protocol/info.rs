@@ -15,11 +15,12 @@ pub struct SessionMeta {
     pub context_token_count: u64,
     pub message_count: u64,
     /// The directory the session was started in (its workspace); `None`
-    /// for sessions stored before navi recorded it.
-    #[serde(default)]
+    /// for sessions stored before navi recorded it (then left out of JSON,
+    /// which stays what older releases wrote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// The project it belongs to: `cwd`'s git top level, else `cwd`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
 }
 

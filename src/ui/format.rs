@@ -99,15 +99,16 @@ pub(crate) fn session_project(s: &crate::protocol::SessionMeta) -> String {
         .unwrap_or_else(|| "no project".into())
 }
 
-/// The last part of a session's project directory, for narrow lists.
-pub(crate) fn session_project_name(s: &crate::protocol::SessionMeta) -> String {
-    match s.project.as_deref() {
-        Some(p) => std::path::Path::new(p)
+/// The last part of a session's project directory, for narrow lists;
+/// `None` for a session of no project.
+pub(crate) fn session_project_name(s: &crate::protocol::SessionMeta) -> Option<String> {
+    let p = s.project.as_deref()?;
+    Some(
+        std::path::Path::new(p)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| p.to_string()),
-        None => "no project".into(),
-    }
+    )
 }
 
 /// The `/session list` row of the current session while nothing was sent

@@ -64,6 +64,8 @@ async fn tui_holds_the_session_lock_and_sigterm_stops_the_tool_and_exits_143() {
         .env("NAVI_CONFIG_DIR", &cfg)
         .env("OLLAMA_HOST", fake.ollama_url())
         .args(["run", "--continue", "me too"])
+        // The TUI's project: `--continue` continues the project's session.
+        .current_dir(dir.path())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

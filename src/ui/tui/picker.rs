@@ -107,9 +107,11 @@ impl Picker {
         {
             let mark = crate::ui::format::session_mark(s, &self.current);
             let title = crate::ui::format::session_title_marked(s);
+            let project = crate::ui::format::session_project_name(s)
+                .map(|p| format!("{p} · "))
+                .unwrap_or_default();
             let meta = format!(
-                "  {} · {} · {} msgs · {}",
-                crate::ui::format::session_project_name(s),
+                "  {project}{} · {} msgs · {}",
                 s.profile_id,
                 s.message_count,
                 crate::ui::format::ago(s.last_active)
