@@ -129,6 +129,8 @@ mod session_pages;
 mod session_store;
 #[path = "session_upgrade.rs"]
 mod session_upgrade;
+#[path = "small_models.rs"]
+mod small_models;
 #[path = "tool_display.rs"]
 mod tool_display;
 #[path = "tools_code_exec.rs"]

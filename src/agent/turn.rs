@@ -42,6 +42,8 @@ pub(super) struct Run<'a> {
     pub(super) loaded: Vec<String>,
     /// `load_tools` calls in this run that loaded nothing new.
     pub(super) repeated_loads: u32,
+    /// The small-model path of this run (`small.rs`).
+    pub(crate) small: super::small::SmallPlan,
 }
 
 /// What one streamed model call produced.
@@ -95,6 +97,10 @@ impl<'a> Run<'a> {
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = agent.context_window(&*backend, &sel.model).await;
+        let small = super::small::SmallPlan::choose(
+            agent.config.llm.small_model,
+            backend.model_traits(&sel.model).await,
+        );
         // Ids already in the history count as seen: a server that restarts
         // its numbering each turn must not give two calls one id.
         let seen_ids = conv
@@ -136,14 +142,21 @@ impl<'a> Run<'a> {
             mcp_tools,
             loaded: Vec::new(),
             repeated_loads: 0,
+            small,
         };
         run.loaded = run.read_loaded();
         if run.origin.is_none() {
+            let reason = if run.small.lean {
+                format!("{}; {}", sel.reason, super::small::LEAN_NOTE)
+            } else {
+                sel.reason
+            };
             sink.emit(AgentEvent::ModelSelected {
                 model: sel.model,
-                reason: sel.reason,
+                reason,
             })
             .await;
+            run.tell_text_tools().await;
         }
         Ok(run)
     }
@@ -188,12 +201,20 @@ impl<'a> Run<'a> {
     }
 
     pub(super) fn system(&self) -> String {
-        system_prompt_with_roster(
+        if self.small.lean {
+            return super::small::lean_system(&self.step_tools());
+        }
+        let base = system_prompt_with_roster(
             self.agent.persona(),
             &self.profile,
             self.is_subagent(),
             &self.agent.profiles,
-        )
+        );
+        if self.small.constrained {
+            format!("{base}\n\n{}", super::small::tools_text(&self.step_tools()))
+        } else {
+            base
+        }
     }
 
     pub(super) async fn execute(&mut self, plan_now: bool) -> Result<TurnOutcome, AgentError> {
@@ -202,7 +223,7 @@ impl<'a> Run<'a> {
         // Nothing goes out (not even a planner call) when the request cannot fit.
         self.check_room_shown(&self.request(self.messages(&[]), true))
             .await?;
-        if planning::should_plan(&self.profile, plan_now) {
+        if !self.small.lean && planning::should_plan(&self.profile, plan_now) {
             planning::run(self).await?;
             if self.cancel.is_cancelled() {
                 return self.stopped(String::new()).await;
@@ -227,7 +248,13 @@ impl<'a> Run<'a> {
             if iteration > 1 {
                 self.notes_into_history(&inj.notes)?;
             }
-            let call = self.call_fitting(&[]).await?;
+            let call = if self.small.step_now() {
+                self.constrained_call().await?
+            } else if self.small.constrained {
+                self.free_answer().await?
+            } else {
+                self.call_fitting(&[]).await?
+            };
             if call.stopped {
                 return self.stopped(call.msg.text().into_owned()).await;
             }
@@ -235,6 +262,7 @@ impl<'a> Run<'a> {
                 return self.finish(call.msg.text().into_owned(), true).await;
             }
             let calls: Vec<ToolCall> = call.msg.tool_calls().cloned().collect();
+            self.note_invalid_calls(&calls);
             self.run_tools(&calls).await?;
             self.fit_call_arguments()?;
             if self.cancel.is_cancelled() {

@@ -28,6 +28,9 @@ pub(crate) struct ServerProps {
     pub(crate) total_slots: Option<u32>,
     /// `modalities.vision`: the loaded model takes images (`None`: not said).
     pub(crate) vision: Option<bool>,
+    /// `chat_template_caps.supports_tools`: the template renders tool
+    /// schemas (`None`: not said).
+    pub(crate) template_tools: Option<bool>,
 }
 
 impl ServerProps {
@@ -49,13 +52,19 @@ impl ServerProps {
             .get("modalities")
             .and_then(|m| m.get("vision"))
             .and_then(Value::as_bool);
-        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() {
+        let template_tools = obj
+            .get("chat_template_caps")
+            .and_then(|m| m.get("supports_tools"))
+            .and_then(Value::as_bool);
+        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() && template_tools.is_none()
+        {
             return None;
         }
         Some(ServerProps {
             n_ctx,
             total_slots,
             vision,
+            template_tools,
         })
     }
 }
@@ -95,6 +104,9 @@ mod tests {
         assert_eq!(p.vision, Some(false));
         let p = ServerProps::parse(&json!({"modalities": {"vision": true}})).unwrap();
         assert_eq!(p.vision, Some(true));
+        let p =
+            ServerProps::parse(&json!({"chat_template_caps": {"supports_tools": false}})).unwrap();
+        assert_eq!(p.template_tools, Some(false));
         assert!(ServerProps::parse(&json!({"error": "nope"})).is_none());
         assert!(ServerProps::parse(&json!([1])).is_none());
     }

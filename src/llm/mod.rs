@@ -5,6 +5,7 @@
 //! ever emitted complete (OpenAI argument fragments are assembled by `index`).
 
 pub(crate) mod catalog;
+pub mod constrain;
 pub(crate) mod decode;
 pub(crate) mod descriptor;
 pub(crate) mod error;
@@ -20,6 +21,7 @@ pub mod openai;
 pub(crate) mod roles;
 pub mod scripted;
 pub(crate) mod select;
+pub mod size;
 pub mod sse;
 pub(crate) mod tokenize;
 pub(crate) mod url_auth;
@@ -67,6 +69,9 @@ pub struct ChatRequest {
     pub keep_alive: Option<String>,
     /// Cap on generated tokens (`max_tokens` / Ollama `options.num_predict`).
     pub(crate) max_tokens: Option<u32>,
+    /// The answer must be one JSON value of this shape (constrained
+    /// decoding, `constrain.rs`); `tools` are then not sent.
+    pub constraint: Option<constrain::Constraint>,
 }
 
 impl ChatRequest {
@@ -80,6 +85,7 @@ impl ChatRequest {
             num_ctx: None,
             keep_alive: None,
             max_tokens: None,
+            constraint: None,
         }
     }
 }
@@ -185,6 +191,15 @@ pub trait LlmBackend: Send + Sync {
     /// is needed, never at start-up.
     async fn count_prompt(&self, _req: &ChatRequest) -> Option<u64> {
         None
+    }
+
+    /// The model's size and whether the chat template renders tools, for
+    /// the small-model path (`size.rs`). By default only the name tells.
+    async fn model_traits(&self, model: &str) -> size::ModelTraits {
+        size::ModelTraits {
+            params: size::params_from_name(model),
+            template_tools: None,
+        }
     }
 }
 
