@@ -140,7 +140,7 @@ async fn a_tiny_model_on_llama_server_calls_tools_through_a_grammar() {
     let system = system_of(&chats[0]);
     assert!(system.starts_with("You are navi"), "{system}");
     assert!(!system.contains("TEST-PERSONA") && !system.contains("TESTER-PROMPT"));
-    assert!(system.contains("Tool terminal:") && !system.contains("todo"));
+    assert!(system.contains("Tool terminal:") && !system.contains("Tool todo"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,6 +179,7 @@ async fn a_tiny_model_on_ollama_calls_tools_through_format() {
 async fn answer_as_the_action_asks_for_free_text_without_tools() {
     let env = Env::new("SmolLM2-135M-Instruct", "");
     let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
     fake.set_props(Some(llama_props(true)));
     fake.push(Reply::text("{\"tool\":\"answer\"}"));
     fake.push(Reply::text("Hello! How can I help?"));
@@ -211,6 +212,7 @@ async fn larger_models_keep_free_tool_calling_and_the_switch_overrides() {
     // `small_model = "off"` keeps a tiny model on free tool calling.
     let env = Env::new("SmolLM2-135M-Instruct", "[llm]\nsmall_model = \"off\"\n");
     let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
     fake.set_props(Some(llama_props(true)));
     fake.push(Reply::text("plain"));
     let (code, _, err) = env.run(&fake, "openai", "hi").await;

@@ -30,7 +30,7 @@ pub(crate) struct ServerProps {
     pub(crate) vision: Option<bool>,
     /// `chat_template_caps.supports_tools`: the template renders tool
     /// schemas (`None`: not said).
-    pub(crate) template_tools: Option<bool>,
+    pub(crate) tools: Option<bool>,
 }
 
 impl ServerProps {
@@ -52,19 +52,18 @@ impl ServerProps {
             .get("modalities")
             .and_then(|m| m.get("vision"))
             .and_then(Value::as_bool);
-        let template_tools = obj
+        let tools = obj
             .get("chat_template_caps")
             .and_then(|m| m.get("supports_tools"))
             .and_then(Value::as_bool);
-        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() && template_tools.is_none()
-        {
+        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() && tools.is_none() {
             return None;
         }
         Some(ServerProps {
             n_ctx,
             total_slots,
             vision,
-            template_tools,
+            tools,
         })
     }
 }
@@ -106,7 +105,7 @@ mod tests {
         assert_eq!(p.vision, Some(true));
         let p =
             ServerProps::parse(&json!({"chat_template_caps": {"supports_tools": false}})).unwrap();
-        assert_eq!(p.template_tools, Some(false));
+        assert_eq!(p.tools, Some(false));
         assert!(ServerProps::parse(&json!({"error": "nope"})).is_none());
         assert!(ServerProps::parse(&json!([1])).is_none());
     }

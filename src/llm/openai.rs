@@ -483,7 +483,7 @@ impl LlmBackend for OpenAiBackend {
     }
 
     async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
-        let template_tools = self.server_props().await.and_then(|p| p.template_tools);
+        let template_tools = self.server_props().await.and_then(|p| p.tools);
         let params = match super::size::params_from_name(model) {
             Some(n) => Some(n),
             None => match self.models_json().await {
