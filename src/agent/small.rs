@@ -33,6 +33,9 @@ pub(crate) const LEAN_NOTE: &str = "lean preset for a tiny model";
 const ANSWER: &str = "answer";
 /// The generation cap of a silent constrained request.
 const STEP_TOKENS: u32 = 160;
+/// The generation cap of a lean preset's free answer: a tiny model that
+/// loses the thread otherwise babbles until the general cap (minutes on a CPU).
+const LEAN_ANSWER_TOKENS: u32 = 256;
 /// Tools the lean preset offers, the first ones the profile has.
 const LEAN_TOOLS: &[&str] = &["terminal"];
 /// The lean persona: who navi is, in one breath.
@@ -255,7 +258,13 @@ impl Run<'_> {
 
     /// The free-text answer of a constrained run: no `tools` on the wire.
     pub(super) async fn free_answer(&mut self) -> Result<CallResult, AgentError> {
-        let req = self.request(self.messages(&[]), false);
+        let mut req = self.request(self.messages(&[]), false);
+        if self.small.lean {
+            req.max_tokens = Some(
+                req.max_tokens
+                    .map_or(LEAN_ANSWER_TOKENS, |n| n.min(LEAN_ANSWER_TOKENS)),
+            );
+        }
         self.check_room_shown(&req).await?;
         self.stream_call(&req, true).await
     }
