@@ -138,6 +138,8 @@ mod session_pages;
 mod session_store;
 #[path = "session_upgrade.rs"]
 mod session_upgrade;
+#[path = "small_models.rs"]
+mod small_models;
 #[path = "ssh_line_mode.rs"]
 mod ssh_line_mode;
 #[path = "test_suite.rs"]

@@ -26,6 +26,7 @@ pub(crate) mod repetition;
 mod request;
 pub mod session;
 mod session_tools;
+mod small;
 mod squeeze;
 mod steer;
 mod stream;

@@ -21,12 +21,14 @@ use crate::llm::{ChatMessage, ChatRequest};
 impl Run<'_> {
     /// The messages of a call: system prompt, history, then `notes` at the end.
     pub(super) fn messages(&self, notes: &[String]) -> Vec<ChatMessage> {
-        build_messages(
-            &self.system(),
-            self.memory.as_deref(),
-            &self.conv.context,
-            notes,
-        )
+        // The lean preset leaves the memory summary out (it would outweigh
+        // the rest of a tiny model's prompt).
+        let memory = if self.small.lean {
+            None
+        } else {
+            self.memory.as_deref()
+        };
+        build_messages(&self.system(), memory, &self.conv.context, notes)
     }
 
     /// Puts loop notes into the history: appended to the last tool result
@@ -52,7 +54,8 @@ impl Run<'_> {
     /// The request for a call of this turn.
     pub(super) fn request(&self, messages: Vec<ChatMessage>, with_tools: bool) -> ChatRequest {
         let mut req = ChatRequest::new(&self.model, messages);
-        if with_tools {
+        // A constrained run offers its tools as text (`small.rs`).
+        if with_tools && !self.small.constrained {
             req.tools = self.offered_schemas();
         }
         req.temperature = Some(self.profile.temperature);

@@ -48,6 +48,8 @@ pub(super) struct Run<'a> {
     /// What the user typed for this turn, without attached or piped text
     /// (planning decides on it); `None` for a subagent's task.
     pub(super) typed: Option<String>,
+    /// The small-model path of this run (`small.rs`).
+    pub(crate) small: super::small::SmallPlan,
 }
 
 /// What one streamed model call produced.
@@ -101,6 +103,10 @@ impl<'a> Run<'a> {
             _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         let window = agent.context_window(&*backend, &sel.model).await;
+        let small = super::small::SmallPlan::choose(
+            agent.config.llm.small_model,
+            backend.model_traits(&sel.model).await,
+        );
         // Ids already in the history count as seen: a server that restarts
         // its numbering each turn must not give two calls one id.
         let seen_ids = conv
@@ -145,14 +151,21 @@ impl<'a> Run<'a> {
             loaded: Vec::new(),
             repeated_loads: 0,
             typed: None,
+            small,
         };
         run.loaded = run.read_loaded();
         if run.origin.is_none() {
+            let reason = if run.small.lean {
+                format!("{}; {}", sel.reason, super::small::LEAN_NOTE)
+            } else {
+                sel.reason
+            };
             sink.emit(AgentEvent::ModelSelected {
                 model: sel.model,
-                reason: sel.reason,
+                reason,
             })
             .await;
+            run.tell_text_tools().await;
         }
         Ok(run)
     }
@@ -197,12 +210,22 @@ impl<'a> Run<'a> {
     }
 
     pub(super) fn system(&self) -> String {
-        let base = system_prompt_with_roster(
-            self.agent.persona(),
-            &self.profile,
-            self.is_subagent(),
-            &self.agent.profiles,
-        );
+        let base = if self.small.lean {
+            super::small::lean_system(&self.step_tools())
+        } else {
+            let base = system_prompt_with_roster(
+                self.agent.persona(),
+                &self.profile,
+                self.is_subagent(),
+                &self.agent.profiles,
+            );
+            if self.small.constrained {
+                format!("{base}\n\n{}", super::small::tools_text(&self.step_tools()))
+            } else {
+                base
+            }
+        };
+        // The project's AGENTS.md instructions, whatever the preset.
         if self.instructions.is_empty() {
             base
         } else {
@@ -216,7 +239,7 @@ impl<'a> Run<'a> {
         // Nothing goes out (not even a planner call) when the request cannot fit.
         self.check_room_shown(&self.request(self.messages(&[]), true))
             .await?;
-        if planning::should_plan(&self.profile, plan_now) {
+        if !self.small.lean && planning::should_plan(&self.profile, plan_now) {
             planning::run(self).await?;
             if self.cancel.is_cancelled() {
                 return self.stopped(String::new()).await;
@@ -241,7 +264,13 @@ impl<'a> Run<'a> {
             if iteration > 1 {
                 self.notes_into_history(&inj.notes)?;
             }
-            let call = self.call_fitting(&[]).await?;
+            let call = if self.small.step_now() {
+                self.constrained_call().await?
+            } else if self.small.constrained {
+                self.free_answer().await?
+            } else {
+                self.call_fitting(&[]).await?
+            };
             if call.stopped {
                 return self.stopped(call.msg.text().into_owned()).await;
             }
@@ -249,6 +278,7 @@ impl<'a> Run<'a> {
                 return self.finish(call.msg.text().into_owned(), true).await;
             }
             let calls: Vec<ToolCall> = call.msg.tool_calls().cloned().collect();
+            self.note_invalid_calls(&calls);
             self.run_tools(&calls).await?;
             self.fit_call_arguments()?;
             if self.cancel.is_cancelled() {

@@ -127,6 +127,20 @@ pub struct LlmConfig {
     pub(crate) connect_retries: u32,
     /// Cap on tokens generated per call (`max_tokens` / `num_predict`); 0 = no cap.
     pub(crate) max_tokens: u32,
+    /// The small-model path (lean preset, constrained tool calls):
+    /// `auto` (below ~1B parameters), `on` or `off`.
+    pub small_model: SmallModel,
+}
+
+/// `[llm].small_model`: `auto` (default: chosen from the model's size),
+/// `on` (always the lean preset and constrained calls), `off` (never).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SmallModel {
+    #[default]
+    Auto,
+    On,
+    Off,
 }
 
 impl Default for LlmConfig {
@@ -145,6 +159,7 @@ impl Default for LlmConfig {
             chunk_timeout_secs: 60.0,
             connect_retries: 2,
             max_tokens: 4096,
+            small_model: SmallModel::Auto,
         }
     }
 }

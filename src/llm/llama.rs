@@ -55,9 +55,9 @@ impl ServerProps {
             .and_then(Value::as_bool);
         let tools = obj
             .get("chat_template_caps")
-            .and_then(|c| c.get("supports_tools"))
+            .and_then(|m| m.get("supports_tools"))
             .and_then(Value::as_bool);
-        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() {
+        if n_ctx.is_none() && total_slots.is_none() && vision.is_none() && tools.is_none() {
             return None;
         }
         Some(ServerProps {
@@ -104,6 +104,9 @@ mod tests {
         assert_eq!(p.vision, Some(false));
         let p = ServerProps::parse(&json!({"modalities": {"vision": true}})).unwrap();
         assert_eq!(p.vision, Some(true));
+        let p =
+            ServerProps::parse(&json!({"chat_template_caps": {"supports_tools": false}})).unwrap();
+        assert_eq!(p.tools, Some(false));
         assert!(ServerProps::parse(&json!({"error": "nope"})).is_none());
         assert!(ServerProps::parse(&json!([1])).is_none());
     }

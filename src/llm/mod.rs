@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub(crate) mod catalog;
+pub mod constrain;
 pub(crate) mod decode;
 pub(crate) mod descriptor;
 pub mod endpoint;
@@ -23,6 +24,7 @@ pub(crate) mod roles;
 pub mod router;
 pub mod scripted;
 pub(crate) mod select;
+pub mod size;
 pub mod sse;
 pub(crate) mod tokenize;
 pub(crate) use crate::util::url_auth;
@@ -70,6 +72,9 @@ pub struct ChatRequest {
     pub keep_alive: Option<String>,
     /// Cap on generated tokens (`max_tokens` / Ollama `options.num_predict`).
     pub(crate) max_tokens: Option<u32>,
+    /// The answer must be one JSON value of this shape (constrained
+    /// decoding, `constrain.rs`); `tools` are then not sent.
+    pub constraint: Option<constrain::Constraint>,
 }
 
 impl ChatRequest {
@@ -83,6 +88,7 @@ impl ChatRequest {
             num_ctx: None,
             keep_alive: None,
             max_tokens: None,
+            constraint: None,
         }
     }
 }
@@ -208,6 +214,15 @@ pub trait LlmBackend: Send + Sync {
     /// is needed, never at start-up.
     async fn count_prompt(&self, _req: &ChatRequest) -> Option<u64> {
         None
+    }
+
+    /// The model's size and whether the chat template renders tools, for
+    /// the small-model path (`size.rs`). By default only the name tells.
+    async fn model_traits(&self, model: &str) -> size::ModelTraits {
+        size::ModelTraits {
+            params: size::params_from_name(model),
+            template_tools: None,
+        }
     }
 }
 

@@ -233,7 +233,10 @@ impl LlmBackend for OllamaBackend {
         let mut send_think = !self.remembered(&self.no_think, &req.model);
         let mut send_tools = !self.remembered(&self.no_tools, &req.model);
         loop {
-            let body = chat_body(req, send_think, send_tools);
+            let mut body = chat_body(req, send_think, send_tools);
+            if let Some(c) = &req.constraint {
+                super::constrain::add_ollama(&mut body, c);
+            }
             let resp = self.post("/api/chat", &body).await?;
             if resp.status().is_success() {
                 let target = self.target.clone();
@@ -306,6 +309,23 @@ impl LlmBackend for OllamaBackend {
             context_length: context_length(v.get("model_info")),
             capabilities,
         })
+    }
+
+    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
+        let mut traits = super::size::ModelTraits {
+            params: super::size::params_from_name(model),
+            template_tools: None,
+        };
+        if traits.params.is_none() {
+            let req = self
+                .client
+                .post(self.url("/api/show"))
+                .json(&json!({ "model": model }));
+            if let Ok(v) = http::metadata_json(&self.target, req, "/api/show", Some(model)).await {
+                traits.params = super::size::params_from_ollama_show(&v);
+            }
+        }
+        traits
     }
 }
 

@@ -384,6 +384,9 @@ impl LlmBackend for OpenAiBackend {
             if props.is_some() {
                 llama::add_fields(&mut body);
             }
+            if let Some(c) = &req.constraint {
+                super::constrain::add_openai(&mut body, c, props.is_some());
+            }
             let resp = http::send_retrying_once(&self.target, &self.client, &self.fresh, |c| {
                 self.request_on(c, reqwest::Method::POST, "/chat/completions")
                     .header(reqwest::header::ACCEPT, "text/event-stream")
@@ -486,6 +489,23 @@ impl LlmBackend for OpenAiBackend {
 
     async fn count_prompt(&self, req: &ChatRequest) -> Option<u64> {
         self.count_with_server(req).await
+    }
+
+    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
+        let template_tools = self.server_props().await.and_then(|p| p.tools);
+        let params = match super::size::params_from_name(model) {
+            Some(n) => Some(n),
+            None => match self.models_json().await {
+                Ok(data) => {
+                    find_entry(&data, model).and_then(|e| e.get("meta")?.get("n_params")?.as_u64())
+                }
+                Err(_) => None,
+            },
+        };
+        super::size::ModelTraits {
+            params,
+            template_tools,
+        }
     }
 }
 

@@ -1,0 +1,294 @@
+//! Issue 36: the small-model path end to end. The real `navi run` binary
+//! against the fake LLM server: a tiny model (by name) gets the lean
+//! preset and constrained tool calls (llama-server `grammar`, Ollama
+//! `format`), a template without tool support gets tools as text, an
+//! invalid call switches to constrained calls, and larger models keep free
+//! tool calling.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::support;
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Stdio;
+use support::{FakeLlm, Reply};
+use tokio::process::Command;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(model: &str, config: &str) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cfg/profiles/tester");
+        std::fs::create_dir_all(&p).unwrap();
+        let cfg = json!({
+            "id": "tester", "name": "Tester", "description": "test profile",
+            "model": [model], "temperature": 0.2,
+            "enabled_tools": ["todo", "terminal", "scratchpad"],
+            "planning_phase1_enabled": false, "planning_phase3_enabled": false,
+            "iteration_budget_enabled": false, "goal_anchoring_enabled": false
+        });
+        std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
+        std::fs::write(p.join("system_prompt.txt"), "TESTER-PROMPT").unwrap();
+        std::fs::write(dir.path().join("cfg/persona.txt"), "TEST-PERSONA").unwrap();
+        std::fs::write(dir.path().join("cfg/config.toml"), config).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        Env { dir }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    async fn run(&self, fake: &FakeLlm, backend: &str, ask: &str) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_navi"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("NAVI_DATA_DIR", self.data())
+            .env("NAVI_CONFIG_DIR", self.dir.path().join("cfg"))
+            .env("OLLAMA_HOST", fake.ollama_url())
+            .env("OPENAI_BASE_URL", fake.openai_url())
+            .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
+            .current_dir(self.dir.path().join("work"))
+            .args(["--backend", backend])
+            .args(["run", "--profile", "tester", "--approve", "terminal", ask])
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn llama_props(supports_tools: bool) -> Value {
+    json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1,
+           "chat_template_caps": {"supports_tools": supports_tools}})
+}
+
+fn system_of(req: &Value) -> String {
+    req["messages"][0]["content"].as_str().unwrap().to_string()
+}
+
+/// The three replies of one constrained step: action, arguments, answer.
+fn push_step(fake: &FakeLlm, command: &str, answer: &str) {
+    fake.push(Reply::text("{\"tool\":\"terminal\"}"));
+    fake.push(Reply::text(
+        json!({"tool": "terminal", "arguments": {"command": command}}).to_string(),
+    ));
+    fake.push(Reply::text(answer));
+}
+
+/// The action and argument requests carry the same messages as the answer
+/// that follows them (one prefix for the server's cache), no `tools`, and
+/// the tool ran with the arguments the constrained answer gave.
+fn check_step(chats: &[Value], key: &str) -> (Value, Value) {
+    assert_eq!(chats.len(), 3, "{chats:#?}");
+    for c in chats {
+        assert!(c.get("tools").is_none(), "tools never go on the wire: {c}");
+    }
+    assert_eq!(chats[0]["messages"], chats[1]["messages"]);
+    let answer_msgs = chats[2]["messages"].as_array().unwrap();
+    let step_msgs = chats[0]["messages"].as_array().unwrap();
+    assert_eq!(&answer_msgs[..step_msgs.len()], &step_msgs[..]);
+    let tool = answer_msgs.iter().find(|m| m["role"] == "tool").unwrap();
+    let result = tool["content"].as_str().unwrap();
+    assert!(result.contains("hello-from-the-tool"), "{result}");
+    assert!(chats[2].get(key).is_none(), "the answer is free text");
+    (chats[0][key].clone(), chats[1][key].clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tiny_model_on_llama_server_calls_tools_through_a_grammar() {
+    let env = Env::new("SmolLM2-135M-Instruct", "");
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
+    fake.set_props(Some(llama_props(true)));
+    push_step(&fake, "echo hello-from-the-tool", "The tool said hello.");
+    let (code, out, err) = env
+        .run(&fake, "openai", "say hello with the terminal")
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "The tool said hello.");
+    assert!(err.contains("lean preset for a tiny model"), "{err}");
+    let chats = fake.chat_requests();
+    let (action, args) = check_step(&chats, "grammar");
+    assert_eq!(
+        action.as_str().unwrap().lines().next().unwrap(),
+        "root ::= \"{\" \"\\\"tool\\\":\" (\"\\\"terminal\\\"\" | \"\\\"answer\\\"\") \"}\""
+    );
+    let args = args.as_str().unwrap();
+    assert!(
+        args.starts_with(
+            "root ::= \"{\" \"\\\"tool\\\":\" \"\\\"terminal\\\"\" \",\\\"arguments\\\":\" \
+             \"{\" \"\\\"command\\\":\" \"\\\"\" char{1,"
+        ),
+        "{args}"
+    );
+    for c in &chats[..2] {
+        assert_eq!(c["temperature"], json!(0.0));
+        assert!(c["max_tokens"].as_u64().unwrap() <= 160);
+        assert!(c.get("response_format").is_none() && c.get("json_schema").is_none());
+    }
+    // The lean preset: short persona, the terminal only, no profile prompt.
+    let system = system_of(&chats[0]);
+    assert!(system.starts_with("You are navi"), "{system}");
+    assert!(!system.contains("TEST-PERSONA") && !system.contains("TESTER-PROMPT"));
+    assert!(system.contains("Tool terminal:") && !system.contains("Tool todo"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tiny_model_on_ollama_calls_tools_through_format() {
+    let env = Env::new("smollm2:135m", "");
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("smollm2:135m".into(), Some(8192))]);
+    push_step(&fake, "echo hello-from-the-tool", "It said hello.");
+    let (code, out, err) = env.run(&fake, "ollama", "say hello").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "It said hello.");
+    let chats = fake.chat_requests();
+    let (action, args) = check_step(&chats, "format");
+    assert_eq!(
+        action,
+        json!({"type": "object", "properties": {"tool": {"enum": ["terminal", "answer"]}},
+               "required": ["tool"], "additionalProperties": false})
+    );
+    assert_eq!(args["properties"]["tool"], json!({"const": "terminal"}));
+    assert_eq!(args["required"], json!(["tool", "arguments"]));
+    let inner = &args["properties"]["arguments"];
+    assert_eq!(inner["required"], json!(["command"]));
+    assert_eq!(
+        inner["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        vec!["command"],
+        "optional arguments are left out"
+    );
+    assert_eq!(chats[0]["options"]["temperature"], json!(0.0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answer_as_the_action_asks_for_free_text_without_tools() {
+    let env = Env::new("SmolLM2-135M-Instruct", "");
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
+    fake.set_props(Some(llama_props(true)));
+    fake.push(Reply::text("{\"tool\":\"answer\"}"));
+    fake.push(Reply::text("Hello! How can I help?"));
+    let (code, out, err) = env.run(&fake, "openai", "hi").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "Hello! How can I help?");
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 2);
+    assert!(chats[0].get("grammar").is_some());
+    assert!(chats[1].get("grammar").is_none() && chats[1].get("tools").is_none());
+    assert_eq!(chats[0]["messages"], chats[1]["messages"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn larger_models_keep_free_tool_calling_and_the_switch_overrides() {
+    // An 8B model whose template renders tools: unchanged.
+    let env = Env::new("llama3.1:8b", "");
+    let fake = FakeLlm::start().await;
+    fake.set_props(Some(llama_props(true)));
+    fake.push(Reply::text("plain"));
+    let (code, _, err) = env.run(&fake, "openai", "hi").await;
+    assert_eq!(code, 0, "{err}");
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 1);
+    assert!(chats[0]["tools"].as_array().is_some_and(|t| t.len() == 3));
+    assert!(chats[0].get("grammar").is_none());
+    assert!(system_of(&chats[0]).starts_with("TEST-PERSONA"));
+    assert!(!err.contains("lean preset"), "{err}");
+
+    // `small_model = "off"` keeps a tiny model on free tool calling.
+    let env = Env::new("SmolLM2-135M-Instruct", "[llm]\nsmall_model = \"off\"\n");
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
+    fake.set_props(Some(llama_props(true)));
+    fake.push(Reply::text("plain"));
+    let (code, _, err) = env.run(&fake, "openai", "hi").await;
+    assert_eq!(code, 0, "{err}");
+    let chats = fake.chat_requests();
+    assert!(chats[0]["tools"].is_array() && chats[0].get("grammar").is_none());
+
+    // `small_model = "on"` takes the lean path for any model.
+    let env = Env::new("llama3.1:8b", "[llm]\nsmall_model = \"on\"\n");
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::text("{\"tool\":\"answer\"}"));
+    fake.push(Reply::text("hi"));
+    let (code, _, err) = env.run(&fake, "ollama", "hi").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(fake.chat_requests()[0].get("format").is_some());
+
+    // A value the switch does not know is a config error naming it.
+    let env = Env::new("llama3.1:8b", "[llm]\nsmall_model = \"tiny\"\n");
+    let fake = FakeLlm::start().await;
+    let (code, _, err) = env.run(&fake, "ollama", "hi").await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("small_model"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_without_tools_gets_them_as_text_and_is_told_once() {
+    let env = Env::new("llama3.1:8b", "");
+    let fake = FakeLlm::start().await;
+    fake.set_props(Some(llama_props(false)));
+    fake.push(Reply::text("{\"tool\":\"terminal\"}"));
+    fake.push(Reply::text(
+        json!({"tool": "terminal", "arguments": {"command": "echo hello-from-the-tool"}})
+            .to_string(),
+    ));
+    fake.push(Reply::text("{\"tool\":\"answer\"}"));
+    fake.push(Reply::text("Done."));
+    let (code, out, err) = env.run(&fake, "openai", "greet").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "Done.");
+    assert_eq!(
+        err.matches("cannot render tools").count(),
+        1,
+        "told once: {err}"
+    );
+    let chats = fake.chat_requests();
+    assert_eq!(
+        chats.len(),
+        4,
+        "a larger model may choose again: {chats:#?}"
+    );
+    let system = system_of(&chats[0]);
+    assert!(system.starts_with("TEST-PERSONA"), "{system}");
+    assert!(
+        system.contains("- terminal: Run a shell command")
+            && system.contains("Arguments: {\"command\": string}"),
+        "{system}"
+    );
+    assert!(chats.iter().all(|c| c.get("tools").is_none()));
+    // A larger model chooses again after the tool ran ("answer" here).
+    assert!(chats[2].get("grammar").is_some());
+    assert!(chats[3].get("grammar").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_call_switches_to_constrained_calls() {
+    let env = Env::new("llama3.1:8b", "");
+    let fake = FakeLlm::start().await;
+    fake.set_props(Some(llama_props(true)));
+    fake.push(Reply::tool_call("no_such_tool", json!({"x": 1})));
+    fake.push(Reply::text("{\"tool\":\"answer\"}"));
+    fake.push(Reply::text("Sorry."));
+    let (code, out, err) = env.run(&fake, "openai", "do it").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "Sorry.");
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 3);
+    assert!(chats[0]["tools"].is_array() && chats[0].get("grammar").is_none());
+    assert!(chats[1].get("grammar").is_some() && chats[1].get("tools").is_none());
+}
