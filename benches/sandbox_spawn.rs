@@ -42,6 +42,7 @@ fn ctx(root: &Path, mode: &str) -> ToolContext {
         step_validation: false,
         session: Arc::new(navi::tools::SessionTools::new("bench", work, None)),
         owner: None,
+        call_info: None,
     }
 }
 

@@ -184,6 +184,7 @@ fn benches(c: &mut Criterion) {
                     args: json!({}),
                     is_subagent: false,
                     agent: None,
+                    call: None,
                 });
                 k = 0;
             }

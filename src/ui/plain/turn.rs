@@ -171,10 +171,9 @@ impl Plain {
 
     /// A file write waiting for approval: the same diff the TUI's overlay
     /// shows, coloured only when colours are on.
-    fn show_write_diff(&mut self, tool: &str, args: &serde_json::Value) {
+    fn show_write_diff(&mut self, call: Option<&crate::protocol::CallInfo>) {
         use crate::text_diff::DiffLine;
-        let base = self.session.work_dir();
-        let Some(lines) = crate::ui::tui::approval_diff::for_request(tool, args, &base) else {
+        let Some(lines) = call.and_then(crate::ui::tui::approval_diff::for_call) else {
             return;
         };
         let p = self.pal();
@@ -249,9 +248,10 @@ impl Plain {
                 id,
                 tool,
                 summary,
-                args,
+                call,
+                ..
             } => {
-                self.show_write_diff(&tool, &args);
+                self.show_write_diff(call.as_deref());
                 let q = crate::ui::wording::approval_question(&tool, &summary);
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
