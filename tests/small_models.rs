@@ -281,14 +281,19 @@ async fn an_invalid_call_switches_to_constrained_calls() {
     let env = Env::new("llama3.1:8b", "");
     let fake = FakeLlm::start().await;
     fake.set_props(Some(llama_props(true)));
+    // The first bad call gets its error result and a free retry; the
+    // second in a row switches the run to constrained calls.
     fake.push(Reply::tool_call("no_such_tool", json!({"x": 1})));
+    fake.push(Reply::tool_call("terminal", json!("not an object")));
     fake.push(Reply::text("{\"tool\":\"answer\"}"));
     fake.push(Reply::text("Sorry."));
     let (code, out, err) = env.run(&fake, "openai", "do it").await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), "Sorry.");
     let chats = fake.chat_requests();
-    assert_eq!(chats.len(), 3);
-    assert!(chats[0]["tools"].is_array() && chats[0].get("grammar").is_none());
-    assert!(chats[1].get("grammar").is_some() && chats[1].get("tools").is_none());
+    assert_eq!(chats.len(), 4);
+    for c in &chats[..2] {
+        assert!(c["tools"].is_array() && c.get("grammar").is_none());
+    }
+    assert!(chats[2].get("grammar").is_some() && chats[2].get("tools").is_none());
 }

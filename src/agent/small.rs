@@ -29,6 +29,9 @@ use serde_json::{Value, json};
 pub(crate) const TINY_PARAMS: u64 = 1_000_000_000;
 /// Said in the model line and the status bar when the lean preset is on.
 pub(crate) const LEAN_NOTE: &str = "lean preset for a tiny model";
+/// Model calls in a row with invalid tool calls before a run switches to
+/// constrained calls.
+pub(crate) const INVALID_STREAK: u32 = 2;
 /// The action that ends the tool steps.
 const ANSWER: &str = "answer";
 /// The generation cap of a silent constrained request.
@@ -66,6 +69,8 @@ pub(crate) struct SmallPlan {
     pub(crate) text_tools: bool,
     /// Constrained tool steps taken in this run.
     pub(crate) steps: u32,
+    /// Model calls in a row whose tool calls could not run as given.
+    pub(crate) invalid_streak: u32,
 }
 
 impl SmallPlan {
@@ -81,6 +86,7 @@ impl SmallPlan {
             constrained: mode != SmallModel::Off && (lean || text_tools),
             text_tools,
             steps: 0,
+            invalid_streak: 0,
         }
     }
 
@@ -322,8 +328,10 @@ impl Run<'_> {
     }
 
     /// Calls a model made that cannot run as given: arguments that are not
-    /// JSON, or a tool that was not offered. From then on the run asks
-    /// with constrained decoding (unless `[llm].small_model` is `off`).
+    /// a JSON object, or a tool that was not offered. The first such batch
+    /// gets its error results and the model tries again freely; after
+    /// [`INVALID_STREAK`] in a row the run asks with constrained decoding
+    /// (unless `[llm].small_model` is `off`).
     pub(super) fn note_invalid_calls(&mut self, calls: &[ToolCall]) {
         if self.agent.config.llm.small_model == SmallModel::Off || self.small.constrained {
             return;
@@ -334,8 +342,13 @@ impl Run<'_> {
         let invalid = calls
             .iter()
             .any(|c| !c.arguments.is_object() || !known(&c.name));
-        if invalid {
-            tracing::info!("the model made an invalid tool call; asking with constrained decoding");
+        self.small.invalid_streak = if invalid {
+            self.small.invalid_streak + 1
+        } else {
+            0
+        };
+        if self.small.invalid_streak >= INVALID_STREAK {
+            tracing::info!("the model made invalid tool calls; asking with constrained decoding");
             self.small.constrained = true;
         }
     }
