@@ -90,6 +90,7 @@ async fn sessions_in_two_directories_share_one_core_and_work_in_their_own() {
                 {"op": "prompt", "session": "a", "text": "list it"},
                 {"op": "prompt", "session": "b", "text": "list it"},
                 {"op": "sleep", "ms": 500},
+                {"op": "list", "cwd": alpha},
             ]),
             "allow_once",
         )
@@ -118,6 +119,15 @@ async fn sessions_in_two_directories_share_one_core_and_work_in_their_own() {
         b.contains("BETA-MARKER") && !b.contains("ALPHA-MARKER"),
         "{b}"
     );
+    // Listing one directory's sessions: alpha's, with its directory.
+    let listed = d.results("list")[0]["result"]["sessions"].clone();
+    let listed = listed.as_array().unwrap_or_else(|| panic!("{dump}"));
+    let ids: Vec<&str> = listed
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [d.id("a").as_str()], "{dump}");
+    assert_eq!(listed[0]["cwd"], alpha.to_str().unwrap(), "{dump}");
     // One core: one database writer thread for both sessions (a tool's
     // child, between fork and exec, shows the agent's command line too, but
     // not its threads).

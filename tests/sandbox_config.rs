@@ -99,3 +99,34 @@ async fn a_navi_config_file_inside_the_workspace_stays_read_only() {
     let r = &p.reports[0];
     assert_eq!(r["mkfifo_inside"], "ok", "{r}");
 }
+
+/// The project's instructions and commands (`AGENTS.md`, `.navi/`) in the
+/// workspace: read at the next turn, so no sandboxed process may change them.
+#[tokio::test]
+async fn project_instructions_and_commands_in_the_workspace_stay_read_only() {
+    let env = env_with("");
+    let work = env.path("work");
+    std::fs::create_dir_all(work.join(".navi/commands")).unwrap();
+    let agents = work.join("AGENTS.md");
+    let command = work.join(".navi/commands/ship.md");
+    std::fs::write(&agents, "Answer in English.\n").unwrap();
+    std::fs::write(&command, "Ship it: $ARGUMENTS\n").unwrap();
+    let fd77 = env.path("fd77.txt");
+    std::fs::write(&fd77, "").unwrap();
+    let targets = vec![agents.clone(), command.clone()];
+    let before = snapshot(&targets);
+    let args = json!({"outside": env.path("none"), "inside": "$TMPDIR", "targets": targets});
+    let p = run_probes(&env, User::Root, &work, &[], &FRONTS, &args, &fd77).await;
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    for (front, r) in FRONTS.iter().zip(&p.reports) {
+        for i in 0..targets.len() {
+            for k in ["append_target", "replace_target"] {
+                let key = format!("{k}{i}");
+                assert_ne!(r[&key], "ok", "{front:?}: {key} worked: {r}");
+            }
+        }
+    }
+    assert_eq!(snapshot(&targets), before, "a project file changed");
+    // The rest of the workspace stays writable.
+    assert_eq!(p.reports[0]["mkfifo_inside"], "ok", "{}", p.reports[0]);
+}

@@ -193,11 +193,17 @@ impl Server {
         let app = self.core.app().map_err(internal)?;
         let cwd = self.core.home_cwd().to_path_buf();
         // Every project's sessions, each with the directory it was started
-        // in (`sessions.cwd`; the agent's own for older ones).
+        // in (`sessions.cwd`; the agent's own for older ones); only those
+        // of the directory asked for when the client names one (sessions
+        // stored before directories were kept belong to every directory).
         let sessions = app
             .all_sessions()
             .map_err(|e| internal(e.to_string()))?
             .into_iter()
+            .filter(|m| match (&req.cwd, &m.cwd) {
+                (Some(want), Some(dir)) => std::path::Path::new(dir) == want.as_path(),
+                _ => true,
+            })
             .map(|m| {
                 let dir = m.cwd.map(std::path::PathBuf::from).unwrap_or(cwd.clone());
                 SessionInfo::new(m.id, dir)

@@ -21,12 +21,14 @@
 use crate::config::Paths;
 use std::path::{Path, PathBuf};
 
-/// Project configuration navi reads from the workspace, relative to it: one
-/// line per path (a file or a directory), e.g. `"AGENTS.md"`, `".navi"`.
+/// Project configuration navi reads from the workspace, relative to it: the
+/// project's instructions (`AGENTS.md`) and its own commands and settings
+/// (`.navi/`). navi's own file tools still edit them (with approval); only
+/// sandboxed processes cannot.
 /// A path that does not exist when a tool starts is not protected (a mount
 /// needs an existing path), so a reader of such a path should not trust one
 /// that appeared during a turn.
-pub(crate) const PROJECT_PATHS: &[&str] = &[];
+pub(crate) const PROJECT_PATHS: &[&str] = &["AGENTS.md", ".navi"];
 
 /// Files SQLite keeps next to a database.
 const DB_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];

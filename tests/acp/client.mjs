@@ -112,7 +112,7 @@ try {
         break;
       }
       case "list":
-        await call(step, "session/list", {});
+        await call(step, "session/list", step.cwd ? { cwd: step.cwd } : {});
         break;
       case "close":
         await call(step, "session/close", { sessionId: id(step.session) });
