@@ -295,12 +295,23 @@ async fn stop_during_prefill_makes_no_answer() {
         k.push(e.kind());
     }
     assert_eq!(k.last(), Some(&"stream_stopped"));
+    // No answer: the user message, then the note that closes the stopped
+    // turn (so the next message stands alone); nothing shown as an answer.
     let loaded = h.store.load(&s.id).unwrap().unwrap();
-    assert_eq!(
-        loaded.context.len(),
-        1,
-        "only the user message: {:?}",
+    assert_eq!(loaded.context.len(), 2, "{:?}", loaded.context);
+    assert_eq!(loaded.context[0].msg.text(), "slow");
+    assert_eq!(loaded.context[1].msg.role, Role::Assistant);
+    assert!(
+        loaded.context[1].msg.text().starts_with("(stopped"),
+        "{:?}",
         loaded.context
+    );
+    assert!(
+        !loaded
+            .display
+            .iter()
+            .any(|m| m.msg.role == Role::Assistant && m.msg.text().contains("stopped")),
+        "the note is for the model, not the transcript"
     );
 }
 
@@ -421,7 +432,8 @@ async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
             .all(|m| !m.text().contains("second file")),
         "the steer must wait for the safe point"
     );
-    // The second call: both tool results, then the steer as a user message.
+    // The second call: both tool results, a short assistant note that closes
+    // the batch, then the steer as a user message of its own.
     let roles: Vec<(Role, String)> = reqs[1]
         .messages
         .iter()
@@ -432,8 +444,9 @@ async fn steer_goes_in_after_the_tool_batch_before_the_next_call() {
         roles[n - 1],
         (Role::User, "use the second file instead".into())
     );
-    assert_eq!(roles[n - 2].0, Role::Tool);
+    assert_eq!(roles[n - 2].0, Role::Assistant);
     assert_eq!(roles[n - 3].0, Role::Tool);
+    assert_eq!(roles[n - 4].0, Role::Tool);
     let k = kinds(&ev);
     let steer = k.iter().position(|x| *x == "user_steer").unwrap();
     let last_tool = k.iter().rposition(|x| *x == "tool_call").unwrap();

@@ -13,7 +13,7 @@
 use crate::support::checker;
 use crate::support::{FakeLlm, Fault, Reply};
 use navi::app::{App, AppOptions, OpenOptions, SessionChoice, SessionHandle};
-use navi::config::{BackendKind, Config, Overrides, Paths};
+use navi::config::{BackendKind, Config, Overrides, Paths, SmallModel};
 use navi::protocol::{
     AgentEvent, CompactMode, Decision, InputAttachment, Op, SessionEvent, TurnEnd,
 };
@@ -64,6 +64,9 @@ pub(crate) fn app(dir: &std::path::Path, fake: &FakeLlm) -> App {
     let mut c = Config::default();
     c.llm.backend = BackendKind::Openai;
     c.llm.openai_base_url = fake.openai_url();
+    // Tool calls are scripted as native calls: the constrained path for
+    // templates without tools (tests/small_models.rs) stays out of it.
+    c.llm.small_model = SmallModel::Off;
     let paths = Paths {
         config_file: None,
         config_dir: dir.join("cfg"),

@@ -233,10 +233,17 @@ async fn a_session_from_before_projects_is_continued_and_claimed() {
     let repo_dir = env.path("r");
     repo(&repo_dir);
     std::fs::create_dir_all(env.path("data")).unwrap();
-    // A row as an older navi left it: no cwd, no project.
-    let old = {
-        let store = navi::session::SessionStore::open(&env.path("data/navi.db")).unwrap();
-        store.create("tester").unwrap().id
+    // A session with an answer, then its row as an older navi left it: no
+    // cwd, no project.
+    fake.push(Reply::text("first answer"));
+    let o = run_in(&env, &fake, &repo_dir, &["run", "-p", "tester", "hello"]).await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let old: String = {
+        let db = rusqlite::Connection::open(env.path("data/navi.db")).unwrap();
+        db.execute("UPDATE sessions SET cwd = NULL, project = NULL", [])
+            .unwrap();
+        db.query_row("SELECT id FROM sessions", [], |r| r.get(0))
+            .unwrap()
     };
     fake.push(Reply::text("continued"));
     let o = run_in(

@@ -22,7 +22,7 @@ fn sessions(data: &Path) -> usize {
 
 fn has_image(body: &Value) -> bool {
     let s = body.to_string();
-    s.contains("image_url") || s.contains("\"images\"")
+    s.contains("\"type\":\"image_url\"") || s.contains("\"images\":[")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -206,7 +206,7 @@ impl Open {
                 );
                 StopReason::Refusal
             }
-            TurnEnd::Failed { message } => {
+            TurnEnd::Failed { message, .. } => {
                 let _ = r.respond_with_error(super::server::error(-32603, message.clone()));
                 return;
             }

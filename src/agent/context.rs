@@ -17,7 +17,7 @@ use crate::session::StoredMessage;
 
 pub(crate) const PERSONA_SEPARATOR: &str = "\n\n---\n\n";
 pub(crate) const MEMORY_HEADING: &str = "## What I remember about the user";
-pub(crate) const NOTE_PREFIX: &str = "[navi]";
+pub(crate) use crate::session::pins::NOTE_PREFIX;
 pub(crate) const ROSTER_HEADING: &str = "Other profiles (switch_profile / spawn_agent):";
 /// A roster line's description is cut (on a word) to about this many chars.
 const ROSTER_DESC_CHARS: usize = 44;

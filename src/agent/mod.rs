@@ -124,6 +124,20 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    /// No model was reached: the server could not be reached, has no such
+    /// model, or the request could not be made (no key, unknown provider).
+    pub(crate) fn reached_no_model(&self) -> bool {
+        matches!(
+            self,
+            AgentError::Llm(
+                LlmError::Unreachable { .. }
+                    | LlmError::ModelNotFound { .. }
+                    | LlmError::NoKey { .. }
+                    | LlmError::UnknownProvider { .. }
+            )
+        )
+    }
+
     /// The user stopped it (Ctrl-C, /stop): not a failure to report.
     pub(crate) fn is_cancelled(&self) -> bool {
         matches!(self, AgentError::Llm(LlmError::Cancelled))

@@ -89,8 +89,13 @@ pub struct App {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SessionChoice {
     New,
-    /// The most recently active one, or a new one when there is none.
+    /// The most recently active one that holds an answer (never one left
+    /// empty or holding only an error), or a new one when there is none:
+    /// what `navi` opens by default.
     Latest,
+    /// The most recently active one with any message (one whose last turn
+    /// failed included: the user goes on from it), or a new one: `-c`.
+    Continue,
     Id(String),
 }
 

@@ -36,7 +36,8 @@ impl App {
             SessionChoice::New => None,
             // The latest of this project: another repository's conversation
             // is never continued by accident.
-            SessionChoice::Latest => self.store.latest_in(&project)?,
+            SessionChoice::Latest => self.store.latest_in(&project, true)?,
+            SessionChoice::Continue => self.store.latest_in(&project, false)?,
             SessionChoice::Id(key) => Some(self.store.resolve_in(key, &project)?),
         };
         let mut note = existing
@@ -57,7 +58,8 @@ impl App {
                     Session::stored(self.store.clone(), lock, work_dir, mcp, fresh)
                 }
                 Err(StoreError::Lock(e @ LockError::Busy { .. }))
-                    if opts.new_if_busy && *choice == SessionChoice::Latest =>
+                    if opts.new_if_busy
+                        && matches!(choice, SessionChoice::Latest | SessionChoice::Continue) =>
                 {
                     note = Some(format!("{e}: started a new session"));
                     self.new_session(&opts, work_dir)?

@@ -111,18 +111,19 @@ async fn forward(
         Ok(Ran::Turn(Err(e))) => end_of(e, refused),
         Ok(Ran::Compaction(Ok(_))) => TurnEnd::Done { completed: true },
         Ok(Ran::Compaction(Err(e))) => match end_of(e, false) {
-            TurnEnd::Failed { message } => {
+            TurnEnd::Failed { message, unreached } => {
                 // Said once, the same for every front end.
                 let event = AgentEvent::Error {
                     message: format!("compaction failed: {message}"),
                 };
                 let _ = tx.send(SessionEvent::Agent { event }).await;
-                TurnEnd::Failed { message }
+                TurnEnd::Failed { message, unreached }
             }
             other => other,
         },
         Err(e) => TurnEnd::Failed {
             message: format!("the run's task failed: {e}"),
+            unreached: false,
         },
     };
     // Steers the run never took in go back with its end.
@@ -140,6 +141,7 @@ fn end_of(e: AgentError, refused: bool) -> TurnEnd {
         TurnEnd::Stopped
     } else {
         TurnEnd::Failed {
+            unreached: e.reached_no_model(),
             message: e.to_string(),
         }
     }

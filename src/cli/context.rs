@@ -144,7 +144,7 @@ async fn compact_open(
             eprintln!("navi: compaction stopped; session {short} is unchanged");
             return Ok(130);
         }
-        TurnEnd::Failed { message } | TurnEnd::Refused { message } => {
+        TurnEnd::Failed { message, .. } | TurnEnd::Refused { message } => {
             return Err(Failure::runtime(format!(
                 "compaction failed, session {short} is unchanged: {message}"
             )));
@@ -237,7 +237,7 @@ async fn compact_open(
         eprintln!("navi: compaction stopped; session {short} is unchanged");
         return Ok(sig.exit_code());
     }
-    if let TurnEnd::Failed { message } | TurnEnd::Refused { message } = applied.end {
+    if let TurnEnd::Failed { message, .. } | TurnEnd::Refused { message } = applied.end {
         return Err(Failure::runtime(message));
     }
     let _ = app;

@@ -424,7 +424,7 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
             let choice = match (&cli.session, cli.new, cli.continue_last) {
                 (Some(id), _, _) => SessionChoice::Id(id.clone()),
                 (None, true, _) => SessionChoice::New,
-                (None, false, true) => SessionChoice::Latest,
+                (None, false, true) => SessionChoice::Continue,
                 (None, false, false) if piped => SessionChoice::New,
                 (None, false, false) => SessionChoice::Latest,
             };

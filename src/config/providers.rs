@@ -427,7 +427,7 @@ pub(crate) fn validate(c: &Config, origin: &str) -> Result<(), super::ConfigErro
             {
                 return Err(invalid(
                     key(k),
-                    &crate::llm::url_auth::redact_userinfo(v),
+                    &crate::util::url_auth::redact_userinfo(v),
                     "must be an http:// or https:// URL",
                 ));
             }

@@ -341,6 +341,17 @@ impl LlmBackend for Router {
         self.backend(&p).ok()?.image_input(&name).await
     }
 
+    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
+        let routed = self.route(model).await.ok();
+        match routed.and_then(|(p, name)| Some((self.backend(&p).ok()?, name))) {
+            Some((b, name)) => b.model_traits(&name).await,
+            None => super::size::ModelTraits {
+                params: super::size::params_from_name(model),
+                template_tools: None,
+            },
+        }
+    }
+
     async fn count_prompt(&self, req: &ChatRequest) -> Option<u64> {
         let (p, model) = self.route(&req.model).await.ok()?;
         self.backend(&p)

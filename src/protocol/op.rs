@@ -103,11 +103,13 @@ pub enum TurnEnd {
     Stopped,
     /// The message was refused as it is (an image for a text-only model);
     /// nothing was stored and the front end gives the input back.
-    Refused {
-        message: String,
-    },
+    Refused { message: String },
     Failed {
         message: String,
+        /// No model was reached (server down, no such model, no key): a new
+        /// session that got nothing else is not kept.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unreached: bool,
     },
 }
 

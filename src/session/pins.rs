@@ -26,9 +26,13 @@ pub(crate) fn key(m: &StoredMessage) -> String {
     )
 }
 
+/// What starts each note navi appends to a message in the model's copy of
+/// the conversation (never the user's words).
+pub(crate) const NOTE_PREFIX: &str = "[navi]";
+
 /// The length of `text` without navi's notes appended to it.
 fn own_text_len(text: &str) -> usize {
-    let marker = format!("\n\n{} ", crate::agent::context::NOTE_PREFIX);
+    let marker = format!("\n\n{NOTE_PREFIX} ");
     text.find(&marker).unwrap_or(text.len())
 }
 

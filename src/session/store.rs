@@ -136,11 +136,22 @@ impl SessionStore {
             path: path.to_path_buf(),
             source,
         })?;
-        let conn = Connection::open(path).map_err(|source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let store = Self::init(conn, path)?;
+        // Many processes opening a new database at once: setting WAL mode
+        // can find the database busy without waiting for it; try again.
+        let mut attempt = 0;
+        let store = loop {
+            let conn = Connection::open(path).map_err(|source| StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            match Self::init(conn, path) {
+                Err(StoreError::Open { source, .. }) if busy(&source) && attempt < 50 => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                other => break other?,
+            }
+        };
         for suffix in ["-wal", "-shm", "-journal"] {
             let mut side = path.as_os_str().to_owned();
             side.push(suffix);
@@ -542,4 +553,12 @@ impl SessionStore {
         lock.remove_file();
         Ok(deleted)
     }
+}
+
+/// SQLite said the database is busy or locked.
+fn busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }

@@ -211,7 +211,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     }
     let choice = match (&args.session, args.continue_last) {
         (Some(id), _) => SessionChoice::Id(id.clone()),
-        (None, true) => SessionChoice::Latest,
+        (None, true) => SessionChoice::Continue,
         (None, false) => SessionChoice::New,
     };
     let mut signals = StopSignals::install();
@@ -266,7 +266,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
                 let ev = match ev {
                     Some(SessionEvent::Agent { event }) => event,
                     Some(SessionEvent::TurnEnded { end, .. }) => break end,
-                    None => break TurnEnd::Failed { message: "the turn ended without a word".into() },
+                    None => break TurnEnd::Failed { message: "the turn ended without a word".into(), unreached: false },
                 };
                 let written = if reader_gone {
                     Ok(())
@@ -330,11 +330,19 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         let _ = write_pieces(renderer.close(), &mut out);
     }
     let id = h.id();
-    // A new session whose one turn failed before any model answered holds
-    // only the message and the error: it is not kept (the error is printed
-    // below; with --json one line says so).
+    // A new session whose one turn never reached a model (server down, no
+    // such model, no key) holds only the message and the error: it is not
+    // kept (the error is printed below; with --json one line says so). A
+    // server that answered with an error (an image refused, say) keeps the
+    // session: the user goes on from it.
     if matches!(choice, SessionChoice::New)
-        && matches!(end, TurnEnd::Failed { .. })
+        && matches!(
+            end,
+            TurnEnd::Failed {
+                unreached: true,
+                ..
+            }
+        )
         && fatal.is_none()
         && never_answered(&h)
         && h.submit(Op::Delete).is_ok()
@@ -361,7 +369,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     match end {
         TurnEnd::Done { .. } => Ok(0),
         TurnEnd::Stopped => Ok(130),
-        TurnEnd::Refused { message } | TurnEnd::Failed { message } => {
+        TurnEnd::Refused { message } | TurnEnd::Failed { message, .. } => {
             Err(Failure::runtime(message))
         }
     }

@@ -12,15 +12,25 @@ use rusqlite::OptionalExtension;
 
 impl SessionStore {
     /// The most recently active session of `project` (or one that belongs
-    /// to no project yet) that holds an answer, if any: a session left
-    /// empty or holding only an error is never reopened by default.
-    pub(crate) fn latest_in(&self, project: &str) -> Result<Option<SessionMeta>, StoreError> {
+    /// to no project yet) with a message, if any; with `answered`, one that
+    /// holds an answer (a session holding only an error is not reopened by
+    /// default).
+    pub(crate) fn latest_in(
+        &self,
+        project: &str,
+        answered: bool,
+    ) -> Result<Option<SessionMeta>, StoreError> {
+        let has = if answered {
+            "m.role != 'user' AND m.kind != 'error'"
+        } else {
+            "1 = 1"
+        };
         self.read(|c| {
             Ok(c.query_row(
                 &format!(
                     "SELECT {META_COLS} FROM sessions s WHERE (s.project = ?1 OR s.project IS NULL)
                      AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id
-                     AND m.buffer = 0 AND m.role != 'user' AND m.kind != 'error')
+                     AND m.buffer = 0 AND {has})
                      ORDER BY s.last_active DESC, s.rowid DESC LIMIT 1"
                 ),
                 [project],

@@ -137,7 +137,7 @@ impl Plain {
                 }
             }
             Some(TurnEnd::Done { .. }) => {}
-            Some(TurnEnd::Failed { message }) => {
+            Some(TurnEnd::Failed { message, .. }) => {
                 self.failed = true;
                 if !self.r.saw_error() {
                     self.note(&p.red(&format!("error: {message}")));
