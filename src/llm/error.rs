@@ -218,6 +218,38 @@ impl LlmError {
     }
 }
 
+/// A coded failure a stream reported (an `error` event): rate-limited and
+/// overloaded codes are retryable like their HTTP statuses; anything else
+/// is the server's word, prefixed by its code.
+pub(crate) fn coded_stream_error(
+    backend: &str,
+    code: &str,
+    message: String,
+    rate_limited: &[&str],
+    overloaded: &[&str],
+) -> LlmError {
+    if rate_limited.contains(&code) {
+        return LlmError::RateLimited {
+            backend: backend.into(),
+            retry_after: None,
+        };
+    }
+    if overloaded.contains(&code) {
+        return LlmError::Overloaded {
+            backend: backend.into(),
+            retry_after: None,
+        };
+    }
+    LlmError::StreamError {
+        backend: backend.into(),
+        message: if code.is_empty() {
+            message
+        } else {
+            format!("{code}: {message}")
+        },
+    }
+}
+
 #[cfg(test)]
 mod image_tests {
     use super::*;

@@ -542,3 +542,36 @@ impl HttpFailure {
 #[cfg(test)]
 #[path = "http_tests.rs"]
 mod tests;
+
+/// The response when it is an event stream; otherwise the error saying what
+/// `POST {path}` answered instead (`expected`: the protocol navi spoke).
+pub(crate) async fn event_stream(
+    resp: reqwest::Response,
+    base: &str,
+    expected: &str,
+    path: &str,
+) -> Result<reqwest::Response, LlmError> {
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.contains("event-stream") {
+        return Ok(resp);
+    }
+    let text = read_capped(resp).await;
+    Err(LlmError::WrongProtocol {
+        url: base.to_string(),
+        expected: expected.into(),
+        detail: format!(
+            "POST {path} answered {} instead of an event stream: {}",
+            if content_type.is_empty() {
+                "no content type"
+            } else {
+                &content_type
+            },
+            one_line(&text, 120)
+        ),
+    })
+}

@@ -262,24 +262,13 @@ pub(crate) fn stream_error(e: &Value) -> LlmError {
         .map(String::from)
         .unwrap_or_else(|| e.to_string());
     let message = one_line(&message, MAX_SERVER_TEXT);
-    match kind {
-        "overloaded_error" => LlmError::Overloaded {
-            backend: BACKEND.into(),
-            retry_after: None,
-        },
-        "rate_limit_error" => LlmError::RateLimited {
-            backend: BACKEND.into(),
-            retry_after: None,
-        },
-        _ => LlmError::StreamError {
-            backend: BACKEND.into(),
-            message: if kind.is_empty() {
-                message
-            } else {
-                format!("{kind}: {message}")
-            },
-        },
-    }
+    crate::llm::error::coded_stream_error(
+        BACKEND,
+        kind,
+        message,
+        &["rate_limit_error"],
+        &["overloaded_error"],
+    )
 }
 
 impl FrameDecoder<Event> for AnthropicDecoder {

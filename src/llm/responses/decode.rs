@@ -249,24 +249,13 @@ fn stream_error(e: &Value) -> LlmError {
             .unwrap_or_else(|| e.to_string()),
         MAX_SERVER_TEXT,
     );
-    match code {
-        "rate_limit_exceeded" => LlmError::RateLimited {
-            backend: BACKEND.into(),
-            retry_after: None,
-        },
-        "server_is_overloaded" | "overloaded_error" => LlmError::Overloaded {
-            backend: BACKEND.into(),
-            retry_after: None,
-        },
-        _ => LlmError::StreamError {
-            backend: BACKEND.into(),
-            message: if code.is_empty() {
-                message
-            } else {
-                format!("{code}: {message}")
-            },
-        },
-    }
+    crate::llm::error::coded_stream_error(
+        BACKEND,
+        code,
+        message,
+        &["rate_limit_exceeded"],
+        &["server_is_overloaded", "overloaded_error"],
+    )
 }
 
 impl FrameDecoder<Event> for ResponsesDecoder {

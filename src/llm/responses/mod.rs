@@ -160,28 +160,8 @@ impl LlmBackend for ResponsesBackend {
                 m.insert(req.model.clone(), fields);
             }
         };
-        let content_type = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if !content_type.contains("event-stream") {
-            let text = http::read_capped(resp).await;
-            return Err(LlmError::WrongProtocol {
-                url: self.target.base.clone(),
-                expected: decode::BACKEND.into(),
-                detail: format!(
-                    "POST /responses answered {} instead of an event stream: {}",
-                    if content_type.is_empty() {
-                        "no content type"
-                    } else {
-                        &content_type
-                    },
-                    http::one_line(&text, 120)
-                ),
-            });
-        }
+        let resp =
+            http::event_stream(resp, &self.target.base, decode::BACKEND, "/responses").await?;
         let target = self.target.clone();
         let bytes = resp
             .bytes_stream()
