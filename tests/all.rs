@@ -25,6 +25,8 @@ mod tui_support;
 mod acp;
 #[path = "acp_bad_input.rs"]
 mod acp_bad_input;
+#[path = "acp_edits.rs"]
+mod acp_edits;
 #[path = "acp_mcp.rs"]
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
@@ -112,6 +114,8 @@ mod providers;
 mod run_approvals;
 #[path = "run_cli.rs"]
 mod run_cli;
+#[path = "run_context.rs"]
+mod run_context;
 #[path = "sandbox.rs"]
 mod sandbox;
 #[path = "sandbox_cli.rs"]
