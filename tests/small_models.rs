@@ -32,6 +32,12 @@ impl Env {
         std::fs::write(p.join("config.json"), cfg.to_string()).unwrap();
         std::fs::write(p.join("system_prompt.txt"), "TESTER-PROMPT").unwrap();
         std::fs::write(dir.path().join("cfg/persona.txt"), "TEST-PERSONA").unwrap();
+        // `auto` unless the test says otherwise (the default is `off`).
+        let config = if config.contains("small_model") {
+            config.to_string()
+        } else {
+            format!("[llm]\nsmall_model = \"auto\"\n{config}")
+        };
         std::fs::write(dir.path().join("cfg/config.toml"), config).unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         Env { dir }
