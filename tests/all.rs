@@ -103,6 +103,8 @@ mod plain_pty;
 mod planning_cli;
 #[path = "planning_cost.rs"]
 mod planning_cost;
+#[path = "process_lifetime.rs"]
+mod process_lifetime;
 #[path = "project.rs"]
 mod project;
 #[path = "project_modes.rs"]

@@ -259,6 +259,10 @@ pub(crate) enum ProfilesCommand {
 }
 
 pub fn main() -> ExitCode {
+    if let Some(code) = crate::tools::watchdog::serve_if_asked() {
+        return code;
+    }
+    crate::tools::watchdog::enable();
     out::quiet_on_broken_pipe();
     crate::sandbox::enforce::keep_environ_private();
     let cli = match Cli::try_parse() {

@@ -290,7 +290,8 @@ fn spawn(
     // server's). No
     // parent-death signal: it is tied to the spawning *thread*, and a tokio
     // worker that did `block_in_place` may end long before navi does. If
-    // navi is killed outright, the server sees its stdin close.
+    // navi is killed outright, the watchdog kills its session (`detach`
+    // announces it; see `tools::watchdog`).
     cmd.args(&cfg.args)
         .envs(&cfg.env)
         .stdin(Stdio::piped())

@@ -16,7 +16,10 @@
 //!   the caller's controlling one);
 //! - [`kill_tree`] SIGKILLs the child's process group and every process still
 //!   in its session. Sandboxed children cannot call `setsid` (the sandbox's
-//!   seccomp filter refuses it), so nothing they start escapes that.
+//!   seccomp filter refuses it), so nothing they start escapes that;
+//! - the child announces its session to the watchdog ([`super::watchdog`])
+//!   before it executes anything, so the tree dies with navi even when navi
+//!   is SIGKILLed.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -61,7 +64,8 @@ fn cloexec_from_3() -> io::Result<()> {
 }
 
 /// Starts the child in a new session with no controlling terminal and no
-/// inherited descriptors above 2; as root, with the terminal filter. Use
+/// inherited descriptors above 2, announced to the watchdog (which ends the
+/// session if navi dies); as root, with the terminal filter. Use
 /// instead of `process_group(0)` (a group leader cannot start a session).
 /// Must be the first `pre_exec` step registered.
 pub(crate) fn detach(cmd: &mut Command) {
@@ -72,10 +76,15 @@ pub(crate) fn detach(cmd: &mut Command) {
     } else {
         None
     };
+    let watchdog = super::watchdog::link();
     let set = move || -> io::Result<()> {
         // SAFETY: setsid only changes this forked, single-threaded process.
         if unsafe { libc::setsid() } < 0 {
             return Err(io::Error::last_os_error());
+        }
+        // Announced before anything it runs exists (see `watchdog`).
+        if let Some(fd) = watchdog {
+            super::watchdog::announce_self(fd);
         }
         cloexec_from_3()?;
         if let Some(prog) = &filter {
@@ -85,9 +94,9 @@ pub(crate) fn detach(cmd: &mut Command) {
         }
         Ok(())
     };
-    // SAFETY: runs in the forked child before exec: setsid, close_range /
-    // fcntl and the seccomp system call on a program built before the fork;
-    // no allocation, no locks.
+    // SAFETY: runs in the forked child before exec: setsid, getpid and send
+    // on a stack buffer, close_range / fcntl and the seccomp system call on a
+    // program built before the fork; no allocation, no locks.
     unsafe {
         cmd.pre_exec(set);
     }
@@ -111,7 +120,7 @@ pub(crate) fn kill_group(pid: u32) {
 }
 
 /// The session id in a `/proc/<pid>/stat` line (field 6).
-fn session_of(stat: &str) -> Option<u32> {
+pub(crate) fn session_of(stat: &str) -> Option<u32> {
     let rest = stat.rsplit_once(')')?.1;
     rest.split_whitespace().nth(3)?.parse().ok()
 }
@@ -126,6 +135,7 @@ pub(crate) fn kill_tree(sid: u32) {
         return;
     }
     kill_group(sid);
+    super::watchdog::forget(sid);
     for _ in 0..4 {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return;

@@ -33,6 +33,7 @@ pub(crate) mod shell_wrappers;
 pub mod ssh_hosts;
 pub(crate) mod typed;
 pub mod user;
+pub(crate) mod watchdog;
 pub(crate) mod write_display;
 
 pub use approval::ApprovalGate;

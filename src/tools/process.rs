@@ -17,8 +17,9 @@
 //!   ([`super::child_env`]; `RunSpec::env_passthrough` lets named ones through);
 //! - after the child exits, pipes still held open by background jobs are read
 //!   for at most [`EXIT_DRAIN`], then abandoned;
-//! - every child has `PR_SET_PDEATHSIG` = SIGKILL: if navi dies without
-//!   killing the group (SIGKILL, crash), the kernel kills the child.
+//! - every child announces its session to the watchdog
+//!   ([`super::watchdog`]): if navi dies without killing the tree (SIGKILL,
+//!   crash), the watchdog does; it also has `PR_SET_PDEATHSIG` = SIGKILL.
 //!
 //! - a child with a `RunSpec::sandbox` policy starts under the kernel
 //!   sandbox ([`crate::sandbox`]), installed last, after the rlimits; once
