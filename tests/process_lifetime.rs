@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// `sleep <this>`: a length no other test uses, unique to this test process.
-fn marker(tag: u32) -> String {
+pub(crate) fn marker(tag: u32) -> String {
     // Fixed width: one test run's marker is never part of another's.
     format!("7{tag}.{:07}", std::process::id())
 }
@@ -36,10 +36,12 @@ fn eventually(mut ok: impl FnMut() -> bool) -> bool {
     ok()
 }
 
-fn sigkill(pid: u32) {
-    // SAFETY: kill(2) sends one signal to one child of this test.
-    let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-    assert_eq!(r, 0, "cannot SIGKILL navi (pid {pid})");
+pub(crate) fn sigkill(pid: u32) {
+    let ok = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "cannot SIGKILL navi (pid {pid})");
 }
 
 /// A process other than the `sh -c` that started it holds `m` in its
@@ -51,9 +53,9 @@ fn started(m: &str) -> bool {
 }
 
 /// Waits until every marker is in a running process (not just in the shell
-/// line naming it), then SIGKILLs `navi` and asserts that no process with
-/// any marker is left.
-fn kill_and_check(pid: u32, markers: &[&str], reap: impl FnOnce()) {
+/// line naming it), then runs `kill` (which stops navi and reaps it) and
+/// asserts that no process with any marker is left, nor navi's watchdog.
+pub(crate) fn kill_and_check(pid: u32, markers: &[&str], kill: impl FnOnce()) {
     for m in markers {
         assert!(
             eventually(|| started(m)),
@@ -61,12 +63,11 @@ fn kill_and_check(pid: u32, markers: &[&str], reap: impl FnOnce()) {
             processes_with(m)
         );
     }
-    sigkill(pid);
-    reap();
+    kill();
     for m in markers {
         assert!(
             eventually(|| processes_with(m).is_empty()),
-            "left running after navi was SIGKILLed: {:?}",
+            "left running after navi ended: {:?}",
             processes_with(m)
         );
     }
@@ -135,7 +136,7 @@ fn spawn_run(home: &Home, fake: &FakeLlm) -> std::process::Child {
     home.navi(fake, &["run", "--approve-all", "--profile", "tester", "go"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(home.dir.path().join("stderr")).unwrap())
         .spawn()
         .unwrap()
 }
@@ -270,4 +271,54 @@ async fn sigkilled_plain_navi_leaves_no_process() {
     pty.send("y\r");
     let pid = u32::try_from(pty.pid()).unwrap();
     kill_and_check(pid, &[&fg, &bg], || pty.kill9());
+}
+
+/// The ordinary ways out stop the tools too: `navi run` gets `signal`
+/// mid-command, exits with `code`, and neither the command (foreground and
+/// background) nor the MCP server and its background job is left.
+async fn a_signal_mid_command_leaves_nothing(signal: &str, code: i32, tag: u32) {
+    let fake = FakeLlm::start().await;
+    let (fg, bg, mcp_fg, mcp_bg) = (
+        marker(tag),
+        marker(tag + 1),
+        marker(tag + 2),
+        marker(tag + 3),
+    );
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": format!("sleep {bg} & sleep {fg}; echo done")}),
+    ));
+    let home = Home::new(&["terminal"], &mcp_entry(&mcp_fg, &mcp_bg));
+    let mut child = spawn_run(&home, &fake);
+    let pid = child.id();
+    let markers = [fg.as_str(), bg.as_str(), mcp_fg.as_str(), mcp_bg.as_str()];
+    let status = tokio::task::block_in_place(|| {
+        let mut status = None;
+        kill_and_check(pid, &markers, || {
+            let ok = Command::new("kill")
+                .args([&format!("-{signal}"), &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            status = Some(child.wait().unwrap());
+        });
+        status.unwrap()
+    });
+    let stderr = std::fs::read_to_string(home.dir.path().join("stderr")).unwrap_or_default();
+    assert_eq!(status.code(), Some(code), "{status:?}\n{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_command_exits_143_and_leaves_nothing() {
+    a_signal_mid_command_leaves_nothing("TERM", 143, 20).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_mid_command_exits_129_and_leaves_nothing() {
+    a_signal_mid_command_leaves_nothing("HUP", 129, 30).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_mid_command_exits_130_and_leaves_nothing() {
+    a_signal_mid_command_leaves_nothing("INT", 130, 40).await;
 }

@@ -11,6 +11,8 @@ mod checkpoints;
 mod complete;
 #[path = "tui_e2e_cases/daily.rs"]
 mod daily;
+#[path = "tui_e2e_cases/lifetime.rs"]
+mod lifetime;
 #[path = "tui_e2e_cases/more.rs"]
 mod more;
 #[path = "tui_e2e_cases/plan.rs"]
