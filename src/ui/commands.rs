@@ -48,6 +48,10 @@ pub enum SlashCommand {
     Undo(Vec<String>),
     /// `/rewind [N] [--files] [--force]`.
     Rewind(Vec<String>),
+    /// `/show [N]`: the N-th tool result from the last, in full.
+    Show(Option<String>),
+    /// `/init`: a prompt (each front end sends it, see `custom_prompt`).
+    Init,
     Help,
     Quit,
 }
@@ -118,6 +122,11 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "/rewind [n] [--files]",
         "go back to before your message n (--files: the files too)",
     ),
+    ("/show [n]", "print a tool result in full (1 = the last)"),
+    (
+        "/init",
+        "ask the model to write (or improve) the project's AGENTS.md",
+    ),
     ("/help", "this list"),
     ("/quit", "leave navi"),
 ];
@@ -185,6 +194,8 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "/diff" => Diff(arg),
         "/undo" => Undo(rest.iter().map(|s| s.to_string()).collect()),
         "/rewind" => Rewind(rest.iter().map(|s| s.to_string()).collect()),
+        "/show" => Show(arg),
+        "/init" => Init,
         "/help" | "/?" => Help,
         "/quit" | "/exit" | "/q" => Quit,
         other => {
@@ -504,6 +515,8 @@ fn run(
             Some(tool) => op(session, Op::RevokeApproval { tool }),
         },
         Attach(_) => Err("/attach is handled by the front end".into()),
+        Init => Err("/init is sent by the front end".into()),
+        Show(arg) => show::lines(session, arg.as_deref()).map(Outcome::Show),
         Diff(arg) => {
             let turn = arg.map(|a| checkpoint::number(&a, "turn")).transpose()?;
             session.diff(turn).map(Outcome::Show)
@@ -559,10 +572,11 @@ pub(crate) mod approvals;
 pub(crate) mod args;
 pub(crate) mod checkpoint;
 mod custom;
-pub(crate) use custom::{custom_items, custom_prompt};
+pub(crate) use custom::{CommandWatch, custom_items, custom_prompt, prompt_builtins};
 mod export;
 mod memory;
 mod pin;
+mod show;
 mod switch;
 use switch::reloaded;
 pub(crate) use switch::switch;

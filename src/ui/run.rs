@@ -250,6 +250,11 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         markdown: stdout_tty,
         code: code_style_for(&app.config().ui.theme, &app.paths().config_dir).unwrap_or_default(),
     });
+    // `model: using …` only when the choice differs from the last one
+    // announced in this project.
+    let mut model_note =
+        crate::ui::model_note::ModelNote::load(&app.paths().data_dir, &h.work_dir());
+    renderer.set_model(model_note.last());
     let mut out = std::io::stdout().lock();
     let mut interrupts = 0u32;
     // SIGTERM / SIGHUP: the exit code once the turn has stopped.
@@ -326,6 +331,9 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
             }
         }
     };
+    if !args.json {
+        model_note.remember(renderer.model());
+    }
     if !reader_gone {
         let _ = write_pieces(renderer.close(), &mut out);
     }
