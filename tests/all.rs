@@ -107,6 +107,8 @@ mod planning_cost;
 mod project;
 #[path = "project_modes.rs"]
 mod project_modes;
+#[path = "project_plain.rs"]
+mod project_plain;
 mod protocol;
 #[path = "providers.rs"]
 mod providers;

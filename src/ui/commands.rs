@@ -24,6 +24,8 @@ pub enum SlashCommand {
     ProfileSwitch(String),
     /// `None`: show the current model.
     Model(Option<String>),
+    /// `/model NAME --default`: set it and save it as `[llm].default_model`.
+    ModelDefault(Option<String>),
     Compact(crate::protocol::CompactMode),
     /// `/pin [n|last]` (true) and `/unpin n|last` (false).
     Pin(Option<String>, bool),
@@ -74,8 +76,8 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/profile list", "list profiles"),
     ("/profile switch <id>", "switch this session's profile"),
     (
-        "/model [name]",
-        "show or set the model (\"default\" clears)",
+        "/model [name] [--default]",
+        "show or set the model (\"default\" clears; --default also saves it in the config)",
     ),
     ("/compact", "summarise older context to free space"),
     (
@@ -167,6 +169,11 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             },
             Some(id) => ProfileSwitch(id.to_string()),
         },
+        "/model" if rest.contains(&"--default") => ModelDefault(
+            rest.iter()
+                .find(|w| **w != "--default")
+                .map(|s| s.to_string()),
+        ),
         "/model" => Model(arg),
         "/compact" => Compact(pin::compact_mode(arg.as_deref())?),
         "/pin" | "/unpin" => Pin(arg, head == "/pin"),
@@ -456,6 +463,7 @@ fn run(
         ProfileSwitch(profile) => op(session, Op::SwitchProfile { profile }),
         Model(None) => Ok(Outcome::Show(vec![session.model_line()])),
         Model(Some(m)) => op(session, Op::SwitchModel { model: Some(m) }),
+        ModelDefault(m) => model_default::execute(app, session, m),
         Compact(mode) => {
             session.submit(Op::Compact { mode }).map_err(err)?;
             Ok(Outcome::Compacting(mode))
@@ -575,6 +583,7 @@ mod custom;
 pub(crate) use custom::{CommandWatch, custom_items, custom_prompt, prompt_builtins};
 mod export;
 mod memory;
+mod model_default;
 mod pin;
 mod show;
 mod switch;

@@ -142,6 +142,14 @@ impl Plain {
                 if !self.r.saw_error() {
                     self.note(&p.red(&format!("error: {message}")));
                 }
+                if let Some(help) = self
+                    .app
+                    .first_run_help(&self.st.session.profile_id, &message)
+                {
+                    // Nothing configured and no server: what to do.
+                    self.note("");
+                    self.note(&help);
+                }
             }
             Some(TurnEnd::Refused { message }) => {
                 self.failed = true;
