@@ -105,6 +105,8 @@ mod planning_cli;
 mod planning_cost;
 #[path = "project.rs"]
 mod project;
+#[path = "project_acp.rs"]
+mod project_acp;
 #[path = "project_modes.rs"]
 mod project_modes;
 #[path = "project_plain.rs"]

@@ -225,10 +225,12 @@ pub(crate) fn meaningful_line(text: &str) -> Option<String> {
     let last = lines.iter().rposition(|l| !is_separator(l))?;
     let verdict = strip_rules(lines[last]);
     let short = verdict.chars().count() <= 16 && verdict.split_whitespace().count() <= 3;
-    if short && last > 0 && is_separator(lines[last - 1]) {
-        if let Some(prev) = lines[..last].iter().rposition(|l| !is_separator(l)) {
-            return Some(format!("{} · {verdict}", strip_rules(lines[prev])));
-        }
+    if short
+        && last > 0
+        && is_separator(lines[last - 1])
+        && let Some(prev) = lines[..last].iter().rposition(|l| !is_separator(l))
+    {
+        return Some(format!("{} · {verdict}", strip_rules(lines[prev])));
     }
     Some(verdict)
 }
