@@ -70,6 +70,26 @@ fn ram_gib() -> Option<u64> {
     Some((kb + 512 * 1024) / (1024 * 1024))
 }
 
+/// Each provider in use (the default one, configured ones, hosted ones
+/// with a key) and its model names or why it could not list them, for
+/// `navi config check --online`.
+pub(crate) async fn provider_models(
+    config: &Config,
+) -> Result<Vec<(String, Result<Vec<String>, String>)>, String> {
+    let backend = crate::llm::build_backend(config).map_err(|e| e.to_string())?;
+    Ok(backend
+        .list_by_provider()
+        .await
+        .into_iter()
+        .map(|(p, l)| {
+            let l = l
+                .map(|models| models.into_iter().map(|m| m.name).collect())
+                .map_err(|e| e.to_string());
+            (p, l)
+        })
+        .collect())
+}
+
 impl super::App {
     /// [`screen`] for a session of profile `profile_id`.
     pub(crate) fn first_run_help(&self, profile_id: &str, error: &str) -> Option<String> {

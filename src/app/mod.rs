@@ -27,6 +27,7 @@ pub(crate) mod words {
     pub(crate) use crate::checkpoint::summary::{HINT as FILES_HINT, line as files_line};
     pub(crate) use crate::llm::url_auth::redact_userinfo as shown_url;
     pub(crate) use crate::tools::builtin::todo::render as todo_lines;
+    pub(crate) use crate::tools::sandbox_denial::{NOTE_MARK as SANDBOX_NOTE, denial_line};
 }
 
 pub use crate::agent::account::ContextAccount;

@@ -10,18 +10,19 @@ const DEADLINE: Duration = Duration::from_secs(20);
 
 /// Lines to print (`backend: ok|error: …`) and whether any provider failed.
 pub(crate) async fn check(config: &Config, paths: &Paths) -> (Vec<String>, bool) {
-    let backend = match crate::llm::build_backend(config) {
-        Ok(b) => b,
-        Err(e) => return (vec![format!("backend: error: {e}")], true),
-    };
-    let listed = match tokio::time::timeout(DEADLINE, backend.list_by_provider()).await {
-        Ok(l) => l,
+    let listed = match tokio::time::timeout(
+        DEADLINE,
+        crate::app::first_run::provider_models(config),
+    )
+    .await
+    {
+        Ok(Ok(l)) => l,
+        Ok(Err(e)) => return (vec![format!("backend: error: {e}")], true),
         Err(_) => {
             return (
                 vec![format!(
-                    "backend: error: no provider answered within {} s ({})",
-                    DEADLINE.as_secs(),
-                    backend.base_url()
+                    "backend: error: no provider answered within {} s",
+                    DEADLINE.as_secs()
                 )],
                 true,
             );
@@ -36,8 +37,7 @@ pub(crate) async fn check(config: &Config, paths: &Paths) -> (Vec<String>, bool)
             .map(|p| p.base_url)
             .unwrap_or_default();
         match list {
-            Ok(models) => {
-                let names: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
+            Ok(names) => {
                 let shown = if names.is_empty() {
                     "no models".to_string()
                 } else if names.len() > 12 {
@@ -58,9 +58,7 @@ pub(crate) async fn check(config: &Config, paths: &Paths) -> (Vec<String>, bool)
             Err(e) => {
                 failed = true;
                 lines.push(format!("backend: error: {provider} at {url}: {e}"));
-                if let Some(help) =
-                    crate::app::first_run::screen(config, paths, &[], &e.to_string())
-                {
+                if let Some(help) = crate::app::first_run::screen(config, paths, &[], &e) {
                     lines.extend(help.lines().map(|l| format!("  {l}")));
                 }
             }

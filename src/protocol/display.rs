@@ -245,19 +245,27 @@ fn is_rule_char(c: char) -> bool {
         || ('\u{2500}'..='\u{257f}').contains(&c)
 }
 
-/// Cuts runs of three or more rule characters at either end of a line.
+/// Cuts runs of three or more rule characters at either end of a line;
+/// the text between keeps its own spacing.
 fn strip_rules(line: &str) -> String {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let rule = |w: &&str| w.chars().count() >= 3 && w.chars().all(is_rule_char);
-    let start = words.iter().position(|w| !rule(w)).unwrap_or(0);
-    let end = words
-        .iter()
-        .rposition(|w| !rule(w))
-        .map_or(words.len(), |e| e + 1);
-    if start >= end {
-        return line.to_string();
+    let rule = |w: &str| w.chars().count() >= 3 && w.chars().all(is_rule_char);
+    let mut t = line.trim();
+    while let Some((first, rest)) = t.split_once(char::is_whitespace) {
+        if !rule(first) {
+            break;
+        }
+        t = rest.trim_start();
     }
-    words[start..end].join(" ")
+    while let Some((rest, last)) = t.rsplit_once(char::is_whitespace) {
+        if !rule(last) {
+            break;
+        }
+        t = rest.trim_end();
+    }
+    if t.is_empty() || rule(t) {
+        return line.trim().to_string();
+    }
+    t.to_string()
 }
 
 /// `512 B`, `3.4 KB`, `1.2 MB`.

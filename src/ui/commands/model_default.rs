@@ -148,7 +148,8 @@ mod tests {
         assert_eq!(edit("", "m").unwrap(), "[llm]\ndefault_model = \"m\"\n");
         let out = edit("[ui]\ntheme = \"dark\"", "a\"b").unwrap();
         assert!(
-            out.ends_with("\n\n[llm]\ndefault_model = \"a\\\"b\"\n"),
+            // A quote in the name: written as a literal string.
+            out.ends_with("\n\n[llm]\ndefault_model = 'a\"b'\n"),
             "{out}"
         );
         // What a line edit cannot do safely is refused.

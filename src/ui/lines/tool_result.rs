@@ -7,8 +7,8 @@
 //! (`Permission denied`) and the part of navi's `[sandbox]` note that says
 //! what the sandbox allowed; the instructions meant for the model (how to
 //! call again) are left out.
+use crate::app::words::{SANDBOX_NOTE as NOTE_MARK, denial_line};
 use crate::protocol::ToolDisplay;
-use crate::tools::sandbox_denial::{NOTE_MARK, denial_line};
 use crate::ui::format::preview;
 
 /// The text after `✓ tool: ` (cut to `max` characters).
@@ -62,11 +62,8 @@ mod tests {
 
     #[test]
     fn a_denial_shows_the_error_line_and_what_the_sandbox_allows() {
-        let policy = crate::sandbox::Policy {
-            writable: vec!["/w".into()],
-            ..Default::default()
-        };
-        let note = crate::tools::sandbox_denial::note(&policy);
+        // The note as `tools::sandbox_denial::note` writes it.
+        let note = "[sandbox] this command may have been stopped by navi's sandbox (a permission error under Landlock/seccomp is the sandbox, not the file system). It may write only under: /w. It has no network (Unix sockets work). If the network is what it needs, call the tool again with \"sandbox\": \"network\"; to run it outside the sandbox call again with \"sandbox\": \"off\". Either asks the user first; do not retry otherwise.";
         let result = format!(
             "exit code: 1\n--- stderr ---\ntouch: cannot touch '/etc/x': Permission denied\n{note}"
         );

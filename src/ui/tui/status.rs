@@ -66,8 +66,8 @@ pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
         (true, true) => "model: on first message",
     };
     // The model stays in sight before anything else on the left: on a
-    // narrow line the profile goes first, then the `navi` label, and then
-    // the model name is shortened.
+    // narrow line the profile goes first, then the model name is shortened
+    // (the `navi` label goes only when nothing else fits).
     let avail = usize::from(area.width).saturating_sub(right_w + 1);
     let full = format!("{} · {} ", s.profile, model);
     let mut left = if 6 + wrap::width(&full) <= avail {
@@ -75,10 +75,13 @@ pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
             Span::styled(" navi ", th.status_key),
             Span::styled(full, th.status_bar),
         ]
-    } else if 6 + wrap::width(model) < avail {
+    } else if avail >= 6 + 5 {
         vec![
             Span::styled(" navi ", th.status_key),
-            Span::styled(format!("{model} "), th.status_bar),
+            Span::styled(
+                format!("{} ", short_model(model, avail.saturating_sub(7))),
+                th.status_bar,
+            ),
         ]
     } else {
         vec![Span::styled(
