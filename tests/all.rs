@@ -107,8 +107,12 @@ mod planning_cost;
 mod process_lifetime;
 #[path = "project.rs"]
 mod project;
+#[path = "project_acp.rs"]
+mod project_acp;
 #[path = "project_modes.rs"]
 mod project_modes;
+#[path = "project_plain.rs"]
+mod project_plain;
 mod protocol;
 #[path = "providers.rs"]
 mod providers;

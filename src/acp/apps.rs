@@ -76,6 +76,7 @@ impl Core {
             backend: None,
             ephemeral: false,
             work_dir: Some(self.home_cwd.clone()),
+            session_model: None,
         };
         let app = App::build(b.config.clone(), b.paths.clone(), b.overrides.clone(), opts)
             .map_err(|e| e.to_string())?;

@@ -103,18 +103,22 @@ impl Open {
         crate::ui::commands::custom_prompt(&h, &text).unwrap_or(text)
     }
 
-    /// The user's own commands, for `available_commands_update`.
+    /// `/init` and the user's own commands, for `available_commands_update`.
     pub(crate) fn custom_commands(&self) -> Vec<(String, String, String)> {
         let Some(h) = lock(&self.handle).clone() else {
             return Vec::new();
         };
-        crate::ui::commands::custom_items(&h)
+        let own = crate::ui::commands::custom_items(&h)
             .into_iter()
             .filter_map(|(usage, d)| {
                 let mut w = usage.splitn(2, ' ');
                 let name = w.next()?.trim_start_matches('/').to_string();
                 Some((name, d, w.next().unwrap_or("").to_string()))
-            })
+            });
+        // navi's own prompt commands (`/init`) first.
+        crate::ui::commands::prompt_builtins()
+            .into_iter()
+            .chain(own)
             .collect()
     }
 

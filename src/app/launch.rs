@@ -131,6 +131,9 @@ pub(crate) fn build_app(
         backend_forced: g.backend.is_some() || g.provider.is_some(),
         ..opts
     };
+    if opts.session_model.is_none() {
+        opts.session_model = g.model.clone();
+    }
     opts.full_auto |= g.approvals.full_auto;
     opts.approve_all |= g.approvals.approve_all;
     opts.approve.extend(g.approvals.approve.iter().cloned());

@@ -7,6 +7,7 @@
 //! Nothing here touches the network; opening the database is the only I/O.
 pub(crate) mod auto_memory;
 mod checkpoints;
+pub(crate) mod first_run;
 mod frontend;
 mod handle;
 pub(crate) mod launch;
@@ -26,6 +27,7 @@ pub(crate) mod words {
     pub(crate) use crate::checkpoint::summary::{HINT as FILES_HINT, line as files_line};
     pub(crate) use crate::llm::url_auth::redact_userinfo as shown_url;
     pub(crate) use crate::tools::builtin::todo::render as todo_lines;
+    pub(crate) use crate::tools::sandbox_denial::{NOTE_MARK as SANDBOX_NOTE, denial_line};
 }
 
 pub use crate::agent::account::ContextAccount;
@@ -66,6 +68,9 @@ pub struct AppOptions {
     /// The directory sessions work in unless they are opened with their
     /// own; `None`: the process's current directory.
     pub work_dir: Option<PathBuf>,
+    /// `--model`: stored as the model of each session this app opens, so
+    /// the session keeps it (`navi run -c` without `--model` goes on with it).
+    pub session_model: Option<String>,
 }
 
 /// See the module docs.
@@ -83,6 +88,8 @@ pub struct App {
     profile_warnings: Vec<String>,
     /// Where sessions opened without a directory of their own work.
     work_dir: PathBuf,
+    /// See [`AppOptions::session_model`].
+    session_model: Option<String>,
 }
 
 /// Which session a front end starts on.
@@ -164,6 +171,7 @@ impl App {
     ) -> Result<App, AppError> {
         let config = Arc::new(config);
         let persona = load_persona(&config, &paths)?;
+        let session_model = opts.session_model.clone();
         let store = Arc::new(if opts.ephemeral {
             SessionStore::open_in_memory()?
         } else {
@@ -230,6 +238,7 @@ impl App {
             tool_errors,
             profile_warnings,
             work_dir,
+            session_model,
         })
     }
 

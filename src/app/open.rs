@@ -68,7 +68,7 @@ impl App {
             },
             None => self.new_session(&opts, work_dir)?,
         };
-        if let Some(m) = &opts.model {
+        if let Some(m) = opts.model.as_ref().or(self.session_model.as_ref()) {
             session
                 .set_model_choice(Some(ModelChoice::Named(m.clone())))
                 .map_err(AppError::Store)?;

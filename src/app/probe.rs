@@ -25,6 +25,8 @@ pub(crate) async fn check_backend(
         Err(e) => return Err(format!("backend check failed: {e}")),
     };
     let url = backend.base_url().to_string();
+    let (agent_config, agent_paths) = (agent.config.clone(), agent.env.paths.clone());
+    let profile_models = profile.model.clone();
     let probe = tokio::spawn(async move {
         tokio::time::timeout(Duration::from_secs(10), async {
             // Only the providers the profile names: nothing else is asked
@@ -49,9 +51,17 @@ pub(crate) async fn check_backend(
         Ok(Ok(Ok(Err(e)))) => Err(format!(
             "{NO_MODEL}{e}\nPick one with /model (it lists what {url} serves), or set [llm].default_model."
         )),
-        Ok(Ok(Err(e))) => Err(format!(
-            "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
-        )),
+        Ok(Ok(Err(e))) => {
+            let e = e.to_string();
+            let first =
+                crate::app::first_run::screen(&agent_config, &agent_paths, &profile_models, &e);
+            Err(match first {
+                Some(help) => format!("{e}\n\n{help}"),
+                None => format!(
+                    "{e}\nYou can still browse sessions (/session list, /session resume); messages fail until the backend is reachable."
+                ),
+            })
+        }
         Ok(Err(_)) => Err(format!(
             "the backend at {url} did not answer within 10 s; check [llm] in the config"
         )),

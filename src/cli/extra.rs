@@ -18,10 +18,21 @@ pub(crate) fn man() -> Result<u8, Failure> {
     Ok(0)
 }
 
-pub(crate) fn config(g: &GlobalArgs, cmd: ConfigCommand) -> Result<u8, Failure> {
+pub(crate) async fn config(g: &GlobalArgs, cmd: ConfigCommand) -> Result<u8, Failure> {
     match cmd {
         ConfigCommand::Path { json } => path(g, json),
-        ConfigCommand::Check => check(g),
+        ConfigCommand::Check { online } => {
+            let code = check(g)?;
+            if !online || code != 0 {
+                return Ok(code);
+            }
+            let (config, paths, _) = load_config(g)?;
+            let (lines, failed) = super::check_online::check(&config, &paths).await;
+            for l in lines {
+                crate::outln!("{l}")?;
+            }
+            Ok(u8::from(failed))
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! commands read the config and open only what they use.
 
 mod admin;
+mod check_online;
 mod complete;
 mod context;
 #[cfg(test)]
@@ -156,7 +157,12 @@ pub(crate) enum ConfigCommand {
         json: bool,
     },
     /// Validate the config file, profiles and user tools; exit 2 on errors.
-    Check,
+    Check {
+        /// Also ask each provider in use for its models (exit 1 when one
+        /// does not answer).
+        #[arg(long)]
+        online: bool,
+    },
 }
 
 /// How `navi sessions export` writes a session.
@@ -416,7 +422,7 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
         }
         Some(Command::Completions { shell }) => extra::completions(shell),
         Some(Command::Man) => extra::man(),
-        Some(Command::Config { command }) => extra::config(&cli.global, command),
+        Some(Command::Config { command }) => extra::config(&cli.global, command).await,
         Some(Command::Last { id }) => extra::last(&cli.global, id.as_deref()),
         Some(Command::Mcp { command }) => mcp::run(&cli.global, command).await,
         Some(Command::Acp) => crate::acp::run(&cli.global).await,

@@ -191,11 +191,19 @@ fn read_dir(dir: &Path) -> Vec<CustomCommand> {
     out
 }
 
+/// The two command directories, global first.
+pub fn dirs(config_dir: &Path, work_dir: &Path) -> [PathBuf; 2] {
+    [
+        config_dir.join("commands"),
+        super::root(work_dir).join(".navi").join("commands"),
+    ]
+}
+
 /// Every command for a session working in `work_dir`: the global ones,
 /// replaced by the project's of the same name; sorted by name.
 pub fn load(config_dir: &Path, work_dir: &Path) -> Vec<CustomCommand> {
-    let mut all = read_dir(&config_dir.join("commands"));
-    let project = super::root(work_dir).join(".navi").join("commands");
+    let [global, project] = dirs(config_dir, work_dir);
+    let mut all = read_dir(&global);
     for c in read_dir(&project) {
         all.retain(|o| o.name != c.name);
         all.push(c);

@@ -8,6 +8,7 @@
 //! they work in (`sessions.cwd`), so `navi -c` continues this project's
 //! conversation and lists show where each session belongs.
 pub mod commands;
+pub mod init;
 pub mod instructions;
 
 use std::path::{Path, PathBuf};

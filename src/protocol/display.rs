@@ -194,23 +194,78 @@ impl CommandDisplay {
         }
     }
 
-    /// The status and the first line of output (stdout first, else stderr).
+    /// The status and the output's meaningful line (see
+    /// [`meaningful_line`]): from stdout first when the command succeeded,
+    /// from stderr first when it failed (where the error is).
     pub fn summary(&self) -> String {
-        let first = |s: &str| {
-            s.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(String::from)
-        };
         let status = match &self.host {
             Some(h) => format!("{} on {h}", self.status()),
             None => self.status(),
         };
-        match first(&self.stdout).or_else(|| first(&self.stderr)) {
+        let ok = self.exit_code == Some(0) && self.stopped.is_none();
+        let (a, b) = if ok {
+            (&self.stdout, &self.stderr)
+        } else {
+            (&self.stderr, &self.stdout)
+        };
+        match meaningful_line(a).or_else(|| meaningful_line(b)) {
             Some(l) => format!("{status} · {l}"),
             None => format!("{status} · no output"),
         }
     }
+}
+
+/// The line of a command's output that says how it went: the last line
+/// that is not blank and not a separator (a row of `-`, `=`, `.`…), with
+/// separator runs around it cut (`=== 3 passed ===` → `3 passed`). A short
+/// verdict after a blank line (unittest's `OK`) keeps the line before it:
+/// `Ran 3 tests in 0.001s · OK`.
+pub(crate) fn meaningful_line(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let last = lines.iter().rposition(|l| !is_separator(l))?;
+    let verdict = strip_rules(lines[last]);
+    let short = verdict.chars().count() <= 16 && verdict.split_whitespace().count() <= 3;
+    if short
+        && last > 0
+        && is_separator(lines[last - 1])
+        && let Some(prev) = lines[..last].iter().rposition(|l| !is_separator(l))
+    {
+        return Some(format!("{} · {verdict}", strip_rules(lines[prev])));
+    }
+    Some(verdict)
+}
+
+/// Blank, or made only of rule characters (`-----`, `=====`, `....`, `───`).
+fn is_separator(line: &str) -> bool {
+    line.chars().all(|c| c.is_whitespace() || is_rule_char(c))
+}
+
+fn is_rule_char(c: char) -> bool {
+    matches!(c, '-' | '=' | '_' | '*' | '~' | '#' | '+' | '.' | ':' | '|')
+        || ('\u{2500}'..='\u{257f}').contains(&c)
+}
+
+/// Cuts runs of three or more rule characters at either end of a line;
+/// the text between keeps its own spacing.
+fn strip_rules(line: &str) -> String {
+    let rule = |w: &str| w.chars().count() >= 3 && w.chars().all(is_rule_char);
+    let mut t = line.trim();
+    while let Some((first, rest)) = t.split_once(char::is_whitespace) {
+        if !rule(first) {
+            break;
+        }
+        t = rest.trim_start();
+    }
+    while let Some((rest, last)) = t.rsplit_once(char::is_whitespace) {
+        if !rule(last) {
+            break;
+        }
+        t = rest.trim_end();
+    }
+    if t.is_empty() || rule(t) {
+        return line.trim().to_string();
+    }
+    t.to_string()
 }
 
 /// `512 B`, `3.4 KB`, `1.2 MB`.
@@ -299,6 +354,36 @@ mod tests {
             mime: vec!["image/png".into(), "image/png".into()],
         };
         assert_eq!(i.summary(), "2 images (image/png)");
+    }
+
+    #[test]
+    fn a_command_summary_is_its_meaningful_line() {
+        let unittest = ".\n---\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nOK\n";
+        let c = CommandDisplay {
+            exit_code: Some(0),
+            stderr: unittest.into(),
+            ..Default::default()
+        };
+        assert_eq!(c.summary(), "exit 0 · Ran 3 tests in 0.001s · OK");
+        let pytest = "collected 3 items\n\nt.py ...  [100%]\n\n============ 3 passed in 0.02s ============\n";
+        assert_eq!(
+            meaningful_line(pytest).as_deref(),
+            Some("3 passed in 0.02s")
+        );
+        assert_eq!(meaningful_line("=====\n-----\n\n"), None);
+        assert_eq!(meaningful_line("a.txt\nb.txt\n").as_deref(), Some("b.txt"));
+        let py = CommandDisplay {
+            exit_code: Some(1),
+            stdout: "starting\n".into(),
+            stderr: "Traceback (most recent call last):\n  File \"x.py\"\nZeroDivisionError: division by zero\n".into(),
+            ..Default::default()
+        };
+        assert_eq!(py.summary(), "exit 1 · ZeroDivisionError: division by zero");
+        // `-rw-r--r--` is text, not a rule.
+        assert_eq!(
+            meaningful_line("-rw-r--r-- 1 root a\n").as_deref(),
+            Some("-rw-r--r-- 1 root a")
+        );
     }
 
     #[test]

@@ -34,6 +34,18 @@ pub(crate) fn looks_denied(outcome: &RunOutcome) -> bool {
     SIGNS.iter().any(|s| text.contains(s))
 }
 
+/// The first line of `text` that reads like a denial (`Permission
+/// denied`, `Operation not permitted`…), for showing the user.
+pub(crate) fn denial_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| {
+        let low = l.to_lowercase();
+        !l.starts_with(NOTE_MARK) && SIGNS.iter().any(|s| low.contains(s))
+    })
+}
+
+/// How every note navi adds to a sandboxed result begins.
+pub(crate) const NOTE_MARK: &str = "[sandbox]";
+
 /// The note for a call the sandbox probably stopped.
 pub(crate) fn note(policy: &Policy) -> String {
     let writable: Vec<String> = policy

@@ -24,6 +24,8 @@ pub enum SlashCommand {
     ProfileSwitch(String),
     /// `None`: show the current model.
     Model(Option<String>),
+    /// `/model NAME --default`: set it and save it as `[llm].default_model`.
+    ModelDefault(Option<String>),
     Compact(crate::protocol::CompactMode),
     /// `/pin [n|last]` (true) and `/unpin n|last` (false).
     Pin(Option<String>, bool),
@@ -48,6 +50,10 @@ pub enum SlashCommand {
     Undo(Vec<String>),
     /// `/rewind [N] [--files] [--force]`.
     Rewind(Vec<String>),
+    /// `/show [N]`: the N-th tool result from the last, in full.
+    Show(Option<String>),
+    /// `/init`: a prompt (each front end sends it, see `custom_prompt`).
+    Init,
     Help,
     Quit,
 }
@@ -70,8 +76,8 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("/profile list", "list profiles"),
     ("/profile switch <id>", "switch this session's profile"),
     (
-        "/model [name]",
-        "show or set the model (\"default\" clears)",
+        "/model [name] [--default]",
+        "show or set the model (\"default\" clears; --default also saves it in the config)",
     ),
     ("/compact", "summarise older context to free space"),
     (
@@ -118,6 +124,11 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "/rewind [n] [--files]",
         "go back to before your message n (--files: the files too)",
     ),
+    ("/show [n]", "print a tool result in full (1 = the last)"),
+    (
+        "/init",
+        "ask the model to write (or improve) the project's AGENTS.md",
+    ),
     ("/help", "this list"),
     ("/quit", "leave navi"),
 ];
@@ -158,6 +169,11 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             },
             Some(id) => ProfileSwitch(id.to_string()),
         },
+        "/model" if rest.contains(&"--default") => ModelDefault(
+            rest.iter()
+                .find(|w| **w != "--default")
+                .map(|s| s.to_string()),
+        ),
         "/model" => Model(arg),
         "/compact" => Compact(pin::compact_mode(arg.as_deref())?),
         "/pin" | "/unpin" => Pin(arg, head == "/pin"),
@@ -185,6 +201,8 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "/diff" => Diff(arg),
         "/undo" => Undo(rest.iter().map(|s| s.to_string()).collect()),
         "/rewind" => Rewind(rest.iter().map(|s| s.to_string()).collect()),
+        "/show" => Show(arg),
+        "/init" => Init,
         "/help" | "/?" => Help,
         "/quit" | "/exit" | "/q" => Quit,
         other => {
@@ -445,6 +463,7 @@ fn run(
         ProfileSwitch(profile) => op(session, Op::SwitchProfile { profile }),
         Model(None) => Ok(Outcome::Show(vec![session.model_line()])),
         Model(Some(m)) => op(session, Op::SwitchModel { model: Some(m) }),
+        ModelDefault(m) => model_default::execute(app, session, m),
         Compact(mode) => {
             session.submit(Op::Compact { mode }).map_err(err)?;
             Ok(Outcome::Compacting(mode))
@@ -504,6 +523,8 @@ fn run(
             Some(tool) => op(session, Op::RevokeApproval { tool }),
         },
         Attach(_) => Err("/attach is handled by the front end".into()),
+        Init => Err("/init is sent by the front end".into()),
+        Show(arg) => show::lines(session, arg.as_deref()).map(Outcome::Show),
         Diff(arg) => {
             let turn = arg.map(|a| checkpoint::number(&a, "turn")).transpose()?;
             session.diff(turn).map(Outcome::Show)
@@ -559,10 +580,12 @@ pub(crate) mod approvals;
 pub(crate) mod args;
 pub(crate) mod checkpoint;
 mod custom;
-pub(crate) use custom::{custom_items, custom_prompt};
+pub(crate) use custom::{CommandWatch, custom_items, custom_prompt, prompt_builtins};
 mod export;
 mod memory;
+mod model_default;
 mod pin;
+mod show;
 mod switch;
 use switch::reloaded;
 pub(crate) use switch::switch;

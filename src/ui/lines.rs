@@ -13,9 +13,10 @@ pub(crate) mod markdown;
 mod plan;
 pub(crate) mod style;
 mod thinking;
+mod tool_result;
 mod whole;
 
-use super::format::{args_preview, preview, tokens_short};
+use super::format::{args_preview, tokens_short};
 use crate::protocol::{AgentEvent, AgentOrigin, PINNED_NOTE, TodoStatus};
 pub(crate) use highlight::CodeStyle;
 use markdown::Markdown;
@@ -127,6 +128,17 @@ fn key(agent: &Option<AgentOrigin>) -> Option<String> {
 }
 
 impl LineRenderer {
+    /// The model chosen by the last turn (or the one announced before, see
+    /// [`set_model`](Self::set_model)).
+    pub(crate) fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// A model already announced: its `model: …` line is not printed again.
+    pub(crate) fn set_model(&mut self, model: &str) {
+        self.model = model.to_string();
+    }
+
     pub(crate) fn new(opts: LineOptions) -> Self {
         let md = Markdown::new(opts.color && opts.markdown, opts.code.clone());
         LineRenderer {
@@ -329,6 +341,7 @@ impl LineRenderer {
                 result,
                 success,
                 agent,
+                display,
                 ..
             } => {
                 let mark = if *success {
@@ -338,8 +351,14 @@ impl LineRenderer {
                 };
                 // A failure says what to do about it: show more of it.
                 let max = if *success { 120 } else { 400 };
-                let t = format!("{}{mark} {tool}: {}", indent(agent), preview(result, max));
+                let sum = tool_result::summary(display.as_ref(), result, max);
+                let t = format!("{}{mark} {tool}: {sum}", indent(agent));
                 self.line(&mut out, Stream::Info, t);
+                // The sandbox stopped it: the user sees why, not only the model.
+                for l in tool_result::sandbox_lines(result) {
+                    let t = format!("{}  {}", indent(agent), p.yellow(&l));
+                    self.line(&mut out, Stream::Info, t);
+                }
             }
             AgentEvent::ToolProgress {
                 tool,

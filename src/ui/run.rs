@@ -250,6 +250,11 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         markdown: stdout_tty,
         code: code_style_for(&app.config().ui.theme, &app.paths().config_dir).unwrap_or_default(),
     });
+    // `model: using …` only when the choice differs from the last one
+    // announced in this project.
+    let mut model_note =
+        crate::ui::model_note::ModelNote::load(&app.paths().data_dir, &h.work_dir());
+    renderer.set_model(model_note.last());
     let mut out = std::io::stdout().lock();
     let mut interrupts = 0u32;
     // SIGTERM / SIGHUP: the exit code once the turn has stopped.
@@ -326,10 +331,14 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
             }
         }
     };
+    if !args.json {
+        model_note.remember(renderer.model());
+    }
     if !reader_gone {
         let _ = write_pieces(renderer.close(), &mut out);
     }
     let id = h.id();
+    let profile_id = h.info().map(|m| m.profile_id).unwrap_or_default();
     // A new session whose one turn never reached a model (server down, no
     // such model, no key) holds only the message and the error: it is not
     // kept (the error is printed below; with --json one line says so). A
@@ -369,9 +378,14 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
     match end {
         TurnEnd::Done { .. } => Ok(0),
         TurnEnd::Stopped => Ok(130),
-        TurnEnd::Refused { message } | TurnEnd::Failed { message, .. } => {
-            Err(Failure::runtime(message))
+        TurnEnd::Failed { message, .. } => {
+            // Nothing configured and no server: say what to do.
+            match app.first_run_help(&profile_id, &message) {
+                Some(help) => Err(Failure::runtime(format!("{message}\n\n{help}"))),
+                None => Err(Failure::runtime(message)),
+            }
         }
+        TurnEnd::Refused { message } => Err(Failure::runtime(message)),
     }
 }
 

@@ -26,7 +26,8 @@ async fn a_command_card_shows_the_same_exit_code_live_and_after_resume() {
         json!({"command": "echo first-out-line; echo second; exit 4"}),
     ));
     fake.push(Reply::text("The command failed."));
-    let card = "exit 4 · first-out-line";
+    // The summary is the output's meaningful (last) line.
+    let card = "exit 4 · second";
 
     let t = Tmux::start(&navi_command(
         dir.path(),

@@ -1,7 +1,8 @@
 //! Thinking in line mode: streamed in full (`│ ` lines) or as a one-line
 //! summary (`thinking… N words: …`), per agent.
-use super::{LineRenderer, Owner, Piece, Stream, Summary, ThinkingView, indent, key, preview};
+use super::{LineRenderer, Owner, Piece, Stream, Summary, ThinkingView, indent, key};
 use crate::protocol::AgentOrigin;
+use crate::ui::format::preview;
 
 impl LineRenderer {
     pub(super) fn thinking_delta(

@@ -87,6 +87,8 @@ struct Plain {
     events: Option<mpsc::Receiver<SessionEvent>>,
     /// The waiting line of the running turn.
     waiting: waiting::Waiting,
+    /// The model announced last in this project (`model: using …` once).
+    model_note: crate::ui::model_note::ModelNote,
 }
 
 pub(crate) async fn run(
@@ -152,6 +154,10 @@ pub(crate) async fn run(
         markdown: true,
         code: code_style(&st.theme, &app),
     });
+    let model_note =
+        crate::ui::model_note::ModelNote::load(&app.paths().data_dir, &session.work_dir());
+    let mut r = r;
+    r.set_model(model_note.last());
     let mut plain = Plain {
         app,
         st,
@@ -167,6 +173,7 @@ pub(crate) async fn run(
         session,
         events,
         waiting: waiting::Waiting::default(),
+        model_note,
     };
     if term.stdin_tty {
         // The last resort when the terminal goes away and the loop does not

@@ -24,8 +24,9 @@ impl Plain {
         let result = parsed.and_then(|cmd| self.execute(cmd));
         match result {
             Err(e) => {
+                // A refusal is a diagnostic: stderr when stdout is redirected.
                 let t = self.pal().red(&e);
-                self.say(&t);
+                self.note(&t);
                 false
             }
             Ok(Outcome::Pick(list)) => {
@@ -66,7 +67,7 @@ impl Plain {
                 "not deleted: nobody can confirm deleting {what} (input is not a terminal); use `navi sessions delete ID`"
             );
             let t = self.pal().red(&t);
-            self.say(&t);
+            self.note(&t);
             return false;
         }
         let q = format!("delete {what} and all its messages? [y/N] ");
@@ -117,7 +118,7 @@ impl Plain {
             Ok(o) => Some(o),
             Err(e) => {
                 let t = self.pal().red(&e);
-                self.say(&t);
+                self.note(&t);
                 None
             }
         }
@@ -171,7 +172,7 @@ impl Plain {
                     ));
                     self.st.theme = t;
                 }
-                Err(e) => self.say(&p.red(&e)),
+                Err(e) => self.note(&p.red(&e)),
             },
             Outcome::Thinking(on) => {
                 self.st.show_thinking = on;

@@ -142,6 +142,14 @@ impl Plain {
                 if !self.r.saw_error() {
                     self.note(&p.red(&format!("error: {message}")));
                 }
+                if let Some(help) = self
+                    .app
+                    .first_run_help(&self.st.session.profile_id, &message)
+                {
+                    // Nothing configured and no server: what to do.
+                    self.note("");
+                    self.note(&help);
+                }
             }
             Some(TurnEnd::Refused { message }) => {
                 self.failed = true;
@@ -155,6 +163,7 @@ impl Plain {
                 self.note(&p.red("error: the turn failed: it ended without a word"));
             }
         }
+        self.model_note.remember(self.r.model());
         let mut status = self.r.status_line(started.elapsed());
         if self.app.approvals_relaxed() {
             // Calls that run without asking stay in sight after every turn.
@@ -249,9 +258,15 @@ impl Plain {
                 tool,
                 summary,
                 call,
-                ..
+                args,
             } => {
                 self.show_write_diff(call.as_deref());
+                if let Some(s) =
+                    crate::ui::sandbox_words::for_call(&self.app.config().sandbox, &tool, &args)
+                {
+                    let t = self.pal().dim(&s);
+                    self.note(&t);
+                }
                 let q = crate::ui::wording::approval_question(&tool, &summary);
                 // Lines typed during the turn could be meant as the answer:
                 // they are dropped like the rest of the typed-ahead text.
@@ -303,13 +318,20 @@ impl Plain {
     pub(super) async fn compacting(&mut self) {
         self.sig.drain();
         let t = self.pal().dim("compacting…");
-        self.say(&t);
+        self.note(&t);
         let cancel = CancellationToken::new();
         let end = loop {
             tokio::select! {
                 ev = next(&mut self.events) => match item(ev) {
                     Item::Event(ev) => {
-                        let pieces = self.r.event(&ev);
+                        let mut pieces = self.r.event(&ev);
+                        // The preview and the result are the command's
+                        // output (stdout); an error stays a diagnostic.
+                        if !matches!(ev, AgentEvent::Error { .. }) {
+                            for p in &mut pieces {
+                                p.stream = crate::ui::lines::Stream::Answer;
+                            }
+                        }
                         self.emit(pieces);
                     }
                     Item::End(end) => break end,

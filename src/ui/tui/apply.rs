@@ -152,13 +152,9 @@ impl TuiState {
                 if self.approvals.is_empty() {
                     self.approval_shown = false;
                 }
-                self.approvals.push_back(ApprovalPrompt::new(
-                    id,
-                    tool,
-                    summary,
-                    args,
-                    call.as_deref(),
-                ));
+                let mut prompt = ApprovalPrompt::new(id, tool, summary, args, call.as_deref());
+                prompt.note = crate::ui::sandbox_words::for_call(&self.sandbox, tool, args);
+                self.approvals.push_back(prompt);
                 self.card_awaiting(id, true);
                 if self.run != RunState::Stopping {
                     self.run = RunState::Approval;

@@ -25,6 +25,8 @@ pub struct ApprovalPrompt {
     pub(crate) args: Value,
     /// For file writes: the change against the current file.
     pub(crate) diff: Option<Vec<DiffLine>>,
+    /// What the sandbox lets a command do (terminal, code_exec).
+    pub(crate) note: Option<String>,
     /// First diff line shown.
     pub(crate) scroll: usize,
     /// Diff rows visible at the last frame (for paging).
@@ -60,6 +62,7 @@ impl ApprovalPrompt {
             summary: summary.to_string(),
             args: args.clone(),
             diff: call.and_then(super::approval_diff::for_call),
+            note: None,
             scroll: 0,
             diff_rows: 0,
         }
@@ -141,6 +144,10 @@ impl ApprovalPrompt {
                 iw,
                 &[],
             ));
+        }
+        if let Some(n) = &self.note {
+            body.push(Line::default());
+            body.extend(wrap(&Line::from(Span::styled(n.clone(), th.dim)), iw, &[]));
         }
         body.push(Line::default());
         let diff: Vec<Line<'static>> = self

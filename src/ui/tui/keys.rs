@@ -149,6 +149,12 @@ impl TuiState {
             return;
         }
         self.mention_files = None;
+        if self.composer.text.starts_with('/')
+            && let Some(items) = self.command_watch.as_mut().and_then(|w| w.changed())
+        {
+            // A command file made after start is offered too.
+            self.custom_commands = items;
+        }
         let keep = self
             .popup
             .as_ref()

@@ -108,6 +108,7 @@ pub fn initial_state(app: &App, session: &SessionHandle) -> Result<TuiState, Fai
     st.show_thinking = config.ui.show_thinking;
     st.cwd = status::short_cwd();
     st.guard = app.guard_label();
+    st.sandbox = config.sandbox.clone();
     st.history_file = Some(app.paths().data_dir.join("history.txt"));
     st.switch_session(&meta, &[]);
     // The window stored with the session, until the backend check says;
@@ -125,6 +126,10 @@ pub fn initial_state(app: &App, session: &SessionHandle) -> Result<TuiState, Fai
         st.info(vec![note]);
     }
     st.custom_commands = crate::ui::commands::custom_items(session);
+    st.command_watch = Some(crate::ui::commands::CommandWatch::new(
+        session,
+        &app.paths().config_dir,
+    ));
     Ok(st)
 }
 

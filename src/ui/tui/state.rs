@@ -102,6 +102,8 @@ pub struct TuiState {
     pub profile_ids: Vec<String>,
     /// The user's own commands (`/name args`, description) for completion.
     pub(crate) custom_commands: Vec<(String, String)>,
+    /// Rereads them when a command directory changed (files added later).
+    pub(crate) command_watch: Option<crate::ui::commands::CommandWatch>,
     pub(crate) config_dir: Option<PathBuf>,
     pub(crate) no_color: bool,
     pub transcript: Transcript,
@@ -138,6 +140,8 @@ pub struct TuiState {
     /// Approval and sandbox mode as shown on the status line
     /// (`ask · workspace-write`; empty: hidden).
     pub guard: String,
+    /// The sandbox settings, for the sentence an approval of a command shows.
+    pub(crate) sandbox: crate::sandbox::SandboxConfig,
     /// The run state shown and since when (the status line counts seconds).
     pub(crate) phase: Option<(String, Instant)>,
     /// When the running turn began (a long one is announced at its end).
@@ -199,6 +203,7 @@ impl TuiState {
             theme_names: Vec::new(),
             profile_ids: Vec::new(),
             custom_commands: Vec::new(),
+            command_watch: None,
             config_dir: None,
             no_color: false,
             transcript: Transcript::default(),
@@ -233,6 +238,7 @@ impl TuiState {
             viewport_total: 0,
             cwd: String::new(),
             guard: String::new(),
+            sandbox: Default::default(),
             model_picker: None,
             show_thinking: true,
             thinking_expanded: false,

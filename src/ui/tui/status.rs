@@ -65,10 +65,30 @@ pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
         (true, false) => &s.model_note,
         (true, true) => "model: on first message",
     };
-    let mut left = vec![
-        Span::styled(" navi ", th.status_key),
-        Span::styled(format!("{} · {} ", s.profile, model), th.status_bar),
-    ];
+    // The model stays in sight before anything else on the left: on a
+    // narrow line the profile goes first, then the model name is shortened
+    // (the `navi` label goes only when nothing else fits).
+    let avail = usize::from(area.width).saturating_sub(right_w + 1);
+    let full = format!("{} · {} ", s.profile, model);
+    let mut left = if 6 + wrap::width(&full) <= avail {
+        vec![
+            Span::styled(" navi ", th.status_key),
+            Span::styled(full, th.status_bar),
+        ]
+    } else if avail >= 6 + 5 {
+        vec![
+            Span::styled(" navi ", th.status_key),
+            Span::styled(
+                format!("{} ", short_model(model, avail.saturating_sub(7))),
+                th.status_bar,
+            ),
+        ]
+    } else {
+        vec![Span::styled(
+            format!(" {} ", short_model(model, avail.saturating_sub(2))),
+            th.status_bar,
+        )]
+    };
     if !st.cwd.is_empty() {
         // The directory before the title; the title is cut first.
         let used: usize = left.iter().map(|s| wrap::width(&s.content)).sum();
@@ -117,6 +137,16 @@ fn elapsed(st: &TuiState) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// A model name in at most `max` columns: without its provider part
+/// (`ollama/`, `hf.co/…/`), then cut with `…`.
+pub(crate) fn short_model(name: &str, max: usize) -> String {
+    if wrap::width(name) <= max {
+        return name.to_string();
+    }
+    let base = name.rsplit('/').next().unwrap_or(name);
+    truncate(base, max.max(4))
 }
 
 /// Keeps the end of a path: `…/src/navi` when it is too long.
