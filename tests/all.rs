@@ -27,12 +27,16 @@ mod acp;
 mod acp_bad_input;
 #[path = "acp_edits.rs"]
 mod acp_edits;
+#[path = "acp_history.rs"]
+mod acp_history;
 #[path = "acp_mcp.rs"]
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
 mod acp_prompt;
 #[path = "acp_providers.rs"]
 mod acp_providers;
+#[path = "acp_selectors.rs"]
+mod acp_selectors;
 #[path = "acp_utf8.rs"]
 mod acp_utf8;
 #[path = "acp_workdirs.rs"]

@@ -146,8 +146,22 @@ impl Home {
     /// Runs the TypeScript client with `steps` against a fresh `navi acp`;
     /// `permission` is how it answers permission requests.
     pub async fn drive(&self, client: &Path, steps: Value, permission: &str) -> Drive {
+        self.drive_env(client, steps, permission, &[]).await
+    }
+
+    /// [`drive`](Self::drive) with some of navi's environment changed.
+    pub async fn drive_env(
+        &self,
+        client: &Path,
+        steps: Value,
+        permission: &str,
+        env: &[(&str, &str)],
+    ) -> Drive {
         let mut c = Command::new("node");
         self.envs(&mut c);
+        for (k, v) in env {
+            c.env(k, v);
+        }
         c.arg(client)
             .arg(steps.to_string())
             .env(
