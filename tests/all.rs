@@ -23,6 +23,8 @@ mod tui_support;
 // One module per former test binary.
 #[path = "acp.rs"]
 mod acp;
+#[path = "acp_acpx.rs"]
+mod acp_acpx;
 #[path = "acp_bad_input.rs"]
 mod acp_bad_input;
 #[path = "acp_edits.rs"]

@@ -135,6 +135,14 @@ impl Home {
             .current_dir(self.work());
     }
 
+    /// `program` with the environment navi runs with (a client that
+    /// starts navi itself).
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        self.envs(&mut c);
+        c
+    }
+
     /// `navi --backend ollama <args>`.
     pub fn navi(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_navi"));
