@@ -40,6 +40,8 @@ pub(crate) struct Open {
     pub(crate) profile: Mutex<String>,
     /// A prompt is taken and its turn not started yet.
     starting: AtomicBool,
+    /// The client terminals calls ran in (see [`super::terminal`]).
+    pub(crate) shown: super::terminal::Shown,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -63,6 +65,7 @@ impl Open {
             asks: Mutex::new(Vec::new()),
             profile: Mutex::new(profile),
             starting: AtomicBool::new(false),
+            shown: Default::default(),
         });
         if let Some(rx) = events {
             tokio::spawn(pump(open.clone(), rx, cx));
@@ -74,6 +77,14 @@ impl Open {
         match lock(&self.handle).as_ref() {
             Some(h) => h.submit(op),
             None => Err(OpError::Invalid(format!("session {} is closed", self.id))),
+        }
+    }
+
+    /// The session's tools read, write and run commands through the
+    /// client (what it offers of it).
+    pub(crate) fn use_client(&self, client: super::client_fs::AcpClient) {
+        if let Some(h) = lock(&self.handle).as_ref() {
+            h.set_client(Some(Arc::new(client)));
         }
     }
 
@@ -343,7 +354,7 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                     );
                 }
                 other => {
-                    for u in mapper.map(&other) {
+                    for u in open.shown.keep(mapper.map(&other)) {
                         notify(&cx, &open.id, u);
                     }
                 }
