@@ -4,7 +4,8 @@
 //!
 //! Invariants: the path is resolved and root-checked exactly as for the
 //! disk, and that resolved path is what the editor is asked about;
-//! directories, special files and binary files stay local (the caller
+//! directories, special files, binary files and files over 16 MiB stay
+//! local (the caller
 //! gets `None` and runs the disk operation, which refuses or describes
 //! them); an editor that fails a read or a write is a tool error naming
 //! the file and what the editor said, and nothing was written on navi's
@@ -33,11 +34,15 @@ enum Local {
     Other,
 }
 
+/// Text files larger than this on disk are read and written locally: the
+/// protocol carries a file whole, in one message.
+const CLIENT_MAX: u64 = 16 * 1024 * 1024;
+
 fn local(p: &Path, policy: OpenPolicy) -> Local {
     match std::fs::metadata(p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Local::Missing,
         Err(_) => Local::Other,
-        Ok(m) if !m.is_file() => Local::Other,
+        Ok(m) if !m.is_file() || m.len() > CLIENT_MAX => Local::Other,
         Ok(_) => {
             let Ok((file, _)) = open_regular(p, policy) else {
                 return Local::Other;
