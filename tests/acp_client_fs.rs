@@ -191,3 +191,69 @@ async fn acp_editor_failing_a_read_or_a_write_is_a_tool_error() {
         "{rows:?}"
     );
 }
+
+/// The neighbours: a file that exists only in the editor is read with the
+/// line window navi applies to disk files; an editor that offers writes but
+/// not reads gets the write (the diff from the disk); a path outside the
+/// allowed roots is refused before the editor is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_editor_fs_windows_partial_offers_and_roots() {
+    let Some(client) = client_or_skip("acp_editor_fs_windows_partial_offers_and_roots") else {
+        return;
+    };
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "read", "path": "draft.md", "offset": 2, "limit": 1}),
+    ));
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "/tmp/navi-acp-outside.txt", "content": "x"}),
+    ));
+    fake.push(Reply::text("read"));
+    let home = Home::new(&fake);
+    let work = home.work();
+    std::fs::write(
+        home.path("cfg/config.toml"),
+        format!(
+            "[security]\nfs_allowed_paths = [{:?}]\n",
+            work.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let draft = work.join("draft.md").to_string_lossy().into_owned();
+    let editor = json!({"buffers": {draft.clone(): "line-1\nline-2\nline-3\n"}});
+    let (d, _) = run(&home, &client, everything(), editor).await;
+    let dump = d.dump();
+    let text = sent(&fake);
+    assert!(text.contains("line-2"), "{text}");
+    assert!(!text.contains("line-3"), "{text}");
+    assert!(text.contains("showing lines 2-2 of 3"), "{text}");
+    assert!(!work.join("draft.md").exists());
+    // The write outside the roots never reached the editor.
+    assert!(logged(&d, "fs_write").is_empty(), "{dump}");
+    assert!(text.contains("outside the allowed roots"), "{text}");
+    assert!(!std::path::Path::new("/tmp/navi-acp-outside.txt").exists());
+
+    // Writes offered, reads not: the write goes to the editor, nothing is
+    // read through it, and the diff starts from the disk.
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "filesystem",
+        json!({"action": "write", "path": "b.txt", "content": "new\n"}),
+    ));
+    fake.push(Reply::text("done"));
+    let home = Home::new(&fake);
+    std::fs::write(home.work().join("b.txt"), "old\n").unwrap();
+    let caps = json!({"fs": {"readTextFile": false, "writeTextFile": true}, "terminal": false});
+    let (d, _) = run(&home, &client, caps, json!({"save": true})).await;
+    let dump = d.dump();
+    assert!(logged(&d, "fs_read").is_empty(), "{dump}");
+    assert_eq!(logged(&d, "fs_write").len(), 1, "{dump}");
+    let asked = &d.permissions()[0]["request"]["toolCall"]["content"][0];
+    assert_eq!(asked["oldText"], "old\n", "{dump}");
+    assert_eq!(
+        std::fs::read_to_string(home.work().join("b.txt")).unwrap(),
+        "new\n"
+    );
+}

@@ -205,3 +205,47 @@ async fn acp_killed_terminal_reports_its_output_and_signal() {
     assert!(text.contains("timed out after 1s"), "{text}");
     assert!(text.contains("waiting"), "{text}");
 }
+
+/// Stopping the turn while a command runs in the editor's terminal kills
+/// it there (`terminal/kill`), releases it, and the prompt ends
+/// `cancelled`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_cancel_kills_the_editors_terminal() {
+    let Some(client) = client_or_skip("acp_cancel_kills_the_editors_terminal") else {
+        return;
+    };
+    let fake = FakeLlm::start().await;
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": "echo busy; sleep 30"}),
+    ));
+    fake.push(Reply::text("after"));
+    let home = Home::new(&fake);
+    config(&home, "[sandbox]\nclient_terminals = true\n");
+    let d = home
+        .drive(
+            &client,
+            json!([
+                {"op": "initialize", "caps": caps()},
+                {"op": "new", "as": "a"},
+                {"op": "prompt", "session": "a", "text": "go", "as": "p1", "wait": false},
+                {"op": "sleep", "ms": 1500},
+                {"op": "cancel", "session": "a"},
+                {"op": "await", "name": "p1"},
+                {"op": "end"}
+            ]),
+            "allow_once",
+        )
+        .await;
+    let dump = d.dump();
+    let ops = terminal_ops(&d);
+    let kinds: Vec<&str> = ops.iter().map(|(op, _)| op.as_str()).collect();
+    assert!(kinds.contains(&"create"), "{dump}");
+    assert!(kinds.contains(&"kill"), "{ops:?}");
+    assert_eq!(kinds.last(), Some(&"release"), "{ops:?}");
+    assert_eq!(
+        d.results("prompt")[0]["result"]["stopReason"],
+        "cancelled",
+        "{dump}"
+    );
+}
