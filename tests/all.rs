@@ -27,6 +27,10 @@ mod acp;
 mod acp_acpx;
 #[path = "acp_bad_input.rs"]
 mod acp_bad_input;
+#[path = "acp_client_fs.rs"]
+mod acp_client_fs;
+#[path = "acp_client_terminal.rs"]
+mod acp_client_terminal;
 #[path = "acp_edits.rs"]
 mod acp_edits;
 #[path = "acp_history.rs"]

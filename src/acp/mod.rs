@@ -18,6 +18,7 @@
 //! their own tasks.
 
 mod apps;
+mod client_fs;
 mod commands;
 mod map;
 mod news;
@@ -26,6 +27,7 @@ mod prompt;
 mod server;
 mod session;
 mod stdin;
+mod terminal;
 mod time;
 
 use crate::app::launch::{Failure, GlobalArgs};
@@ -59,7 +61,8 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
         .on_receive_request(
             {
                 let s = s.clone();
-                async move |_: InitializeRequest, r: Responder<InitializeResponse>, _: Cx| {
+                async move |req: InitializeRequest, r: Responder<InitializeResponse>, _: Cx| {
+                    s.remember_client(&req.client_capabilities);
                     r.respond(s.initialize())
                 }
             },

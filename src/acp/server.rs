@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct Server {
     core: Core,
     sessions: Mutex<HashMap<String, Arc<Open>>>,
+    /// The file system and terminals the client offered in `initialize`.
+    offers: Mutex<super::client_fs::Offers>,
 }
 
 fn invalid(msg: impl Into<String>) -> Error {
@@ -66,6 +68,7 @@ impl Server {
         Server {
             core,
             sessions: Mutex::new(HashMap::new()),
+            offers: Mutex::new(Default::default()),
         }
     }
 
@@ -80,6 +83,16 @@ impl Server {
                 "unknown session '{id}': create it with session/new or open it with session/load"
             ))
         })
+    }
+
+    /// What the client offers its sessions' tools (`fs`, `terminal`).
+    pub(crate) fn remember_client(
+        &self,
+        caps: &agent_client_protocol::v1::schema::ClientCapabilities,
+    ) {
+        let offers = super::client_fs::Offers::of(caps);
+        tracing::info!("navi acp: the client offers {offers:?}");
+        *self.offers.lock().unwrap_or_else(|p| p.into_inner()) = offers;
     }
 
     pub(crate) fn initialize(&self) -> InitializeResponse {
@@ -193,6 +206,15 @@ impl Server {
             .map(|m| m.profile_id)
             .unwrap_or_else(|| app.default_profile());
         let open = Open::start(app, handle, profile, cx.clone());
+        let offers = *self.offers.lock().unwrap_or_else(|p| p.into_inner());
+        if offers.any() {
+            open.use_client(super::client_fs::AcpClient {
+                cx: cx.clone(),
+                session: open.id.clone(),
+                offers,
+                shown: open.shown.clone(),
+            });
+        }
         self.sessions().insert(open.id.clone(), open.clone());
         open
     }

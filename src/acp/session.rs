@@ -44,6 +44,8 @@ pub(crate) struct Open {
     server_models: Mutex<Option<Vec<String>>>,
     /// The title the client was last told (`session_info_update`).
     shown_title: Mutex<Option<String>>,
+    /// The client terminals calls ran in (see [`super::terminal`]).
+    pub(crate) shown: super::terminal::Shown,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -69,6 +71,7 @@ impl Open {
             starting: AtomicBool::new(false),
             server_models: Mutex::new(None),
             shown_title: Mutex::new(None),
+            shown: Default::default(),
         });
         if let Some(rx) = events {
             tokio::spawn(pump(open.clone(), rx, cx));
@@ -80,6 +83,14 @@ impl Open {
         match lock(&self.handle).as_ref() {
             Some(h) => h.submit(op),
             None => Err(OpError::Invalid(format!("session {} is closed", self.id))),
+        }
+    }
+
+    /// The session's tools read, write and run commands through the
+    /// client (what it offers of it).
+    pub(crate) fn use_client(&self, client: super::client_fs::AcpClient) {
+        if let Some(h) = lock(&self.handle).as_ref() {
+            h.set_client(Some(Arc::new(client)));
         }
     }
 
@@ -378,7 +389,7 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                     super::options::announce(&open, &cx);
                 }
                 other => {
-                    for u in mapper.map(&other) {
+                    for u in open.shown.keep(mapper.map(&other)) {
                         notify(&cx, &open.id, u);
                     }
                     if let Some(u) = super::news::usage(&other) {

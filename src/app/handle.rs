@@ -211,6 +211,12 @@ impl SessionHandle {
         }
     }
 
+    /// The editor's file system and terminals for this session's tools
+    /// (ACP); `None`: the disk and local processes.
+    pub fn set_client(&self, client: Option<crate::tools::client::Client>) {
+        self.session.tools().set_client(client);
+    }
+
     /// The session's todo list.
     pub fn todos(&self) -> Vec<TodoItem> {
         self.session.tools().todos()
