@@ -23,16 +23,26 @@ mod tui_support;
 // One module per former test binary.
 #[path = "acp.rs"]
 mod acp;
+#[path = "acp_acpx.rs"]
+mod acp_acpx;
 #[path = "acp_bad_input.rs"]
 mod acp_bad_input;
+#[path = "acp_client_fs.rs"]
+mod acp_client_fs;
+#[path = "acp_client_terminal.rs"]
+mod acp_client_terminal;
 #[path = "acp_edits.rs"]
 mod acp_edits;
+#[path = "acp_history.rs"]
+mod acp_history;
 #[path = "acp_mcp.rs"]
 mod acp_mcp;
 #[path = "acp_prompt.rs"]
 mod acp_prompt;
 #[path = "acp_providers.rs"]
 mod acp_providers;
+#[path = "acp_selectors.rs"]
+mod acp_selectors;
 #[path = "acp_utf8.rs"]
 mod acp_utf8;
 #[path = "acp_workdirs.rs"]

@@ -5,8 +5,8 @@
 # The tests use real components: sshd and ssh on loopback (ssh_exec), tmux
 # (the TUI end to end), python3 (code_exec), and the pinned third-party MCP
 # servers from npm and PyPI (tests/mcp_support/servers.env), installed into
-# target/mcp-servers, and the ACP client SDK (tests/acp/sdk.env) into
-# target/acp-client. As root on a Debian/Ubuntu machine the system packages
+# target/mcp-servers, and the ACP client SDK and acpx (tests/acp/sdk.env) into
+# target/acp-client and target/acpx. As root on a Debian/Ubuntu machine the system packages
 # are installed with apt-get; otherwise the script says what to install and
 # stops. NAVI_TEST_SETUP=skip runs `cargo test` without checking anything.
 set -euo pipefail
@@ -65,6 +65,11 @@ if [ "${NAVI_TEST_SETUP:-}" != skip ]; then
   if [ ! -f target/acp-client/node_modules/@agentclientprotocol/sdk/package.json ]; then
     npm install --no-audit --no-fund --prefix target/acp-client "$ACP_SDK_PKG" \
       || echo "warning: npm install $ACP_SDK_PKG failed; the navi acp tests will skip" >&2
+  fi
+  # acpx, a real ACP client, for the end-to-end run (tests/acp_acpx.rs).
+  if [ ! -x target/acpx/node_modules/.bin/acpx ]; then
+    npm install --no-audit --no-fund --prefix target/acpx "$ACPX_PKG" \
+      || echo "warning: npm install $ACPX_PKG failed; the acpx test will skip" >&2
   fi
 fi
 

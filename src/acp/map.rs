@@ -159,9 +159,18 @@ impl Mapper {
             AgentEvent::PlanReady { plan } if !plan.trim().is_empty() => {
                 vec![thought(&format!("Plan:\n{plan}\n"))]
             }
-            AgentEvent::Warning { message: m } => vec![thought(&format!("\n⚠ {m}\n"))],
-            AgentEvent::Notice { message: m } => vec![thought(&format!("\n{m}\n"))],
-            AgentEvent::Error { message: m } => vec![message(&format!("\n\nError: {m}\n"))],
+            AgentEvent::Warning { message: m } => {
+                vec![thought(&format!("\n⚠ {}\n", super::news::for_editor(m)))]
+            }
+            AgentEvent::Notice { message: m } => {
+                vec![thought(&format!("\n{}\n", super::news::for_editor(m)))]
+            }
+            AgentEvent::Error { message: m } => {
+                vec![message(&format!(
+                    "\n\nError: {}\n",
+                    super::news::for_editor(m)
+                ))]
+            }
             AgentEvent::ContextSummary { summary } => {
                 vec![thought(&format!(
                     "Summary of earlier context:\n{summary}\n"

@@ -18,11 +18,16 @@
 //! their own tasks.
 
 mod apps;
+mod client_fs;
+mod commands;
 mod map;
+mod news;
+mod options;
 mod prompt;
 mod server;
 mod session;
 mod stdin;
+mod terminal;
 mod time;
 
 use crate::app::launch::{Failure, GlobalArgs};
@@ -56,7 +61,8 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
         .on_receive_request(
             {
                 let s = s.clone();
-                async move |_: InitializeRequest, r: Responder<InitializeResponse>, _: Cx| {
+                async move |req: InitializeRequest, r: Responder<InitializeResponse>, _: Cx| {
+                    s.remember_client(&req.client_capabilities);
                     r.respond(s.initialize())
                 }
             },
@@ -66,10 +72,22 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
             {
                 let s = s.clone();
                 async move |req: NewSessionRequest, r: Responder<NewSessionResponse>, cx: Cx| {
-                    match s.new_session(&req.cwd, &req.mcp_servers, &cx) {
-                        Ok(resp) => r.respond(resp),
-                        Err(e) => r.respond_with_error(e),
-                    }
+                    // Off the dispatch loop: the server's model list is
+                    // asked for first (bounded).
+                    let s = s.clone();
+                    tokio::spawn(async move {
+                        match s.new_session(&req.cwd, &req.mcp_servers, &cx).await {
+                            Ok((resp, open)) => {
+                                if r.respond(resp).is_ok() {
+                                    s.opened(&open, &cx, false);
+                                }
+                            }
+                            Err(e) => {
+                                let _ = r.respond_with_error(e);
+                            }
+                        }
+                    });
+                    Ok(())
                 }
             },
             on_receive_request!(),
@@ -78,8 +96,15 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
             {
                 let s = s.clone();
                 async move |req: LoadSessionRequest, r: Responder<LoadSessionResponse>, cx: Cx| {
-                    match s.load_session(&req.session_id.0, &req.cwd, &req.mcp_servers, &cx, true) {
-                        Ok(state) => r.respond(server::load_response(state)),
+                    // On the dispatch loop: a prompt that follows at once
+                    // finds the session open.
+                    let id = &req.session_id.0;
+                    match s.load_session(id, &req.cwd, &req.mcp_servers, &cx, true) {
+                        Ok((state, open)) => {
+                            r.respond(server::load_response(state))?;
+                            s.opened(&open, &cx, true);
+                            Ok(())
+                        }
                         Err(e) => r.respond_with_error(e),
                     }
                 }
@@ -92,9 +117,13 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
                 async move |req: ResumeSessionRequest,
                             r: Responder<ResumeSessionResponse>,
                             cx: Cx| {
-                    match s.load_session(&req.session_id.0, &req.cwd, &req.mcp_servers, &cx, false)
-                    {
-                        Ok(state) => r.respond(server::resume_response(state)),
+                    let id = &req.session_id.0;
+                    match s.load_session(id, &req.cwd, &req.mcp_servers, &cx, false) {
+                        Ok((state, open)) => {
+                            r.respond(server::resume_response(state))?;
+                            s.opened(&open, &cx, false);
+                            Ok(())
+                        }
                         Err(e) => r.respond_with_error(e),
                     }
                 }
@@ -116,8 +145,8 @@ pub(crate) async fn run(g: &GlobalArgs) -> Result<u8, Failure> {
         .on_receive_request(
             {
                 let s = s.clone();
-                async move |req: PromptRequest, r: Responder<PromptResponse>, _: Cx| {
-                    s.prompt(req, r)
+                async move |req: PromptRequest, r: Responder<PromptResponse>, cx: Cx| {
+                    s.prompt(req, r, cx)
                 }
             },
             on_receive_request!(),

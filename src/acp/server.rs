@@ -4,6 +4,7 @@
 //! names it with): the one map keyed by session id in the process.
 
 use super::apps::Core;
+use super::options::{config_options, modes};
 use super::session::{Cx, Open, replay};
 use crate::app::{App, AppError, OpenOptions, SessionChoice, SessionHandle};
 use crate::protocol::Op;
@@ -14,9 +15,8 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, CloseSessionResponse, Implementation, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionResponse, McpCapabilities, McpServer,
     NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption,
-    SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption, SessionInfo,
-    SessionListCapabilities, SessionMode, SessionModeState, SessionResumeCapabilities,
+    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption, SessionInfo,
+    SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
@@ -24,14 +24,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-/// The config option that chooses the model.
-const MODEL_OPTION: &str = "model";
-/// Its value for "the profile's own priority list".
-const DEFAULT_MODEL: &str = "default";
-
 pub(crate) struct Server {
     core: Core,
     sessions: Mutex<HashMap<String, Arc<Open>>>,
+    /// The file system and terminals the client offered in `initialize`.
+    offers: Mutex<super::client_fs::Offers>,
 }
 
 fn invalid(msg: impl Into<String>) -> Error {
@@ -71,6 +68,7 @@ impl Server {
         Server {
             core,
             sessions: Mutex::new(HashMap::new()),
+            offers: Mutex::new(Default::default()),
         }
     }
 
@@ -85,6 +83,16 @@ impl Server {
                 "unknown session '{id}': create it with session/new or open it with session/load"
             ))
         })
+    }
+
+    /// What the client offers its sessions' tools (`fs`, `terminal`).
+    pub(crate) fn remember_client(
+        &self,
+        caps: &agent_client_protocol::v1::schema::ClientCapabilities,
+    ) {
+        let offers = super::client_fs::Offers::of(caps);
+        tracing::info!("navi acp: the client offers {offers:?}");
+        *self.offers.lock().unwrap_or_else(|p| p.into_inner()) = offers;
     }
 
     pub(crate) fn initialize(&self) -> InitializeResponse {
@@ -103,25 +111,39 @@ impl Server {
             .agent_info(Implementation::new("navi", env!("CARGO_PKG_VERSION")).title("Navi"))
     }
 
-    /// `session/new`: a new navi session (stored at its first prompt).
-    pub(crate) fn new_session(
+    /// `session/new`: a new navi session, stored at once (listable and
+    /// loadable before its first prompt), with the server's models in its
+    /// model option. The client is told its commands after this answer
+    /// ([`Server::opened`]).
+    pub(crate) async fn new_session(
         &self,
         cwd: &Path,
         mcp: &[McpServer],
         cx: &Cx,
-    ) -> Result<NewSessionResponse, Error> {
+    ) -> Result<(NewSessionResponse, Arc<Open>), Error> {
         let app = self.core.app().map_err(internal)?;
         let opts = OpenOptions {
-            pending: true,
+            keep_empty: true,
             ..self.core.options(cwd, mcp).map_err(invalid)?
         };
         let handle = app
             .open_handle(&SessionChoice::New, opts)
             .map_err(open_error)?;
         let open = self.register(app, handle, cx);
-        Ok(NewSessionResponse::new(open.id.clone())
+        super::options::learn_models(&open, cx).await;
+        let resp = NewSessionResponse::new(open.id.clone())
             .modes(modes(&open))
-            .config_options(config_options(&open)))
+            .config_options(config_options(&open));
+        Ok((resp, open))
+    }
+
+    /// What the client hears after the answer that names a session: its
+    /// commands; for a reopened one, its plan, context use and title.
+    pub(crate) fn opened(&self, open: &Open, cx: &Cx, reopened: bool) {
+        super::commands::announce(open, cx);
+        if reopened {
+            super::news::reopened(open, cx);
+        }
     }
 
     /// `session/load` (`replay`: the history is sent first) and
@@ -133,7 +155,7 @@ impl Server {
         mcp: &[McpServer],
         cx: &Cx,
         replay_history: bool,
-    ) -> Result<(Option<SessionModeState>, Vec<SessionConfigOption>), Error> {
+    ) -> Result<(LoadState, Arc<Open>), Error> {
         // Not matched on directly: the guard would live through the match
         // and `open_stored` takes the same lock.
         let known = self.sessions().get(id).cloned();
@@ -149,7 +171,12 @@ impl Server {
             let events = open.history().map_err(internal)?;
             replay(cx, &open.id, &events);
         }
-        Ok((modes(&open), config_options(&open)))
+        if open.server_models().is_none() {
+            // Not waited for: requests that name this session may follow
+            // at once; the list is announced when it comes.
+            super::options::learn_later(&open, cx);
+        }
+        Ok(((modes(&open), config_options(&open)), open))
     }
 
     fn open_stored(
@@ -179,8 +206,16 @@ impl Server {
             .map(|m| m.profile_id)
             .unwrap_or_else(|| app.default_profile());
         let open = Open::start(app, handle, profile, cx.clone());
+        let offers = *self.offers.lock().unwrap_or_else(|p| p.into_inner());
+        if offers.any() {
+            open.use_client(super::client_fs::AcpClient {
+                cx: cx.clone(),
+                session: open.id.clone(),
+                offers,
+                shown: open.shown.clone(),
+            });
+        }
         self.sessions().insert(open.id.clone(), open.clone());
-        super::session::announce_commands(&open, cx);
         open
     }
 
@@ -218,6 +253,7 @@ impl Server {
         &self,
         req: PromptRequest,
         responder: PromptResponder,
+        cx: Cx,
     ) -> Result<(), Error> {
         let open = match self.open(&req.session_id.0) {
             Ok(o) => o,
@@ -228,6 +264,16 @@ impl Server {
             Err(e) => return responder.respond_with_error(invalid(e)),
         };
         if !open.reserve(responder)? {
+            return Ok(());
+        }
+        if super::commands::named(&text).is_some() {
+            // navi's own command: answered with what it says (a compaction
+            // answers when it ends), off the dispatch loop.
+            tokio::spawn(async move {
+                if let super::commands::Ran::Said(said) = super::commands::run(&open, &cx, &text) {
+                    open.answer_now(&cx, &said);
+                }
+            });
             return Ok(());
         }
         let text = open.expand_command(text);
@@ -253,12 +299,7 @@ impl Server {
         req: &SetSessionModeRequest,
     ) -> Result<SetSessionModeResponse, Error> {
         let open = self.open(&req.session_id.0)?;
-        let profile = req.mode_id.0.to_string();
-        open.submit(Op::SwitchProfile {
-            profile: profile.clone(),
-        })
-        .map_err(|e| invalid(e.to_string()))?;
-        *open.profile.lock().unwrap_or_else(|p| p.into_inner()) = profile;
+        super::options::switch_profile(&open, &req.mode_id.0)?;
         Ok(SetSessionModeResponse::new())
     }
 
@@ -267,23 +308,8 @@ impl Server {
         req: &SetSessionConfigOptionRequest,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         let open = self.open(&req.session_id.0)?;
-        if &*req.config_id.0 != MODEL_OPTION {
-            return Err(invalid(format!(
-                "unknown config option '{}'; navi has '{MODEL_OPTION}'",
-                req.config_id.0
-            )));
-        }
-        let value = match &req.value {
-            SessionConfigOptionValue::ValueId { value } => value.0.trim().to_string(),
-            _ => return Err(invalid("the model option takes a model name")),
-        };
-        if value.is_empty() {
-            return Err(invalid("the model name is empty"));
-        }
-        let model = (value != DEFAULT_MODEL).then_some(value);
-        open.submit(Op::SwitchModel { model })
-            .map_err(|e| invalid(e.to_string()))?;
-        Ok(SetSessionConfigOptionResponse::new(config_options(&open)))
+        let options = super::options::set_option(&open, req)?;
+        Ok(SetSessionConfigOptionResponse::new(options))
     }
 
     /// `session/close`: the turn stopped and saved, the session unlocked.
@@ -310,82 +336,17 @@ impl Server {
 type PromptResponder =
     agent_client_protocol::v1::Responder<agent_client_protocol::v1::schema::PromptResponse>;
 
-/// The profiles as ACP modes, the session's own as the current one.
-fn modes(open: &Open) -> Option<SessionModeState> {
-    let list: Vec<SessionMode> = open
-        .app
-        .profile_list()
-        .into_iter()
-        .map(|p| {
-            let desc = (!p.description.trim().is_empty()).then_some(p.description);
-            SessionMode::new(p.id, p.name).description(desc)
-        })
-        .collect();
-    if list.is_empty() {
-        return None;
-    }
-    let current = open
-        .profile
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    Some(SessionModeState::new(current, list))
-}
-
-/// The model chooser: the profile's own list, then the models every
-/// provider served when last asked (any other model name is accepted too).
-fn config_options(open: &Open) -> Vec<SessionConfigOption> {
-    let profile = open
-        .profile
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    let mut names: Vec<String> = open.app.profile_models(&profile);
-    // Then every provider's models, as last listed (never asked here).
-    for m in open.app.known_models(&profile) {
-        if !names.contains(&m) {
-            names.push(m);
-        }
-    }
-    let current = open.model();
-    if let Some(m) = &current
-        && !names.contains(m)
-    {
-        names.push(m.clone());
-    }
-    let mut options = vec![
-        SessionConfigSelectOption::new(DEFAULT_MODEL, "Profile default")
-            .description("the first model of the profile's list the server has".to_string()),
-    ];
-    options.extend(
-        names
-            .into_iter()
-            .filter(|n| n != DEFAULT_MODEL)
-            .map(|n| SessionConfigSelectOption::new(n.clone(), n)),
-    );
-    vec![
-        SessionConfigOption::select(
-            MODEL_OPTION,
-            "Model",
-            current.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
-            options,
-        )
-        .category(SessionConfigOptionCategory::Model),
-    ]
-}
+/// What `session/load` and `session/resume` answer: the modes and options.
+pub(crate) type LoadState = (Option<SessionModeState>, Vec<SessionConfigOption>);
 
 /// Keeps the ACP types of `session/load` and `session/resume` apart.
-pub(crate) fn load_response(
-    (modes, options): (Option<SessionModeState>, Vec<SessionConfigOption>),
-) -> LoadSessionResponse {
+pub(crate) fn load_response((modes, options): LoadState) -> LoadSessionResponse {
     LoadSessionResponse::new()
         .modes(modes)
         .config_options(options)
 }
 
-pub(crate) fn resume_response(
-    (modes, options): (Option<SessionModeState>, Vec<SessionConfigOption>),
-) -> ResumeSessionResponse {
+pub(crate) fn resume_response((modes, options): LoadState) -> ResumeSessionResponse {
     ResumeSessionResponse::new()
         .modes(modes)
         .config_options(options)

@@ -40,6 +40,12 @@ pub(crate) struct Open {
     pub(crate) profile: Mutex<String>,
     /// A prompt is taken and its turn not started yet.
     starting: AtomicBool,
+    /// The models the session's server serves (`None`: not known).
+    server_models: Mutex<Option<Vec<String>>>,
+    /// The title the client was last told (`session_info_update`).
+    shown_title: Mutex<Option<String>>,
+    /// The client terminals calls ran in (see [`super::terminal`]).
+    pub(crate) shown: super::terminal::Shown,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -63,6 +69,9 @@ impl Open {
             asks: Mutex::new(Vec::new()),
             profile: Mutex::new(profile),
             starting: AtomicBool::new(false),
+            server_models: Mutex::new(None),
+            shown_title: Mutex::new(None),
+            shown: Default::default(),
         });
         if let Some(rx) = events {
             tokio::spawn(pump(open.clone(), rx, cx));
@@ -74,6 +83,14 @@ impl Open {
         match lock(&self.handle).as_ref() {
             Some(h) => h.submit(op),
             None => Err(OpError::Invalid(format!("session {} is closed", self.id))),
+        }
+    }
+
+    /// The session's tools read, write and run commands through the
+    /// client (what it offers of it).
+    pub(crate) fn use_client(&self, client: super::client_fs::AcpClient) {
+        if let Some(h) = lock(&self.handle).as_ref() {
+            h.set_client(Some(Arc::new(client)));
         }
     }
 
@@ -127,6 +144,45 @@ impl Open {
         lock(&self.handle).as_ref().and_then(|h| h.model())
     }
 
+    /// The profile in use (the ACP mode).
+    pub(crate) fn profile_id(&self) -> String {
+        lock(&self.profile).clone()
+    }
+
+    pub(crate) fn set_profile_id(&self, profile: &str) {
+        *lock(&self.profile) = profile.to_string();
+    }
+
+    /// The models the session's server serves, once known.
+    pub(crate) fn server_models(&self) -> Option<Vec<String>> {
+        lock(&self.server_models).clone()
+    }
+
+    pub(crate) fn set_server_models(&self, names: Vec<String>) {
+        *lock(&self.server_models) = Some(names);
+    }
+
+    /// The open handle (`None` once closed), for the session's commands.
+    pub(crate) fn handle(&self) -> Option<Arc<SessionHandle>> {
+        lock(&self.handle).clone()
+    }
+
+    /// The session's title and last activity when the title is not the
+    /// one the client was last told (`None` otherwise, or while it has
+    /// none).
+    pub(crate) fn title_news(&self) -> Option<(String, i64)> {
+        let meta = self.handle()?.info()?;
+        if meta.title.is_empty() {
+            return None;
+        }
+        let mut shown = lock(&self.shown_title);
+        if shown.as_deref() == Some(meta.title.as_str()) {
+            return None;
+        }
+        *shown = Some(meta.title.clone());
+        Some((meta.title, meta.last_active))
+    }
+
     /// Takes the prompt: `responder` is answered when its turn ends. A
     /// second prompt while one is taken is refused. The turn starts with
     /// [`start_turn`](Self::start_turn), once the MCP servers are up.
@@ -158,6 +214,26 @@ impl Open {
             };
             let _ = r.respond_with_error(err);
         }
+    }
+
+    /// Answers the reserved prompt at once (`end_turn`) after showing
+    /// `said` as the agent's message (a command's answer).
+    pub(crate) fn answer_now(&self, cx: &Cx, said: &str) {
+        let mut slot = lock(&self.prompt);
+        self.starting.store(false, Ordering::SeqCst);
+        let Some(r) = slot.take() else {
+            return;
+        };
+        if !said.is_empty() {
+            notify(
+                cx,
+                &self.id,
+                SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(
+                    super::news::for_editor(said),
+                ))),
+            );
+        }
+        let _ = r.respond(PromptResponse::new(StopReason::EndTurn));
     }
 
     /// `session/cancel`: navi's cooperative stop, and the open permission
@@ -202,7 +278,7 @@ impl Open {
             TurnEnd::Stopped => StopReason::Cancelled,
             TurnEnd::Refused { message } => {
                 // Nothing was stored: say why, so the user can change the input.
-                let text = format!("Not sent: {message}");
+                let text = format!("Not sent: {}", super::news::for_editor(message));
                 notify(
                     cx,
                     &self.id,
@@ -211,7 +287,10 @@ impl Open {
                 StopReason::Refusal
             }
             TurnEnd::Failed { message, .. } => {
-                let _ = r.respond_with_error(super::server::error(-32603, message.clone()));
+                let _ = r.respond_with_error(super::server::error(
+                    -32603,
+                    super::news::for_editor(message),
+                ));
                 return;
             }
         };
@@ -282,40 +361,6 @@ fn busy(id: &str) -> Error {
     )
 }
 
-/// Tells the client the user's own commands (`available_commands_update`),
-/// after the answer that names the session; nothing when there are none.
-pub(crate) fn announce_commands(open: &Arc<Open>, cx: &Cx) {
-    use agent_client_protocol::v1::schema::{
-        AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput,
-    };
-    let list: Vec<AvailableCommand> = open
-        .custom_commands()
-        .into_iter()
-        .map(|(name, d, hint)| {
-            let c = AvailableCommand::new(name, d);
-            if hint.is_empty() {
-                c
-            } else {
-                c.input(AvailableCommandInput::Unstructured(
-                    UnstructuredCommandInput::new(hint),
-                ))
-            }
-        })
-        .collect();
-    if list.is_empty() {
-        return;
-    }
-    let (cx, id) = (cx.clone(), open.id.clone());
-    tokio::spawn(async move {
-        tokio::task::yield_now().await;
-        notify(
-            &cx,
-            &id,
-            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list)),
-        );
-    });
-}
-
 pub(crate) fn notify(cx: &Cx, session: &str, update: SessionUpdate) {
     if let Err(e) = cx.send_notification(SessionNotification::new(session.to_string(), update)) {
         tracing::debug!("session/update not sent: {e}");
@@ -345,9 +390,13 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                         &open.id,
                         SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(profile_id)),
                     );
+                    super::options::announce(&open, &cx);
                 }
                 other => {
-                    for u in mapper.map(&other) {
+                    for u in open.shown.keep(mapper.map(&other)) {
+                        notify(&cx, &open.id, u);
+                    }
+                    if let Some(u) = super::news::usage(&other) {
                         notify(&cx, &open.id, u);
                     }
                 }
@@ -356,6 +405,7 @@ async fn pump(open: Arc<Open>, mut rx: mpsc::Receiver<SessionEvent>, cx: Cx) {
                 for u in mapper.close_open() {
                     notify(&cx, &open.id, u);
                 }
+                super::news::title(&open, &cx);
                 open.finish(&end, &cx);
             }
         }

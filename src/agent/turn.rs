@@ -359,7 +359,7 @@ impl<'a> Run<'a> {
                 continue;
             }
             let mut ctx = self.tool_context(call, tool_list.clone());
-            let info = Arc::new(reg.describe(call, ctx.work_dir()).await);
+            let info = Arc::new(reg.describe(call, ctx.work_dir(), ctx.client()).await);
             ctx.call_info = Some(info.clone());
             self.emit(AgentEvent::ToolStarted {
                 id: call.id.clone(),

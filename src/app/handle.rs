@@ -33,6 +33,9 @@ pub struct OpenOptions {
     pub model: Option<String>,
     /// A new session stays pending (no row, no lock) until its first message.
     pub pending: bool,
+    /// A new session is kept when it closes with no message (an editor's
+    /// session exists from `session/new` on); otherwise it is removed.
+    pub keep_empty: bool,
     /// The directory the session's tools work in; `None`: the app's.
     pub work_dir: Option<PathBuf>,
     /// MCP servers of this session only (an editor's `mcpServers`), by
@@ -206,6 +209,12 @@ impl SessionHandle {
             Some(ModelChoice::Named(m)) => Some(m),
             _ => None,
         }
+    }
+
+    /// The editor's file system and terminals for this session's tools
+    /// (ACP); `None`: the disk and local processes.
+    pub fn set_client(&self, client: Option<crate::tools::client::Client>) {
+        self.session.tools().set_client(client);
     }
 
     /// The session's todo list.

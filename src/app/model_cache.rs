@@ -88,6 +88,39 @@ impl super::App {
     }
 }
 
+impl super::App {
+    /// The models the profile's server(s) serve, asked now: one listing per
+    /// provider, no details (what `navi acp`'s model option offers); the
+    /// names are kept like `navi models` keeps them. `None` when the
+    /// profile is unknown.
+    pub fn server_model_names(
+        &self,
+        profile_id: &str,
+    ) -> Option<impl std::future::Future<Output = Result<Vec<String>, String>> + Send + 'static>
+    {
+        let agent = self.agent.clone();
+        let profile = agent.profile(profile_id).ok()?.clone();
+        let data_dir = self.paths.data_dir.clone();
+        let task = tokio::task::spawn_blocking(move || agent.backend_for(&profile));
+        Some(async move {
+            let backend = match task.await {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(e) => return Err(format!("cannot list the models: {e}")),
+            };
+            let models = backend.list_models().await.map_err(|e| e.to_string())?;
+            write(&data_dir, &models);
+            Ok(models.into_iter().map(|m| m.name).collect())
+        })
+    }
+
+    /// Every provider's models as last listed (kept on disk, however old),
+    /// asking no one.
+    pub fn kept_models(&self) -> Vec<String> {
+        read(&self.paths.data_dir, Duration::MAX).unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -73,7 +73,8 @@ impl App {
                 .set_model_choice(Some(ModelChoice::Named(m.clone())))
                 .map_err(AppError::Store)?;
         }
-        let created = session.is_pending() || *choice == SessionChoice::New || note.is_some();
+        let created = !opts.keep_empty
+            && (session.is_pending() || *choice == SessionChoice::New || note.is_some());
         // Checkpoints: the session's first snapshot starts in the background.
         crate::checkpoint::warm(
             &self.agent.env.config,

@@ -55,6 +55,10 @@ pub struct SandboxConfig {
     pub writable_roots: Vec<String>,
     /// The workspace; empty = the directory navi was started in.
     pub workspace: String,
+    /// Under `navi acp`, run `terminal` commands in the editor's terminal
+    /// (when it offers one) even where the sandbox would confine them; they
+    /// run unconfined there. Ignored when the sandbox is required.
+    pub client_terminals: bool,
 }
 
 impl Default for SandboxConfig {
@@ -65,6 +69,7 @@ impl Default for SandboxConfig {
             network: false,
             writable_roots: Vec::new(),
             workspace: String::new(),
+            client_terminals: false,
         }
     }
 }

@@ -47,6 +47,13 @@ pub(crate) fn edit(path: String, content: &str, append: bool) -> FileEdit {
 /// Marks an append whose old text is not read yet (replaced when it is).
 const APPEND_PENDING: &str = "appends to the file";
 
+/// What an append adds, before [`load_old_text`] joins it to the file's
+/// text (`None` for any other call).
+pub(crate) fn appended(info: &CallInfo) -> Option<String> {
+    let e = info.edit.as_ref()?;
+    (e.note.as_deref() == Some(APPEND_PENDING)).then(|| e.new_text.clone())
+}
+
 /// Reads the edited file (if any) so `old_text` is the file now and
 /// `new_text` the whole file after the call. Blocking; call it off the
 /// async threads.

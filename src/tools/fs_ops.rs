@@ -109,9 +109,40 @@ pub(crate) fn read_text(
     limit: usize,
     opts: ReadOpts,
 ) -> io::Result<(String, Option<LineSpan>)> {
+    let (file, meta) = open_regular(path, opts.open)?;
+    read_from(path, file, meta.len(), offset, limit, opts)
+}
+
+/// [`read_text`] of a text given whole (the editor's buffer of `path`).
+pub(crate) fn read_given(
+    path: &Path,
+    text: &str,
+    offset: usize,
+    limit: usize,
+    opts: ReadOpts,
+) -> io::Result<(String, Option<LineSpan>)> {
+    let len = text.len() as u64;
+    read_from(
+        path,
+        io::Cursor::new(text.as_bytes()),
+        len,
+        offset,
+        limit,
+        opts,
+    )
+}
+
+/// The lines of `file` (`len` bytes, named `path` in messages).
+fn read_from(
+    path: &Path,
+    mut file: impl Read,
+    len: u64,
+    offset: usize,
+    limit: usize,
+    opts: ReadOpts,
+) -> io::Result<(String, Option<LineSpan>)> {
     let byte_cap = opts.byte_cap;
     let max_line = opts.max_line.clamp(1, byte_cap.max(1));
-    let (mut file, meta) = open_regular(path, opts.open)?;
     let mut head = vec![0u8; 8192];
     let n = file.read(&mut head)?;
     head.truncate(n);
@@ -121,11 +152,11 @@ pub(crate) fn read_text(
             "{} is a binary file ({}, {}); not shown as text",
             path.display(),
             binary_kind(&head),
-            human_size(meta.len())
+            human_size(len)
         );
         return Ok((text, None));
     }
-    if meta.len() == 0 && n == 0 {
+    if len == 0 && n == 0 {
         return Ok((format!("{} is empty (0 bytes)", path.display()), None));
     }
     let mut reader = BufReader::new(head.chain(file));
@@ -184,7 +215,7 @@ pub(crate) fn read_text(
     // How long is the file? Count the rest cheaply unless it is huge.
     let total = if !stopped {
         Some(line_no)
-    } else if meta.len() <= COUNT_LINES_MAX {
+    } else if len <= COUNT_LINES_MAX {
         let mut total = line_no;
         while read_line_capped(&mut reader, &mut buf, 0)? > 0 {
             total += 1;
@@ -222,7 +253,7 @@ pub(crate) fn read_text(
         out.push_str(&format!(
             "[showing lines {offset}-{last_shown}{total_text} of {} ({})",
             path.display(),
-            human_size(meta.len())
+            human_size(len)
         ));
         if more {
             out.push_str(&format!("; continue with offset={}", last_shown + 1));

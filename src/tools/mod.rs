@@ -10,6 +10,9 @@ pub(crate) mod arg_check;
 pub mod builtin;
 pub(crate) mod child_env;
 pub(crate) mod child_setup;
+pub mod client;
+pub(crate) mod client_exec;
+pub(crate) mod client_fs;
 pub(crate) mod describe;
 pub(crate) mod exec_report;
 pub(crate) mod fetch;
@@ -290,6 +293,12 @@ impl ToolContext {
     /// The directory the call works in.
     pub(crate) fn work_dir(&self) -> &std::path::Path {
         self.session.work_dir()
+    }
+
+    /// The editor's file system and terminals, when the front end offers
+    /// them (ACP); `None`: the disk and local processes.
+    pub(crate) fn client(&self) -> Option<client::Client> {
+        self.session.client()
     }
 }
 

@@ -84,6 +84,13 @@ impl Captured {
         }
     }
 
+    /// A stream whose bytes came whole from elsewhere (an editor's terminal).
+    pub(crate) fn of(data: &[u8], limit: usize) -> Self {
+        let mut c = Captured::new(limit);
+        c.push(data);
+        c
+    }
+
     fn push(&mut self, data: &[u8]) {
         self.total += data.len() as u64;
         let head_cap = self.limit * 2 / 3;

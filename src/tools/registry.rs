@@ -113,7 +113,14 @@ impl ToolRegistry {
 
     /// What a live call is about, with an edited file's text before the
     /// call read now (off the async threads). An unknown tool is `other`.
-    pub(crate) async fn describe(&self, call: &ToolCall, base: &Path) -> CallInfo {
+    /// With a `client` that reads files, the old text is the editor's
+    /// (an unsaved buffer included).
+    pub(crate) async fn describe(
+        &self,
+        call: &ToolCall,
+        base: &Path,
+        client: Option<super::client::Client>,
+    ) -> CallInfo {
         let Some(tool) = self.tools.get(&call.name) else {
             return CallInfo::other(&call.name);
         };
@@ -121,11 +128,16 @@ impl ToolRegistry {
         if info.edit.is_none() {
             return info;
         }
+        let appended = super::describe::appended(&info);
         let job = tokio::task::spawn_blocking(move || {
             super::describe::load_old_text(&mut info);
             info
         });
-        job.await.unwrap_or_else(|_| CallInfo::other(&call.name))
+        let mut info = job.await.unwrap_or_else(|_| CallInfo::other(&call.name));
+        if let Some(c) = client {
+            super::client::old_text_from(&mut info, appended, &c).await;
+        }
+        info
     }
 
     /// What a stored call was about, for a replay: described from its

@@ -42,6 +42,8 @@ pub struct SessionTools {
     waiting: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
     /// Non-public destinations put to the user, by tool-call id.
     net: Mutex<HashMap<String, Vetted>>,
+    /// The editor's file system and terminals, when its front end offers them.
+    client: Mutex<Option<super::client::Client>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -61,6 +63,7 @@ impl SessionTools {
             allowed: Mutex::new(HashSet::new()),
             waiting: Mutex::new(HashMap::new()),
             net: Mutex::new(HashMap::new()),
+            client: Mutex::new(None),
         }
     }
 
@@ -72,6 +75,17 @@ impl SessionTools {
     /// The directory commands run in and relative paths start from.
     pub fn work_dir(&self) -> &Path {
         &self.work_dir
+    }
+
+    /// The editor's side (ACP's `fs/*`, `terminal/*`), if the front end
+    /// offers it.
+    pub fn client(&self) -> Option<super::client::Client> {
+        lock(&self.client).clone()
+    }
+
+    /// Sets (or, with `None`, removes) the editor's side for this session's tools.
+    pub fn set_client(&self, client: Option<super::client::Client>) {
+        *lock(&self.client) = client;
     }
 
     // ---- todo list ----

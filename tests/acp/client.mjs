@@ -14,9 +14,19 @@
 //   | {"op": "raw", "method", "params"} | {"op": "sleep", "ms"} | {"op": "end"}
 // Permission requests are answered with NAVI_ACP_PERMISSION: an option id
 // (allow_once, allow_session, reject) or "never" (no answer).
+//
+// The editor's file system and terminals: {"op": "initialize", "caps":
+// clientCapabilities, "editor": {"buffers": {path: text}, "save": bool,
+// "failRead": message, "failWrite": message, "killAfterMs": n}}. Reads answer
+// from the buffers, else the disk; writes go to the buffers (and the disk with
+// "save"); terminals run the command for real (stdout and stderr together);
+// "killAfterMs" kills each terminal's process (SIGKILL) that long after it
+// starts, as a user closing it would. Every such request is logged
+// ({t: "fs_read" | "fs_write" | "terminal", ...}).
 import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
-import { client, ndJsonStream } from "@agentclientprotocol/sdk";
+import { client, ndJsonStream, RequestError } from "@agentclientprotocol/sdk";
 
 const steps = JSON.parse(process.argv[2] ?? "[]");
 const cmd = JSON.parse(process.env.NAVI_ACP_CMD);
@@ -71,6 +81,93 @@ const app = client({ name: "navi-acp-test" })
     }
     return { outcome: { outcome: "selected", optionId: answer } };
   });
+let editor = {};
+const terminals = {};
+let nextTerminal = 1;
+app
+  .onRequest("fs/read_text_file", ({ params }) => {
+    record({ t: "fs_read", path: params.path, line: params.line ?? null, limit: params.limit ?? null });
+    if (editor.failRead) throw new RequestError(-32603, editor.failRead);
+    const buffers = editor.buffers ?? {};
+    let text = params.path in buffers ? buffers[params.path] : readFileSync(params.path, "utf8");
+    if (params.line || params.limit) {
+      const lines = text.split(/(?<=\n)/);
+      const from = (params.line ?? 1) - 1;
+      text = lines.slice(from, params.limit ? from + params.limit : undefined).join("");
+    }
+    return { content: text };
+  })
+  .onRequest("fs/write_text_file", ({ params }) => {
+    record({ t: "fs_write", path: params.path, content: params.content });
+    if (editor.failWrite) throw new RequestError(-32603, editor.failWrite);
+    editor.buffers = { ...(editor.buffers ?? {}), [params.path]: params.content };
+    if (editor.save) writeFileSync(params.path, params.content);
+    return {};
+  })
+  .onRequest("terminal/create", ({ params }) => {
+    const id = `term-${nextTerminal++}`;
+    record({ t: "terminal", op: "create", id, params });
+    const env = { ...process.env };
+    for (const v of params.env ?? []) env[v.name] = v.value;
+    // Its own process group, killed whole (as an editor closing a terminal).
+    const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env, detached: true });
+    const killAll = () => {
+      try { process.kill(-proc.pid, "SIGKILL"); } catch { proc.kill("SIGKILL"); }
+    };
+    const term = { proc, output: "", truncated: false, status: null };
+    // Done at "close" (all output read), or shortly after "exit" when a
+    // leftover process keeps the pipes open.
+    term.exited = new Promise((resolve) => {
+      let status = null;
+      const done = () => {
+        if (term.status === null && status !== null) term.status = status;
+        if (term.status !== null) resolve(term.status);
+      };
+      proc.on("exit", (code, signal) => {
+        status = { exitCode: code, signal };
+        setTimeout(done, 300);
+      });
+      proc.on("close", (code, signal) => {
+        status = status ?? { exitCode: code, signal };
+        done();
+      });
+    });
+    const add = (d) => {
+      term.output += d;
+      const limit = params.outputByteLimit;
+      if (limit && Buffer.byteLength(term.output) > limit) {
+        term.output = term.output.slice(-limit);
+        term.truncated = true;
+      }
+    };
+    proc.stdout.on("data", add);
+    proc.stderr.on("data", add);
+    proc.on("error", (e) => add(String(e)));
+    term.kill = killAll;
+    if (editor.killAfterMs) setTimeout(killAll, editor.killAfterMs);
+    terminals[id] = term;
+    return { terminalId: id };
+  })
+  .onRequest("terminal/output", ({ params }) => {
+    const term = terminals[params.terminalId];
+    record({ t: "terminal", op: "output", id: params.terminalId });
+    return { output: term.output, truncated: term.truncated, exitStatus: term.status };
+  })
+  .onRequest("terminal/wait_for_exit", async ({ params }) => {
+    record({ t: "terminal", op: "wait_for_exit", id: params.terminalId });
+    return await terminals[params.terminalId].exited;
+  })
+  .onRequest("terminal/kill", ({ params }) => {
+    record({ t: "terminal", op: "kill", id: params.terminalId });
+    terminals[params.terminalId].kill();
+    return {};
+  })
+  .onRequest("terminal/release", ({ params }) => {
+    record({ t: "terminal", op: "release", id: params.terminalId });
+    const term = terminals[params.terminalId];
+    if (term.status === null) term.kill();
+    return {};
+  });
 const conn = app.connect(
   ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)),
 );
@@ -92,9 +189,10 @@ try {
   for (const step of steps) {
     switch (step.op) {
       case "initialize":
+        editor = step.editor ?? {};
         await call(step, "initialize", {
           protocolVersion: 1,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientCapabilities: step.caps ?? { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
           clientInfo: { name: "navi-acp-test", version: "1" },
         });
         break;

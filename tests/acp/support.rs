@@ -135,6 +135,14 @@ impl Home {
             .current_dir(self.work());
     }
 
+    /// `program` with the environment navi runs with (a client that
+    /// starts navi itself).
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        self.envs(&mut c);
+        c
+    }
+
     /// `navi --backend ollama <args>`.
     pub fn navi(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_navi"));
@@ -146,8 +154,22 @@ impl Home {
     /// Runs the TypeScript client with `steps` against a fresh `navi acp`;
     /// `permission` is how it answers permission requests.
     pub async fn drive(&self, client: &Path, steps: Value, permission: &str) -> Drive {
+        self.drive_env(client, steps, permission, &[]).await
+    }
+
+    /// [`drive`](Self::drive) with some of navi's environment changed.
+    pub async fn drive_env(
+        &self,
+        client: &Path,
+        steps: Value,
+        permission: &str,
+        env: &[(&str, &str)],
+    ) -> Drive {
         let mut c = Command::new("node");
         self.envs(&mut c);
+        for (k, v) in env {
+            c.env(k, v);
+        }
         c.arg(client)
             .arg(steps.to_string())
             .env(

@@ -265,6 +265,26 @@ impl TypedTool for FilesystemTool {
         };
         let secs = cfg.tools.fs_timeout_secs.max(1);
         let shown = raw.clone();
+        // The editor's file system (ACP): reads see its unsaved buffers,
+        // writes land in it. Listings and the other operations stay local.
+        if let Some(client) = ctx.client() {
+            let via = through_client(&client, &op, &raw, &roots, &base, lim);
+            let timed = tokio::time::timeout(std::time::Duration::from_secs(secs), via);
+            let done = tokio::select! {
+                r = timed => r,
+                _ = ctx.cancel.cancelled() => return Err("operation cancelled by user".into()),
+            };
+            match done {
+                Ok(Some(r)) => return finish(r),
+                Ok(None) => {}
+                Err(_) => {
+                    return Err(format!(
+                        "{shown}: the editor did not answer within {secs}s ([tools].fs_timeout_secs)"
+                    )
+                    .into());
+                }
+            }
+        }
         let job = tokio::task::spawn_blocking(move || run_op(op, &raw, &roots, &base, lim));
         // A hung mount or device must not hang the turn: give up waiting (the
         // blocked thread is left behind; the call reports the timeout).
@@ -274,19 +294,49 @@ impl TypedTool for FilesystemTool {
             _ = ctx.cancel.cancelled() => return Err("operation cancelled by user".into()),
         };
         match done {
-            Ok(Ok(Ok((text, shown)))) => {
-                let out = ToolOutput::new(text);
-                Ok(match shown {
-                    Some(d) => out.with_display(d),
-                    None => out,
-                })
-            }
-            Ok(Ok(Err(e))) => Err(e.into()),
+            Ok(Ok(r)) => finish(r),
             Ok(Err(e)) => Err(format!("the file operation failed: {e}").into()),
             Err(_) => Err(format!(
                 "{shown}: the file operation did not finish within {secs}s ([tools].fs_timeout_secs); the file system may be hung or the path may be a special file"
             )
             .into()),
         }
+    }
+}
+
+/// The tool's answer from an operation's text and display data.
+fn finish(r: crate::tools::client_fs::Done) -> Result<ToolOutput, ToolError> {
+    let (text, shown) = r?;
+    let out = ToolOutput::new(text);
+    Ok(match shown {
+        Some(d) => out.with_display(d),
+        None => out,
+    })
+}
+
+/// A read or write through the editor when it offers one; `None`: the
+/// disk handles the operation.
+async fn through_client(
+    client: &crate::tools::client::Client,
+    op: &Op,
+    raw: &str,
+    roots: &FsRoots,
+    base: &Path,
+    lim: Limits,
+) -> Option<crate::tools::client_fs::Done> {
+    use crate::tools::client_fs;
+    match op {
+        Op::Read { offset, limit } if client.reads() => {
+            let opts = fs_ops::ReadOpts {
+                byte_cap: lim.cap,
+                max_line: lim.max_line,
+                open: lim.open,
+            };
+            client_fs::read(client, raw, roots, base, (*offset, *limit), opts).await
+        }
+        Op::Write { content, append } if client.writes() => {
+            client_fs::write(client, raw, roots, base, (content, *append), lim.open).await
+        }
+        _ => None,
     }
 }

@@ -5,6 +5,9 @@
 //! process group in the work dir (or `cwd`), with stdin from /dev/null; the
 //! group is killed on cancel, on timeout, and when the command finishes
 //! (background jobs do not outlive the call). Every call needs approval.
+//! Under ACP, a command may run in the editor's terminal instead
+//! ([`crate::tools::client_exec`]): only when the sandbox would not confine
+//! it anyway, or `[sandbox].client_terminals` says so.
 use crate::tools::exec_report::{self, report_capped};
 use crate::tools::paths;
 use crate::tools::process::{self, RunSpec};
@@ -91,6 +94,31 @@ impl TypedTool for TerminalTool {
         shell_check::check(command, &list)?;
         let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
         let policy = crate::tools::sandbox_policy::for_tool(&ctx.env, &ctx.session, escalation)?;
+        if let Some(client) = ctx.client().filter(|c| c.terminals())
+            && (policy.is_none() || (cfg.sandbox.client_terminals && !cfg.sandbox.is_required()))
+        {
+            // The editor's terminal (ACP), shown live in the call. It runs
+            // outside navi's sandbox: only when the call would run
+            // unsandboxed anyway, or the config says so.
+            let cmd = crate::tools::client::ClientCommand {
+                call_id: ctx.call_id.clone(),
+                program: "sh".into(),
+                args: vec!["-c".into(), command.to_string()],
+                env: Vec::new(),
+                cwd: cwd.clone(),
+                output_limit: cfg.tools.output_limit_bytes as u64,
+                timeout,
+            };
+            let shown = (
+                command,
+                cfg.tools.max_line_bytes,
+                cfg.tools.output_limit_bytes,
+            );
+            let result = crate::tools::client_exec::run(&*client, cmd, &ctx.cancel, shown)
+                .await
+                .map_err(|e| format!("the editor could not run the command: {e}"))?;
+            return from_result(result);
+        }
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(&cwd);
         if !list.allows_everything() {
