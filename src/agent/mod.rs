@@ -16,6 +16,7 @@ pub mod delegate;
 
 mod fit;
 pub(crate) mod integrity;
+mod lean;
 pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod on_demand;
@@ -46,6 +47,7 @@ use crate::session::{SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry};
 use session::ModelChoice;
 pub use session::Session;
+pub(crate) use small::LEAN_NOTE;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};

@@ -65,9 +65,15 @@ pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
         (true, false) => &s.model_note,
         (true, true) => "model: on first message",
     };
+    // The lean preset for tiny models (docs/small-models.md) says so.
+    let lean = if s.lean && !s.model.is_empty() {
+        "· lean "
+    } else {
+        ""
+    };
     let mut left = vec![
         Span::styled(" navi ", th.status_key),
-        Span::styled(format!("{} · {} ", s.profile, model), th.status_bar),
+        Span::styled(format!("{} · {} {lean}", s.profile, model), th.status_bar),
     ];
     if !st.cwd.is_empty() {
         // The directory before the title; the title is cut first.
