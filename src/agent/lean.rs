@@ -191,7 +191,7 @@ pub(crate) const PLAIN: &[&str] = &[
 const STOP: &[&str] = &[
     "a", "an", "the", "is", "are", "was", "of", "in", "on", "this", "that", "what", "which", "how",
     "me", "my", "to", "do", "does", "for", "with", "please", "show", "i", "am", "it", "can", "you",
-    "and", "be", "there", "use", "using", "tell", "many", "much",
+    "and", "be", "there", "use", "using", "tell", "many", "much", "have", "has",
 ];
 
 /// Where a request goes.

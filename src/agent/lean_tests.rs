@@ -43,6 +43,8 @@ fn plain_questions_get_no_command() {
         "what is the capital of Spain",
         "who wrote Macbeth",
         "tell me a story",
+        "how many wheels does a bicycle have",
+        "how much does an elephant weigh",
         "",
     ] {
         assert_eq!(route(q, &e), Route::Answer, "{q}");
