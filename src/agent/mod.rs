@@ -47,7 +47,6 @@ use crate::session::{SessionStore, StoreError};
 use crate::tools::{ApprovalGate, ToolEnv, ToolRegistry};
 use session::ModelChoice;
 pub use session::Session;
-pub(crate) use small::LEAN_NOTE;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};

@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 /// Below this many parameters a model gets the lean preset (`auto`).
 pub(crate) const TINY_PARAMS: u64 = 1_000_000_000;
 /// Said in the model line and the status bar when the lean preset is on.
-pub(crate) const LEAN_NOTE: &str = "lean preset for a tiny model";
+pub(crate) const LEAN_NOTE: &str = crate::protocol::LEAN_NOTE;
 /// Model calls in a row with invalid tool calls before a run switches to
 /// constrained calls.
 pub(crate) const INVALID_STREAK: u32 = 2;

@@ -259,7 +259,7 @@ impl TuiState {
             ModelSelected { model, reason } => {
                 self.status.model = model.clone();
                 self.status.model_note.clear();
-                self.status.lean = reason.contains(crate::agent::LEAN_NOTE);
+                self.status.lean = reason.contains(crate::protocol::LEAN_NOTE);
             }
             FilesChanged { turn, files } => {
                 self.close_open();
