@@ -48,6 +48,11 @@ impl Env {
     }
 
     async fn run(&self, fake: &FakeLlm, backend: &str, ask: &str) -> (i32, String, String) {
+        let run = ["run", "--profile", "tester", "--approve", "terminal", ask];
+        self.navi(fake, backend, &run).await
+    }
+
+    async fn navi(&self, fake: &FakeLlm, backend: &str, args: &[&str]) -> (i32, String, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_navi"))
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -59,7 +64,7 @@ impl Env {
             .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
             .current_dir(self.dir.path().join("work"))
             .args(["--backend", backend])
-            .args(["run", "--profile", "tester", "--approve", "terminal", ask])
+            .args(args)
             .stdin(Stdio::null())
             .kill_on_drop(true)
             .output()
@@ -82,89 +87,95 @@ fn system_of(req: &Value) -> String {
     req["messages"][0]["content"].as_str().unwrap().to_string()
 }
 
-/// The three replies of one constrained step: action, arguments, answer.
-fn push_step(fake: &FakeLlm, command: &str, answer: &str) {
-    fake.push(Reply::text("{\"tool\":\"terminal\"}"));
-    fake.push(Reply::text(
-        json!({"tool": "terminal", "arguments": {"command": command}}).to_string(),
-    ));
-    fake.push(Reply::text(answer));
-}
-
-/// The action and argument requests carry the same messages as the answer
-/// that follows them (one prefix for the server's cache), no `tools`, and
-/// the tool ran with the arguments the constrained answer gave.
-fn check_step(chats: &[Value], key: &str) -> (Value, Value) {
-    assert_eq!(chats.len(), 3, "{chats:#?}");
-    for c in chats {
-        assert!(c.get("tools").is_none(), "tools never go on the wire: {c}");
-    }
-    assert_eq!(chats[0]["messages"], chats[1]["messages"]);
-    let answer_msgs = chats[2]["messages"].as_array().unwrap();
-    let step_msgs = chats[0]["messages"].as_array().unwrap();
-    assert_eq!(&answer_msgs[..step_msgs.len()], &step_msgs[..]);
-    let tool = answer_msgs.iter().find(|m| m["role"] == "tool").unwrap();
-    let result = tool["content"].as_str().unwrap();
-    assert!(result.contains("hello-from-the-tool"), "{result}");
-    assert!(chats[2].get(key).is_none(), "the answer is free text");
-    (chats[0][key].clone(), chats[1][key].clone())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tiny_model_on_llama_server_calls_tools_through_a_grammar() {
-    let env = Env::new("SmolLM2-135M-Instruct", "");
-    let fake = FakeLlm::start().await;
-    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
-    fake.set_props(Some(llama_props(true)));
-    push_step(&fake, "echo hello-from-the-tool", "The tool said hello.");
-    let (code, out, err) = env
-        .run(&fake, "openai", "say hello with the terminal")
-        .await;
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(out.trim(), "The tool said hello.");
-    assert!(err.contains("lean preset for a tiny model"), "{err}");
-    let chats = fake.chat_requests();
-    let (action, args) = check_step(&chats, "grammar");
-    assert_eq!(
-        action.as_str().unwrap().lines().next().unwrap(),
-        "root ::= \"{\" \"\\\"tool\\\":\" (\"\\\"terminal\\\"\" | \"\\\"answer\\\"\") \"}\""
-    );
-    let args = args.as_str().unwrap();
+/// The lean preset's one silent request: the command under the grammar
+/// of the nearest template, the examples as a note at the end, the same
+/// system prompt as a plain answer, no `tools`.
+fn check_command_request(req: &Value, grammar_key: &str) -> String {
     assert!(
-        args.starts_with(
-            "root ::= \"{\" \"\\\"tool\\\":\" \"\\\"terminal\\\"\" \",\\\"arguments\\\":\" \
-             \"{\" \"\\\"command\\\":\" \"\\\"\" char{1,"
-        ),
-        "{args}"
+        req.get("tools").is_none(),
+        "tools never go on the wire: {req}"
     );
-    for c in &chats[..2] {
-        assert_eq!(c["temperature"], json!(0.0));
-        assert!(c["max_tokens"].as_u64().unwrap() <= 160);
-        assert!(c.get("response_format").is_none() && c.get("json_schema").is_none());
-    }
+    let msgs = req["messages"].as_array().unwrap();
+    let last = msgs.last().unwrap();
+    assert_eq!(last["role"], "user");
+    let text = last["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("how many lines are in notes.txt\n\n[navi] Examples:\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-> {\"tool\":\"terminal\",\"arguments\":{\"command\":\"wc -l a.py\"}}"),
+        "{text}"
+    );
     // The lean preset: short persona, the terminal only, no profile prompt.
-    let system = system_of(&chats[0]);
+    let system = system_of(req);
     assert!(system.starts_with("You are navi"), "{system}");
     assert!(!system.contains("TEST-PERSONA") && !system.contains("TESTER-PROMPT"));
     assert!(system.contains("Tool terminal:") && !system.contains("Tool todo"));
+    assert!(
+        !system.contains("->"),
+        "no examples in the system prompt: {system}"
+    );
+    req[grammar_key].clone().to_string()
+}
+
+fn notes_fixture(env: &Env) {
+    std::fs::write(env.dir.path().join("work/notes.txt"), "a\nb\nc\nd\n").unwrap();
+    std::fs::write(env.dir.path().join("work/other.md"), "x\n").unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tiny_model_on_ollama_calls_tools_through_format() {
+async fn a_tiny_model_on_llama_server_writes_the_command_under_a_template_grammar() {
+    let env = Env::new("SmolLM2-135M-Instruct", "");
+    notes_fixture(&env);
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
+    fake.set_props(Some(llama_props(true)));
+    fake.push(Reply::text(
+        json!({"tool": "terminal", "arguments": {"command": "wc -l notes.txt"}}).to_string(),
+    ));
+    let (code, out, err) = env
+        .run(&fake, "openai", "how many lines are in notes.txt")
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("lean preset for a tiny model"), "{err}");
+    // The answer quotes what the command printed; the model is asked once.
+    assert_eq!(
+        out.trim(),
+        "`wc -l notes.txt` printed:\n\n```\n4 notes.txt\n```"
+    );
+    let chats = fake.chat_requests();
+    assert_eq!(chats.len(), 1, "{chats:#?}");
+    let grammar = chats[0]["grammar"].as_str().unwrap().to_string();
+    check_command_request(&chats[0], "grammar");
+    assert!(grammar.contains("cmd ::= \"wc -l \" PATH\n"), "{grammar}");
+    assert!(
+        grammar.contains("PATH ::= \"notes.txt\"\n"),
+        "the named file only: {grammar}"
+    );
+    assert_eq!(chats[0]["temperature"], json!(0.0));
+    assert!(chats[0]["max_tokens"].as_u64().unwrap() <= 160);
+    assert!(chats[0].get("response_format").is_none() && chats[0].get("json_schema").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tiny_model_on_ollama_gets_the_call_schema_as_format() {
     let env = Env::new("smollm2:135m", "");
+    notes_fixture(&env);
     let fake = FakeLlm::start().await;
     fake.set_models(vec![("smollm2:135m".into(), Some(8192))]);
-    push_step(&fake, "echo hello-from-the-tool", "It said hello.");
-    let (code, out, err) = env.run(&fake, "ollama", "say hello").await;
+    fake.push(Reply::text(
+        json!({"tool": "terminal", "arguments": {"command": "wc -l notes.txt"}}).to_string(),
+    ));
+    let (code, out, err) = env
+        .run(&fake, "ollama", "how many lines are in notes.txt")
+        .await;
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out.trim(), "It said hello.");
+    assert!(out.contains("```\n4 notes.txt\n```"), "{out}");
     let chats = fake.chat_requests();
-    let (action, args) = check_step(&chats, "format");
-    assert_eq!(
-        action,
-        json!({"type": "object", "properties": {"tool": {"enum": ["terminal", "answer"]}},
-               "required": ["tool"], "additionalProperties": false})
-    );
+    assert_eq!(chats.len(), 1, "{chats:#?}");
+    check_command_request(&chats[0], "format");
+    let args = &chats[0]["format"];
     assert_eq!(args["properties"]["tool"], json!({"const": "terminal"}));
     assert_eq!(args["required"], json!(["tool", "arguments"]));
     let inner = &args["properties"]["arguments"];
@@ -179,24 +190,33 @@ async fn a_tiny_model_on_ollama_calls_tools_through_format() {
         "optional arguments are left out"
     );
     assert_eq!(chats[0]["options"]["temperature"], json!(0.0));
+    assert!(chats[0].get("grammar").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn answer_as_the_action_asks_for_free_text_without_tools() {
+async fn a_plain_question_on_a_tiny_model_is_answered_without_a_tool() {
     let env = Env::new("SmolLM2-135M-Instruct", "");
+    notes_fixture(&env);
     let fake = FakeLlm::start().await;
     fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
     fake.set_props(Some(llama_props(true)));
-    fake.push(Reply::text("{\"tool\":\"answer\"}"));
-    fake.push(Reply::text("Hello! How can I help?"));
-    let (code, out, err) = env.run(&fake, "openai", "hi").await;
+    fake.push(Reply::text("Madrid."));
+    let (code, out, err) = env
+        .run(&fake, "openai", "what is the capital of Spain")
+        .await;
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out.trim(), "Hello! How can I help?");
+    assert_eq!(out.trim(), "Madrid.");
     let chats = fake.chat_requests();
-    assert_eq!(chats.len(), 2);
-    assert!(chats[0].get("grammar").is_some());
-    assert!(chats[1].get("grammar").is_none() && chats[1].get("tools").is_none());
-    assert_eq!(chats[0]["messages"], chats[1]["messages"]);
+    assert_eq!(chats.len(), 1, "no silent step: {chats:#?}");
+    assert!(chats[0].get("grammar").is_none() && chats[0].get("tools").is_none());
+    let last = chats[0]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"], "what is the capital of Spain");
+    assert!(chats[0]["max_tokens"].as_u64().unwrap() <= 256);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,11 +248,16 @@ async fn larger_models_keep_free_tool_calling_and_the_switch_overrides() {
 
     // `small_model = "on"` takes the lean path for any model.
     let env = Env::new("llama3.1:8b", "[llm]\nsmall_model = \"on\"\n");
+    notes_fixture(&env);
     let fake = FakeLlm::start().await;
-    fake.push(Reply::text("{\"tool\":\"answer\"}"));
-    fake.push(Reply::text("hi"));
-    let (code, _, err) = env.run(&fake, "ollama", "hi").await;
+    fake.push(Reply::text(
+        json!({"tool": "terminal", "arguments": {"command": "wc -l notes.txt"}}).to_string(),
+    ));
+    let (code, out, err) = env
+        .run(&fake, "ollama", "how many lines are in notes.txt")
+        .await;
     assert_eq!(code, 0, "{err}");
+    assert!(out.contains("4 notes.txt"), "{out}");
     assert!(fake.chat_requests()[0].get("format").is_some());
 
     // A value the switch does not know is a config error naming it.
@@ -302,4 +327,52 @@ async fn an_invalid_call_switches_to_constrained_calls() {
         assert!(c["tools"].is_array() && c.get("grammar").is_none());
     }
     assert!(chats[2].get("grammar").is_some() && chats[2].get("tools").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navi_context_names_the_lean_preset_and_its_cost() {
+    let env = Env::new("SmolLM2-135M-Instruct", "");
+    let fake = FakeLlm::start().await;
+    fake.set_models(vec![("SmolLM2-135M-Instruct".into(), Some(8192))]);
+    fake.set_props(Some(llama_props(true)));
+    let (code, out, err) = env
+        .navi(&fake, "openai", &["context", "--profile", "tester"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("lean preset for a tiny model"))
+        .unwrap_or_else(|| panic!("no lean line: {out}"));
+    assert!(
+        line.contains("(SmolLM2-135M-Instruct): requests carry a short persona and terminal as text instead — base request"),
+        "{line}"
+    );
+    let (code, out, err) = env
+        .navi(
+            &fake,
+            "openai",
+            &["context", "--profile", "tester", "--json"],
+        )
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let lean = &v[0]["lean"];
+    assert_eq!(lean["model"], "SmolLM2-135M-Instruct");
+    assert_eq!(lean["tools"], json!(["terminal"]));
+    let tokens = lean["tokens"].as_u64().unwrap();
+    assert!(tokens > 20 && tokens < 400, "{lean}");
+    assert!(tokens < v[0]["total"].as_u64().unwrap(), "{v}");
+
+    // Off: no lean preset to name.
+    let env = Env::new("SmolLM2-135M-Instruct", "[llm]\nsmall_model = \"off\"\n");
+    let (code, out, err) = env
+        .navi(
+            &fake,
+            "openai",
+            &["context", "--profile", "tester", "--json"],
+        )
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v[0].get("lean").is_none(), "{v}");
 }

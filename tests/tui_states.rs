@@ -169,3 +169,34 @@ async fn tui_colours_follow_the_terminal() {
         );
     }
 }
+
+#[test]
+fn the_lean_preset_shows_in_the_status_line() {
+    let mut st = state();
+    st.begin_turn("how many lines are in notes.txt");
+    feed(
+        &mut st,
+        vec![json!({"type": "model_selected", "model": "SmolLM2-135M",
+                    "reason": "the profile's model; lean preset for a tiny model"})],
+    );
+    let status = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with(" navi "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let shown = status(&screen(&mut st, 100, 12));
+    assert!(shown.contains("SmolLM2-135M · lean "), "{shown}");
+    // Another model's turn without the preset drops the mark.
+    feed(
+        &mut st,
+        vec![
+            json!({"type": "model_selected", "model": "qwen3:8b", "reason": "the profile's model"}),
+        ],
+    );
+    let shown = status(&screen(&mut st, 100, 12));
+    assert!(
+        shown.contains("qwen3:8b") && !shown.contains("lean"),
+        "{shown}"
+    );
+}

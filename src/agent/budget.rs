@@ -45,6 +45,10 @@ pub struct BaseCost {
     /// The base request itself (what `counted` counts).
     #[serde(skip)]
     pub(crate) request: Option<ChatRequest>,
+    /// The lean preset the profile's model gets instead (a tiny model,
+    /// `[llm].small_model`), when `count_base` found one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lean: Option<super::small::LeanCost>,
 }
 
 impl BaseCost {
@@ -103,6 +107,7 @@ pub(crate) fn base_cost(
         total: system_tokens + estimate_tools(&schemas),
         tools,
         counted: None,
+        lean: None,
         request: Some({
             let mut req = ChatRequest::new(
                 profile.model.first().cloned().unwrap_or_default(),
@@ -146,6 +151,9 @@ pub fn render(cost: &BaseCost) -> Vec<String> {
     for t in &cost.tools {
         out.push(format!("    {:<18} {:>6}", t.name, cost.row(t.tokens)));
     }
+    if let Some(l) = &cost.lean {
+        out.push(l.line());
+    }
     out
 }
 
@@ -185,6 +193,7 @@ impl super::Agent {
                 .ok()
                 .flatten();
         }
+        cost.lean = super::small::lean_cost(self, profile, &cost).await;
         Ok(cost)
     }
 }

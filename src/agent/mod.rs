@@ -16,6 +16,7 @@ pub mod delegate;
 
 mod fit;
 pub(crate) mod integrity;
+mod lean;
 pub(crate) mod measure;
 pub(crate) mod mechanics;
 pub(crate) mod on_demand;

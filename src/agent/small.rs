@@ -17,6 +17,8 @@
 //! - The tools are offered as text in the system prompt (compact lines),
 //!   never as `tools` on the wire.
 use super::AgentError;
+use super::context::last_user_goal;
+use super::lean;
 use super::turn::{CallResult, Run};
 use crate::config::{SmallModel, ThinkSetting};
 use crate::llm::constrain::{Constraint, required_only};
@@ -28,7 +30,7 @@ use serde_json::{Value, json};
 /// Below this many parameters a model gets the lean preset (`auto`).
 pub(crate) const TINY_PARAMS: u64 = 1_000_000_000;
 /// Said in the model line and the status bar when the lean preset is on.
-pub(crate) const LEAN_NOTE: &str = "lean preset for a tiny model";
+pub(crate) const LEAN_NOTE: &str = crate::protocol::LEAN_NOTE;
 /// Model calls in a row with invalid tool calls before a run switches to
 /// constrained calls.
 pub(crate) const INVALID_STREAK: u32 = 2;
@@ -44,20 +46,6 @@ const LEAN_TOOLS: &[&str] = &["terminal"];
 /// The lean persona: who navi is, in one breath.
 const LEAN_PERSONA: &str = "You are navi, a helpful assistant in a terminal. \
 Use the terminal tool to look at files, the system or to compute; then answer briefly.";
-/// Shell examples for the lean preset (request, command): tiny models copy
-/// a pattern far better than they follow a rule.
-const LEAN_EXAMPLES: &[(&str, &str)] = &[
-    ("list the files", "ls"),
-    ("show me todo.txt", "cat todo.txt"),
-    ("how many lines does a.py have", "wc -l a.py"),
-    ("first lines of log.txt", "head -n 5 log.txt"),
-    ("which files contain TODO", "grep -rl TODO ."),
-    ("how large is the docs folder", "du -sh docs"),
-    ("what time is it", "date"),
-    ("what was the last commit", "git log -1"),
-    ("compute 6*7 in python", "python3 -c 'print(6*7)'"),
-];
-
 /// What the run does for a small model or a template without tools.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SmallPlan {
@@ -71,6 +59,8 @@ pub(crate) struct SmallPlan {
     pub(crate) steps: u32,
     /// Model calls in a row whose tool calls could not run as given.
     pub(crate) invalid_streak: u32,
+    /// The lean preset's command of this turn, until its answer quotes it.
+    pub(crate) command: Option<String>,
 }
 
 impl SmallPlan {
@@ -87,6 +77,7 @@ impl SmallPlan {
             text_tools,
             steps: 0,
             invalid_streak: 0,
+            command: None,
         }
     }
 
@@ -136,23 +127,83 @@ fn required_args(schema: &Value) -> String {
     format!("{{{}}}", parts.join(", "))
 }
 
-/// The lean system prompt: persona, the tools as text, examples.
+/// The lean system prompt: persona and one line per tool (the examples go
+/// with the constrained steps, `lean.rs`, so this prefix never changes).
 pub(crate) fn lean_system(tools: &[ToolSchema]) -> String {
     let mut out = format!("{LEAN_PERSONA}\n");
     for t in tools {
         out.push_str(&format!("Tool {}: {}\n", t.name, t.description));
     }
-    if tools.iter().any(|t| t.name == "terminal") {
-        out.push_str("Examples:\n");
-        for (ask, cmd) in LEAN_EXAMPLES {
-            // Written by hand: keys in the order the grammar asks for them.
-            out.push_str(&format!(
-                "{ask} -> {{\"tool\":\"terminal\",\"arguments\":{{\"command\":{}}}}}\n",
-                json!(cmd)
-            ));
-        }
-    }
     out
+}
+
+/// What `navi context` says about a profile whose model gets the lean preset.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LeanCost {
+    /// The model that gets it.
+    pub model: String,
+    /// The tools its requests offer.
+    pub tools: Vec<String>,
+    /// Tokens of its base request (system prompt, no tool schemas).
+    pub tokens: u64,
+    /// `tokens` is the server's count (else an estimate).
+    pub counted: bool,
+}
+
+impl LeanCost {
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "  {LEAN_NOTE} ({}): requests carry a short persona and {} as text instead — base request {}{} tokens",
+            self.model,
+            if self.tools.is_empty() {
+                "no tools".to_string()
+            } else {
+                self.tools.join(", ")
+            },
+            if self.counted { "" } else { "≈ " },
+            self.tokens,
+        )
+    }
+}
+
+/// The lean preset's base request for `profile`'s first model, when the
+/// configuration and what the server says about the model choose it.
+pub(crate) async fn lean_cost(
+    agent: &super::Agent,
+    profile: &crate::profile::Profile,
+    cost: &super::budget::BaseCost,
+) -> Option<LeanCost> {
+    if agent.config.llm.small_model == SmallModel::Off {
+        return None;
+    }
+    let model = profile.model.first()?.clone();
+    let backend = agent.backend_for(profile).ok()?;
+    let wait = std::time::Duration::from_secs(5);
+    let traits = tokio::time::timeout(wait, backend.model_traits(&model))
+        .await
+        .unwrap_or_default();
+    if !SmallPlan::choose(agent.config.llm.small_model, traits).lean {
+        return None;
+    }
+    let offered = cost
+        .request
+        .as_ref()
+        .map(|r| r.tools.clone())
+        .unwrap_or_default();
+    let tools = lean_tools(offered);
+    let system = lean_system(&tools);
+    let estimate = ((system.len() + super::tokens::FRAMING_CHARS_PER_MESSAGE) / 4) as u64;
+    let req = crate::llm::ChatRequest::new(model.clone(), vec![ChatMessage::system(system)]);
+    let counted = tokio::time::timeout(wait, backend.count_prompt(&req))
+        .await
+        .ok()
+        .flatten();
+    Some(LeanCost {
+        model,
+        tools: tools.into_iter().map(|t| t.name).collect(),
+        tokens: counted.unwrap_or(estimate),
+        counted: counted.is_some(),
+    })
 }
 
 /// The lean preset's tools: [`LEAN_TOOLS`] the run has, else its first one.
@@ -177,6 +228,7 @@ pub(crate) fn action_constraint(tools: &[ToolSchema]) -> Constraint {
         name: "next_action".into(),
         schema: json!({"type": "object", "properties": {"tool": {"enum": names}},
                        "required": ["tool"], "additionalProperties": false}),
+        grammar: None,
     }
 }
 
@@ -188,6 +240,7 @@ pub(crate) fn arguments_constraint(tool: &ToolSchema) -> Constraint {
             "tool": {"const": tool.name},
             "arguments": required_only(&tool.parameters)},
             "required": ["tool", "arguments"], "additionalProperties": false}),
+        grammar: None,
     }
 }
 
@@ -228,7 +281,12 @@ impl Run<'_> {
     pub(super) async fn constrained_call(&mut self) -> Result<CallResult, AgentError> {
         let tools = self.step_tools();
         self.small.steps += 1;
-        let action = self.silent_json(action_constraint(&tools)).await?;
+        if self.small.lean
+            && let Some(terminal) = tools.iter().find(|t| t.name == "terminal").cloned()
+        {
+            return self.lean_shell_step(&terminal).await;
+        }
+        let action = self.silent_json(action_constraint(&tools), None).await?;
         let chosen = action
             .as_ref()
             .and_then(|v| v.get("tool"))
@@ -238,13 +296,59 @@ impl Run<'_> {
         let Some(tool) = chosen else {
             return self.free_answer().await;
         };
-        let call = self.silent_json(arguments_constraint(&tool)).await?;
+        let call = self.silent_json(arguments_constraint(&tool), None).await?;
+        self.store_call(&tool, call).await
+    }
+
+    /// The lean preset's step for `terminal`: routed by the nearest examples
+    /// (`lean.rs`), the command written by the model under the template's
+    /// grammar.
+    async fn lean_shell_step(&mut self, terminal: &ToolSchema) -> Result<CallResult, AgentError> {
+        let request = last_user_goal(&self.conv.context).unwrap_or_default();
+        let paths = lean::workspace_paths(self.session.work_dir(), &request);
+        let intent = match lean::route(&request, &paths.entries) {
+            lean::Route::Answer => return self.free_answer().await,
+            lean::Route::Tool(i) => i,
+            lean::Route::Unsure(i) => {
+                let note = lean::examples_note(&request, i, true);
+                let action = self
+                    .silent_json(
+                        action_constraint(std::slice::from_ref(terminal)),
+                        Some(note),
+                    )
+                    .await?;
+                if action.as_ref().and_then(|v| v.get("tool")) != Some(&json!(terminal.name)) {
+                    return self.free_answer().await;
+                }
+                i
+            }
+        };
+        let mut constraint = arguments_constraint(terminal);
+        constraint.grammar = lean::command_grammar(intent, &request, &paths);
+        let note = lean::examples_note(&request, intent, false);
+        let call = self.silent_json(constraint, Some(note)).await?;
+        self.small.command = call
+            .as_ref()
+            .and_then(|v| v.pointer("/arguments/command"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.store_call(terminal, call).await
+    }
+
+    /// Stores the call a constrained step produced (`{"arguments": {…}}`);
+    /// without usable arguments the model answers instead.
+    async fn store_call(
+        &mut self,
+        tool: &ToolSchema,
+        call: Option<Value>,
+    ) -> Result<CallResult, AgentError> {
         let Some(arguments) = call
             .as_ref()
             .and_then(|v| v.get("arguments"))
             .filter(|a| a.is_object())
             .cloned()
         else {
+            self.small.command = None;
             return self.free_answer().await;
         };
         let id = format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
@@ -263,7 +367,15 @@ impl Run<'_> {
     }
 
     /// The free-text answer of a constrained run: no `tools` on the wire.
+    /// After the lean preset's command, the answer quotes its output.
     pub(super) async fn free_answer(&mut self) -> Result<CallResult, AgentError> {
+        if self.small.lean
+            && let Some(command) = self.small.command.take()
+            && let Some(idx) = self.conv.last_result_index()
+        {
+            let result = self.conv.context[idx].msg.text().into_owned();
+            return self.grounded_answer(&command, &result).await;
+        }
         let mut req = self.request(self.messages(&[]), false);
         if self.small.lean {
             req.max_tokens = Some(
@@ -275,10 +387,48 @@ impl Run<'_> {
         self.stream_call(&req, true).await
     }
 
+    /// The lean answer after a command: the command and its output
+    /// verbatim (`lean::grounded_answer`); no model call.
+    async fn grounded_answer(
+        &mut self,
+        command: &str,
+        result: &str,
+    ) -> Result<CallResult, AgentError> {
+        let answer = lean::grounded_answer(command, result);
+        self.emit(crate::protocol::AgentEvent::StreamDelta {
+            delta: answer.clone(),
+            is_subagent: self.is_subagent(),
+            agent: self.origin.clone(),
+        })
+        .await;
+        let msg = ChatMessage::assistant(answer);
+        self.conv.push(msg.clone(), MessageKind::Message, None)?;
+        Ok(CallResult {
+            msg,
+            stopped: false,
+        })
+    }
+
     /// A silent request under `constraint`: the JSON it answered, `None`
     /// when the answer held none. Nothing is shown or stored.
-    async fn silent_json(&mut self, constraint: Constraint) -> Result<Option<Value>, AgentError> {
-        let mut req = self.request(self.messages(&[]), false);
+    async fn silent_json(
+        &mut self,
+        constraint: Constraint,
+        note: Option<String>,
+    ) -> Result<Option<Value>, AgentError> {
+        let text = self.silent_text(constraint, note).await?;
+        Ok(parse_answer(&text))
+    }
+
+    /// A silent request under `constraint` (with `note` at the end of its
+    /// messages): the text it answered. Nothing is shown or stored.
+    async fn silent_text(
+        &mut self,
+        constraint: Constraint,
+        note: Option<String>,
+    ) -> Result<String, AgentError> {
+        let notes: Vec<String> = note.into_iter().collect();
+        let mut req = self.request(self.messages(&notes), false);
         req.constraint = Some(constraint);
         req.temperature = Some(0.0);
         req.think = Some(ThinkSetting::Bool(false));
@@ -286,7 +436,7 @@ impl Run<'_> {
         let mut stream =
             match guard::open(&*self.backend, &req, &self.agent.guard, self.cancel).await {
                 Ok(s) => s,
-                Err(crate::llm::LlmError::Cancelled) => return Ok(None),
+                Err(crate::llm::LlmError::Cancelled) => return Ok(String::new()),
                 Err(e) => return Err(self.explain_rejection(e, &req)),
             };
         let mut text = String::new();
@@ -295,12 +445,12 @@ impl Run<'_> {
                 Ok(ChatChunk::Text(d)) => text.push_str(&d),
                 Ok(ChatChunk::Done { .. }) => break,
                 Ok(_) => {}
-                Err(crate::llm::LlmError::Cancelled) => return Ok(None),
+                Err(crate::llm::LlmError::Cancelled) => return Ok(String::new()),
                 Err(e) => return Err(e.into()),
             }
         }
         tracing::debug!("constrained step answered {text}");
-        Ok(parse_answer(&text))
+        Ok(text)
     }
 
     /// Says once per session (at its first turn, or the first turn on

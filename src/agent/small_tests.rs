@@ -117,16 +117,13 @@ fn answers_cut_short_are_closed() {
 }
 
 #[test]
-fn the_lean_prompt_is_short_and_shows_calls() {
+fn the_lean_prompt_is_short_and_the_same_for_every_request() {
     let s = lean_system(&[terminal()]);
     assert!(s.starts_with(LEAN_PERSONA));
-    assert!(
-        s.contains(
-            "what time is it -> {\"tool\":\"terminal\",\"arguments\":{\"command\":\"date\"}}\n"
-        ),
-        "{s}"
-    );
-    assert!(s.len() < 1400, "{}", s.len());
+    assert!(s.contains("Tool terminal: Run a shell command.\n"), "{s}");
+    // The examples go with the constrained steps (`lean.rs`), not here.
+    assert!(!s.contains("->"), "{s}");
+    assert!(s.len() < 400, "{}", s.len());
     let t = tools_text(&[terminal(), fs()]);
     assert!(t.contains("- terminal: Run a shell command. Arguments: {\"command\": string}"));
     assert!(t.contains("- filesystem: Files. Arguments: {\"action\": string, \"path\": string}"));

@@ -23,6 +23,10 @@ pub struct Constraint {
     pub name: String,
     /// JSON schema of the answer.
     pub schema: Value,
+    /// A GBNF grammar for llama-server that is narrower than the schema
+    /// (e.g. a command from a list of templates); every answer it allows
+    /// matches `schema`. Other servers get the schema.
+    pub grammar: Option<String>,
 }
 
 /// The longest string a grammar lets a model write when the schema sets no
@@ -37,6 +41,10 @@ pub(crate) fn add_openai(body: &mut Value, c: &Constraint, llama: bool) {
     };
     obj.remove("tools");
     if llama {
+        if let Some(g) = &c.grammar {
+            obj.insert("grammar".into(), json!(g));
+            return;
+        }
         match gbnf(&c.schema) {
             Some(g) => obj.insert("grammar".into(), json!(g)),
             None => obj.insert("json_schema".into(), c.schema.clone()),
@@ -260,6 +268,7 @@ mod tests {
         let c = Constraint {
             name: "next_action".into(),
             schema: action(),
+            grammar: None,
         };
         let mut b = json!({"model": "m", "tools": [1]});
         add_openai(&mut b, &c, true);
@@ -269,6 +278,7 @@ mod tests {
         let odd = Constraint {
             name: "x".into(),
             schema: json!({"anyOf": [{"type": "string"}]}),
+            grammar: None,
         };
         add_openai(&mut b, &odd, true);
         assert_eq!(b["json_schema"], odd.schema);
@@ -280,6 +290,25 @@ mod tests {
                 "name": "next_action", "strict": true, "schema": action()}}})
         );
         let mut b = json!({"model": "m", "tools": [1]});
+        add_ollama(&mut b, &c);
+        assert_eq!(b, json!({"model": "m", "format": action()}));
+    }
+
+    #[test]
+    fn a_narrower_grammar_goes_to_llama_server_only() {
+        let c = Constraint {
+            name: "tool_call".into(),
+            schema: action(),
+            grammar: Some("root ::= \"{}\"\n".into()),
+        };
+        let mut b = json!({"model": "m", "tools": [1]});
+        add_openai(&mut b, &c, true);
+        assert_eq!(b, json!({"model": "m", "grammar": "root ::= \"{}\"\n"}));
+        let mut b = json!({"model": "m"});
+        add_openai(&mut b, &c, false);
+        assert_eq!(b["response_format"]["json_schema"]["schema"], action());
+        assert!(b.get("grammar").is_none());
+        let mut b = json!({"model": "m"});
         add_ollama(&mut b, &c);
         assert_eq!(b, json!({"model": "m", "format": action()}));
     }

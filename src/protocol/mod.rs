@@ -23,6 +23,10 @@ pub mod plan;
 pub use call::{CallInfo, CallKind, FileEdit, McpCall};
 pub use display::{CommandDisplay, FileWriteDisplay, Stopped, ToolDisplay};
 pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
+
+/// Said in `ModelSelected`'s reason (and the model line) when a run takes
+/// the lean preset for tiny models (docs/small-models.md).
+pub const LEAN_NOTE: &str = "lean preset for a tiny model";
 pub use history::{
     CallItem, HistoryItem, INTERRUPTED, PINNED_NOTE, earlier_count, earlier_notice, last_answer,
     replay,

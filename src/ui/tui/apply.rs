@@ -252,9 +252,10 @@ impl TuiState {
                 self.status.profile = profile_id.clone();
                 self.notice(format!("profile switched to {profile_name} ({profile_id})"));
             }
-            ModelSelected { model, .. } => {
+            ModelSelected { model, reason } => {
                 self.status.model = model.clone();
                 self.status.model_note.clear();
+                self.status.lean = reason.contains(crate::protocol::LEAN_NOTE);
             }
             FilesChanged { turn, files } => {
                 self.close_open();

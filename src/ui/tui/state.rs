@@ -92,6 +92,8 @@ pub struct StatusInfo {
     /// Shown instead of the model while it is not known yet ("checking…",
     /// "server down").
     pub(crate) model_note: String,
+    /// The model's last turn ran on the lean preset for tiny models.
+    pub(crate) lean: bool,
 }
 
 pub struct TuiState {

@@ -68,8 +68,14 @@ pub(crate) fn render(st: &TuiState, area: Rect, buf: &mut Buffer) {
     // The model stays in sight before anything else on the left: on a
     // narrow line the profile goes first, then the model name is shortened
     // (the `navi` label goes only when nothing else fits).
+    // The lean preset for tiny models (docs/small-models.md) says so.
+    let lean = if s.lean && !s.model.is_empty() {
+        "· lean "
+    } else {
+        ""
+    };
     let avail = usize::from(area.width).saturating_sub(right_w + 1);
-    let full = format!("{} · {} ", s.profile, model);
+    let full = format!("{} · {} {lean}", s.profile, model);
     let mut left = if 6 + wrap::width(&full) <= avail {
         vec![
             Span::styled(" navi ", th.status_key),
