@@ -192,13 +192,41 @@ impl Git {
         c
     }
 
+    /// The same git with another index file.
+    pub(crate) fn with_index(&self, index: PathBuf) -> Git {
+        Git {
+            index,
+            ..self.clone()
+        }
+    }
+
     /// Runs git; its stdout on success, a one-line reason otherwise.
     pub(crate) fn run<S: AsRef<OsStr>>(
         &self,
         args: &[S],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, String> {
-        let mut cmd = self.command(args);
+        let out = self.output(self.command(args), input)?;
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+        Err(failure(&args, &out.stderr))
+    }
+
+    /// The one-line reason of a failed git (see [`Git::run`]).
+    pub(crate) fn reason<S: AsRef<OsStr>>(args: &[S], stderr: &[u8]) -> String {
+        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+        failure(&args, stderr)
+    }
+
+    /// Runs a command made by [`Git::command`], feeding it `input`; what it
+    /// printed and how it ended.
+    pub(crate) fn output(
+        &self,
+        mut cmd: Command,
+        input: Option<&[u8]>,
+    ) -> Result<std::process::Output, String> {
         if input.is_some() {
             cmd.stdin(Stdio::piped());
         }
@@ -217,11 +245,7 @@ impl Git {
         if let Some(f) = feeder {
             let _ = f.join();
         }
-        if out.status.success() {
-            return Ok(out.stdout);
-        }
-        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
-        Err(failure(&args, &out.stderr))
+        Ok(out)
     }
 
     /// How many NUL-terminated records git prints, reading no further than

@@ -17,6 +17,7 @@
 pub(crate) mod diff;
 pub(crate) mod git;
 pub(crate) mod index;
+pub(crate) mod named;
 pub(crate) mod names;
 pub(crate) mod prepare;
 pub(crate) mod record;
