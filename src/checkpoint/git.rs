@@ -65,6 +65,8 @@ pub(crate) struct Git {
     pub(crate) git_dir: PathBuf,
     pub(crate) work_tree: PathBuf,
     pub(crate) index: PathBuf,
+    /// Runs at a lower priority (a snapshot no one is waiting for yet).
+    pub(crate) background: bool,
 }
 
 /// The first `git` on `PATH` that lies outside `untrusted` (the
@@ -151,6 +153,7 @@ impl Git {
             git_dir,
             work_tree,
             index,
+            background: false,
         }
     }
 
@@ -188,7 +191,7 @@ impl Git {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        private(&mut c);
+        private(&mut c, self.background);
         c
     }
 
@@ -288,15 +291,20 @@ impl Git {
 
 /// The shadow repository holds copies of the user's files: git runs with
 /// umask 077, so what it creates is the owner's only (dirs 0700, files 0600,
-/// objects 0400), whatever navi's own umask.
+/// objects 0400), whatever navi's own umask. A `background` git runs at
+/// nice 10 (with its threads), leaving the CPU to the turn on a busy machine.
 #[allow(unsafe_code)]
-fn private(c: &mut Command) {
+fn private(c: &mut Command, background: bool) {
     use std::os::unix::process::CommandExt;
     // SAFETY: runs in the forked child before exec and only calls
-    // umask(2), which is async-signal-safe as `pre_exec` requires.
+    // umask(2) and setpriority(2), which are async-signal-safe as
+    // `pre_exec` requires.
     unsafe {
-        c.pre_exec(|| {
+        c.pre_exec(move || {
             libc::umask(0o077);
+            if background {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+            }
             Ok(())
         });
     }

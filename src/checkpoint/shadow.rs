@@ -197,6 +197,12 @@ impl Shadow {
         }
     }
 
+    /// Runs its git at a lower priority (see [`super::git`]).
+    pub(crate) fn in_background(mut self) -> Shadow {
+        self.git.background = true;
+        self
+    }
+
     /// Whether this session has an index yet.
     pub(crate) fn has_index(&self) -> bool {
         self.git.index.is_file()
