@@ -3,9 +3,10 @@
 in workspaces of different sizes — with the `filesystem` tool (recorded
 from the path it names) and with a `terminal` command (recorded whole).
 
-Usage: benches/checkpoint_turn.py [BINARY] [RUNS] [--huge]
+Usage: benches/checkpoint_turn.py [BINARY] [RUNS] [--huge | --huge-only]
        (default: target/debug/navi, 5 runs per case; --huge adds the
-       500,000-file tree, which takes a few minutes and ~2 GB to make)
+       500,000-file tree, which takes a few minutes and ~2 GB to make;
+       --huge-only runs that case alone)
 
 Starts a minimal Ollama-compatible server on 127.0.0.1 that answers each
 turn with one `filesystem` write (or, when the message starts with "cmd",
@@ -42,6 +43,7 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 BIN = ARGS[0] if ARGS else os.path.join(ROOT, "target/debug/navi")
 RUNS = int(ARGS[1]) if len(ARGS) > 1 else 5
 HUGE = "--huge" in sys.argv
+HUGE_ONLY = "--huge-only" in sys.argv
 
 
 class Fake(http.server.BaseHTTPRequestHandler):
@@ -206,10 +208,11 @@ def main():
         git(ws, "commit", "-qm", "base")
         git(ws, "status", "--porcelain")
 
-    case(url, "1 file", one)
-    case(url, "50,000 files, plain", plain50k)
-    case(url, "50,000 files, git repository", git50k)
-    if HUGE:
+    if not HUGE_ONLY:
+        case(url, "1 file", one)
+        case(url, "50,000 files, plain", plain50k)
+        case(url, "50,000 files, git repository", git50k)
+    if HUGE or HUGE_ONLY:
         case(url, "500,000 files, plain", lambda ws: make_tree(ws, 5000, 100))
 
 

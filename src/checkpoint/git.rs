@@ -65,7 +65,7 @@ pub(crate) struct Git {
     pub(crate) git_dir: PathBuf,
     pub(crate) work_tree: PathBuf,
     pub(crate) index: PathBuf,
-    /// Runs at a lower priority (a snapshot no one is waiting for yet).
+    /// A snapshot no one may be waiting for yet: it uses one thread.
     pub(crate) background: bool,
 }
 
@@ -187,11 +187,18 @@ impl Git {
         for s in SETTINGS {
             c.arg("-c").arg(s);
         }
+        // One thread for the `stat` of every file (git's default is up to
+        // 20): a snapshot in the background leaves the other cores to the
+        // turn. (Lowering its priority instead starved the turns that wait
+        // for it on a busy machine.)
+        if self.background {
+            c.arg("-c").arg("core.preloadIndex=false");
+        }
         c.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        private(&mut c, self.background);
+        private(&mut c);
         c
     }
 
@@ -291,20 +298,15 @@ impl Git {
 
 /// The shadow repository holds copies of the user's files: git runs with
 /// umask 077, so what it creates is the owner's only (dirs 0700, files 0600,
-/// objects 0400), whatever navi's own umask. A `background` git runs at
-/// nice 10 (with its threads), leaving the CPU to the turn on a busy machine.
+/// objects 0400), whatever navi's own umask.
 #[allow(unsafe_code)]
-fn private(c: &mut Command, background: bool) {
+fn private(c: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: runs in the forked child before exec and only calls
-    // umask(2) and setpriority(2), which are async-signal-safe as
-    // `pre_exec` requires.
+    // umask(2), which is async-signal-safe as `pre_exec` requires.
     unsafe {
-        c.pre_exec(move || {
+        c.pre_exec(|| {
             libc::umask(0o077);
-            if background {
-                libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-            }
             Ok(())
         });
     }

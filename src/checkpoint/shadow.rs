@@ -197,7 +197,7 @@ impl Shadow {
         }
     }
 
-    /// Runs its git at a lower priority (see [`super::git`]).
+    /// Runs its git on one thread (see [`super::git::Git::command`]).
     pub(crate) fn in_background(mut self) -> Shadow {
         self.git.background = true;
         self

@@ -108,7 +108,7 @@ fn a_later_directory_keeps_what_was_recorded_under_it() {
     let (after, _) = sh.record_paths(&all, &[], false).unwrap();
     let raw = sh.raw(&before, &after, false).unwrap();
     let x = raw.iter().find(|r| r.path == b"d/x.txt").unwrap();
-    assert_eq!(sh.blob(&x.old_side().unwrap().0).unwrap(), b"x0\n");
+    assert_eq!(sh.blob(x.old_side().unwrap().0).unwrap(), b"x0\n");
     assert_eq!(changed(&sh, &before, &after).len(), 2);
 }
 
