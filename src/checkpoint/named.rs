@@ -13,7 +13,7 @@
 //! whole snapshot); a call naming the workspace itself, or a path navi
 //! cannot resolve, counts as one that may change anything.
 use crate::llm::ToolCall;
-use crate::tools::paths::{absolute, resolve, resolve_entry};
+use crate::util::paths::{absolute, resolve, resolve_entry};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 
