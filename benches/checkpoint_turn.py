@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """What checkpoints add to a turn: `navi run` turns that change one file,
-in workspaces of different sizes.
+in workspaces of different sizes — with the `filesystem` tool (recorded
+from the path it names) and with a `terminal` command (recorded whole).
 
-Usage: benches/checkpoint_turn.py [BINARY] [RUNS] [--huge]
+Usage: benches/checkpoint_turn.py [BINARY] [RUNS] [--huge | --huge-only]
        (default: target/debug/navi, 5 runs per case; --huge adds the
-       500,000-file tree, which takes a few minutes and ~2 GB to make)
+       500,000-file tree, which takes a few minutes and ~2 GB to make;
+       --huge-only runs that case alone)
 
 Starts a minimal Ollama-compatible server on 127.0.0.1 that answers each
-turn with one `filesystem` write and then a short text. For each workspace
-it times, with a fresh data directory:
+turn with one `filesystem` write (or, when the message starts with "cmd",
+one `terminal` command writing a file) and then a short text. For each
+workspace it times, with a fresh data directory:
 
 - the first turn ever (a new session in a workspace navi has never seen),
 - then RUNS turns, each a new session (`navi run "…"`) — what a user pays
   day to day — and reports the median,
+- then RUNS command turns the same way, and reports the median,
 
 and prints what navi said about checkpoints on stderr (the summary line,
 or why a turn was not recorded). Workspaces: one file; 50,000 small files
@@ -39,6 +43,7 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 BIN = ARGS[0] if ARGS else os.path.join(ROOT, "target/debug/navi")
 RUNS = int(ARGS[1]) if len(ARGS) > 1 else 5
 HUGE = "--huge" in sys.argv
+HUGE_ONLY = "--huge-only" in sys.argv
 
 
 class Fake(http.server.BaseHTTPRequestHandler):
@@ -68,14 +73,20 @@ class Fake(http.server.BaseHTTPRequestHandler):
             self.reply(json.dumps({"model_info": {"bench.context_length": 8192}}))
             return
         msgs = body.get("messages", [])
+        user = next((m.get("content") or "" for m in reversed(msgs) if m.get("role") == "user"), "")
         if msgs and msgs[-1].get("role") == "tool":
             msg = {"role": "assistant", "content": "done"}
         else:
             Fake.counter += 1
-            args = {"action": "write", "path": f"bench/edit-{Fake.counter}.txt",
-                    "content": "one changed file\n"}
+            if user.startswith("cmd"):
+                name = "terminal"
+                args = {"command": f"mkdir -p bench && echo one changed file > bench/cmd-{Fake.counter}.txt"}
+            else:
+                name = "filesystem"
+                args = {"action": "write", "path": f"bench/edit-{Fake.counter}.txt",
+                        "content": "one changed file\n"}
             msg = {"role": "assistant", "content": "",
-                   "tool_calls": [{"function": {"index": 0, "name": "filesystem", "arguments": args}}]}
+                   "tool_calls": [{"function": {"index": 0, "name": name, "arguments": args}}]}
         lines = [
             {"model": "bench-model", "message": msg, "done": False},
             {"model": "bench-model", "message": {"role": "assistant", "content": ""}, "done": True,
@@ -150,7 +161,7 @@ def case(url, name, build):
         with open(os.path.join(cfg, "profiles/bench/config.json"), "w") as fh:
             json.dump({"id": "bench", "name": "Bench", "description": "bench", "short_description": "bench",
                        "llm_backend": "ollama", "model": ["bench-model"],
-                       "enabled_tools": ["filesystem"], "planning_enabled": False,
+                       "enabled_tools": ["filesystem", "terminal"], "planning_enabled": False,
                        "think_enabled": False}, fh)
         with open(os.path.join(cfg, "profiles/bench/system_prompt.txt"), "w") as fh:
             fh.write("bench\n")
@@ -165,8 +176,14 @@ def case(url, name, build):
             w, last = turn(env, ws, f"turn {i}")
             walls.append(w)
             settle(data)
-        print(f"{name:<34} {made:>7.1f} s  {first:>8.2f} s  {statistics.median(walls):>8.2f} s   "
-              f"first: {first_said} | later: {last}", flush=True)
+        cmds, cmd_said = [], ""
+        for i in range(RUNS):
+            w, cmd_said = turn(env, ws, f"cmd {i}")
+            cmds.append(w)
+            settle(data)
+        print(f"{name:<34} {made:>7.1f} s  {first:>8.2f} s  {statistics.median(walls):>8.2f} s  "
+              f"{statistics.median(cmds):>8.2f} s   "
+              f"first: {first_said} | later: {last} | command: {cmd_said}", flush=True)
         shutil.rmtree(ws, ignore_errors=True)
 
 
@@ -175,7 +192,7 @@ def main():
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{srv.server_address[1]}"
     print(f"binary: {BIN}; {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}")
-    print(f"{'workspace':<34} {'made in':>9}  {'1st turn':>10}  {'median':>10}")
+    print(f"{'workspace':<34} {'made in':>9}  {'1st turn':>10}  {'median':>10}  {'command':>10}")
 
     def one(ws):
         with open(os.path.join(ws, "a.txt"), "w") as fh:
@@ -191,10 +208,11 @@ def main():
         git(ws, "commit", "-qm", "base")
         git(ws, "status", "--porcelain")
 
-    case(url, "1 file", one)
-    case(url, "50,000 files, plain", plain50k)
-    case(url, "50,000 files, git repository", git50k)
-    if HUGE:
+    if not HUGE_ONLY:
+        case(url, "1 file", one)
+        case(url, "50,000 files, plain", plain50k)
+        case(url, "50,000 files, git repository", git50k)
+    if HUGE or HUGE_ONLY:
         case(url, "500,000 files, plain", lambda ws: make_tree(ws, 5000, 100))
 
 

@@ -55,6 +55,8 @@ mod agent_loop;
 mod agent_planning;
 #[path = "checkpoints.rs"]
 mod checkpoints;
+#[path = "checkpoints_paths.rs"]
+mod checkpoints_paths;
 #[path = "checkpoints_safety.rs"]
 mod checkpoints_safety;
 #[path = "checkpoints_scale.rs"]

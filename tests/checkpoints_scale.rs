@@ -1,9 +1,10 @@
 //! Checkpoints that never stall a turn (issue 35 item 2), through the real
-//! binary: a workspace over `[checkpoints].max_files` is not recorded and
-//! each writing turn says so; a first snapshot too large to wait for runs in
-//! the background while the turn goes on (and says its changes cannot be
-//! undone), and later turns are recorded once it is done; with
-//! `enabled = false` nothing is recorded or said.
+//! binary: in a workspace over `[checkpoints].max_files` a turn that runs a
+//! command is not recorded and says so (a `filesystem` write still is); a
+//! first snapshot too large to wait for runs in the background while a
+//! command's turn goes on (and says its changes cannot be undone), and
+//! later turns are recorded once it is done; with `enabled = false`
+//! nothing is recorded or said.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use crate::checkpoints::home_with_tools;
 use crate::plain_support::Home;
@@ -13,7 +14,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn run(home: &Home, ws: &Path, args: &[&str]) -> String {
+pub(crate) fn run(home: &Home, ws: &Path, args: &[&str]) -> String {
     let mut c = home.run_command(args);
     c.arg("--approve-all").current_dir(ws);
     let out = c.stdin(Stdio::null()).output().unwrap();
@@ -21,7 +22,7 @@ fn run(home: &Home, ws: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn files(ws: &Path, n: usize) {
+pub(crate) fn files(ws: &Path, n: usize) {
     for d in 0..n.div_ceil(100) {
         let dir = ws.join(format!("d{d}"));
         std::fs::create_dir_all(&dir).unwrap();
@@ -31,7 +32,7 @@ fn files(ws: &Path, n: usize) {
     }
 }
 
-fn write_turn(fake: &FakeLlm, file: &str) {
+pub(crate) fn write_turn(fake: &FakeLlm, file: &str) {
     fake.push(Reply::tool_call(
         "filesystem",
         json!({"action": "write", "path": file, "content": "written\n"}),
@@ -39,7 +40,15 @@ fn write_turn(fake: &FakeLlm, file: &str) {
     fake.push(Reply::text("wrote it"));
 }
 
-fn config(home: &Home, extra: &str) {
+pub(crate) fn command_turn(fake: &FakeLlm, file: &str) {
+    fake.push(Reply::tool_call(
+        "terminal",
+        json!({"command": format!("echo written > {file}")}),
+    ));
+    fake.push(Reply::text("wrote it"));
+}
+
+pub(crate) fn config(home: &Home, extra: &str) {
     let p = home.dir.path().join("cfg/config.toml");
     let mut t = std::fs::read_to_string(&p).unwrap();
     t.push_str(extra);
@@ -54,7 +63,7 @@ async fn a_workspace_over_the_limit_is_not_recorded_and_each_turn_says_so() {
     let ws = home.dir.path().join("ws");
     files(&ws, 120);
     for (i, f) in ["x.txt", "y.txt"].iter().enumerate() {
-        write_turn(&fake, f);
+        command_turn(&fake, f);
         let args: Vec<&str> = if i == 0 {
             vec!["write"]
         } else {
@@ -68,6 +77,14 @@ async fn a_workspace_over_the_limit_is_not_recorded_and_each_turn_says_so() {
         assert!(!err.contains("changed 1 file"), "{err}");
         assert_eq!(std::fs::read_to_string(ws.join(f)).unwrap(), "written\n");
     }
+    // A file tool's write is recorded from its path alone: no limit.
+    write_turn(&fake, "z.txt");
+    let err = run(&home, &ws, &["-c", "write"]);
+    assert!(
+        err.contains("turn 3 changed 1 file (+1 -0): added z.txt"),
+        "{err}"
+    );
+    assert!(!err.contains("checkpoints are off"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,16 +103,17 @@ async fn checkpoints_can_be_turned_off() {
     assert!(!home.data().join("checkpoints").exists());
 }
 
-/// 2,500 new files: more than a turn waits for. The first turn goes on
-/// without its checkpoint (and says so); the snapshot finishes in the
-/// background (even after `navi run` exits); the next turn is recorded.
+/// 2,500 new files: more than a turn that runs a command waits for. The
+/// first turn goes on without its checkpoint (and says so); the snapshot
+/// finishes in the background (even after `navi run` exits); the next turn
+/// is recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_first_snapshot_runs_in_the_background() {
     let fake = FakeLlm::start().await;
     let home = home_with_tools(&fake);
     let ws = home.dir.path().join("ws");
     files(&ws, 2_500);
-    write_turn(&fake, "x.txt");
+    command_turn(&fake, "x.txt");
     let err = run(&home, &ws, &["write x"]);
     assert!(
         err.contains(
@@ -137,7 +155,7 @@ async fn a_large_first_snapshot_runs_in_the_background() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    write_turn(&fake, "y.txt");
+    command_turn(&fake, "y.txt");
     let err = run(&home, &ws, &["-c", "write y"]);
     assert!(
         err.contains("turn 2 changed 1 file (+1 -0): added y.txt"),

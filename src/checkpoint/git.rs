@@ -65,6 +65,8 @@ pub(crate) struct Git {
     pub(crate) git_dir: PathBuf,
     pub(crate) work_tree: PathBuf,
     pub(crate) index: PathBuf,
+    /// A snapshot no one may be waiting for yet: it uses one thread.
+    pub(crate) background: bool,
 }
 
 /// The first `git` on `PATH` that lies outside `untrusted` (the
@@ -151,6 +153,7 @@ impl Git {
             git_dir,
             work_tree,
             index,
+            background: false,
         }
     }
 
@@ -184,6 +187,13 @@ impl Git {
         for s in SETTINGS {
             c.arg("-c").arg(s);
         }
+        // One thread for the `stat` of every file (git's default is up to
+        // 20): a snapshot in the background leaves the other cores to the
+        // turn. (Lowering its priority instead starved the turns that wait
+        // for it on a busy machine.)
+        if self.background {
+            c.arg("-c").arg("core.preloadIndex=false");
+        }
         c.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -192,13 +202,41 @@ impl Git {
         c
     }
 
+    /// The same git with another index file.
+    pub(crate) fn with_index(&self, index: PathBuf) -> Git {
+        Git {
+            index,
+            ..self.clone()
+        }
+    }
+
     /// Runs git; its stdout on success, a one-line reason otherwise.
     pub(crate) fn run<S: AsRef<OsStr>>(
         &self,
         args: &[S],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, String> {
-        let mut cmd = self.command(args);
+        let out = self.output(self.command(args), input)?;
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+        Err(failure(&args, &out.stderr))
+    }
+
+    /// The one-line reason of a failed git (see [`Git::run`]).
+    pub(crate) fn reason<S: AsRef<OsStr>>(args: &[S], stderr: &[u8]) -> String {
+        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+        failure(&args, stderr)
+    }
+
+    /// Runs a command made by [`Git::command`], feeding it `input`; what it
+    /// printed and how it ended.
+    pub(crate) fn output(
+        &self,
+        mut cmd: Command,
+        input: Option<&[u8]>,
+    ) -> Result<std::process::Output, String> {
         if input.is_some() {
             cmd.stdin(Stdio::piped());
         }
@@ -217,11 +255,7 @@ impl Git {
         if let Some(f) = feeder {
             let _ = f.join();
         }
-        if out.status.success() {
-            return Ok(out.stdout);
-        }
-        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
-        Err(failure(&args, &out.stderr))
+        Ok(out)
     }
 
     /// How many NUL-terminated records git prints, reading no further than

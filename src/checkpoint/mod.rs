@@ -3,12 +3,15 @@
 //!
 //! When a session opens, and again when each turn starts, the workspace is
 //! recorded in the background as a tree in a shadow git repository (see
-//! [`shadow`]); the first tool of a turn that may write (anything but the
-//! known read-only tools) waits for that snapshot unless it is a first one
-//! too large to wait for. When the turn ends the workspace is recorded
-//! again, and a turn that changed files gets a [`Record`] in the session's
-//! state and a `files_changed` event. A checkpoint that cannot be taken is
-//! a warning before the tool runs, never a silent gap.
+//! [`shadow`]). A turn whose writing tools all name their paths (`filesystem`
+//! writes, see [`named`]) is recorded from those paths alone and never waits
+//! for it; the first tool of a turn that may change anything (a command, a
+//! user or MCP tool…) waits for that snapshot unless it is a first one too
+//! large to wait for, and the turn is recorded whole. When the turn ends
+//! the workspace (or the named paths) is recorded again, and a turn that
+//! changed files gets a [`Record`] in the session's state and a
+//! `files_changed` event. A checkpoint that cannot be taken is a warning
+//! before the tool runs, never a silent gap.
 //!
 //! Invariants: the user's own repository, index, refs and stash are never
 //! written; files are written only by an explicit undo or rewind, through
@@ -17,6 +20,7 @@
 pub(crate) mod diff;
 pub(crate) mod git;
 pub(crate) mod index;
+pub(crate) mod named;
 pub(crate) mod names;
 pub(crate) mod prepare;
 pub(crate) mod record;

@@ -77,8 +77,9 @@ pub(crate) fn thousands(n: usize) -> String {
 
 /// Takes the snapshot, telling `tx` how it goes.
 pub(crate) fn run(place: &Place, session: &str, tx: &watch::Sender<Phase>) -> Outcome {
+    // Nothing waits for it yet: the turn's own work goes first.
     let sh = match place.shadow(session) {
-        Ok(s) => s,
+        Ok(s) => s.in_background(),
         Err(e) => return Outcome::Failed(e),
     };
     // A git of an earlier navi may still be finishing: a short wait.

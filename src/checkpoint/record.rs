@@ -20,17 +20,27 @@ const AFTER: Duration = Duration::from_secs(2);
 
 type Recorded = Option<(Record, Vec<FileChange>)>;
 
-/// Takes the "after" snapshot; the record and the event's files when the
-/// turn changed any. `records`: the session's records so far.
+/// Takes the "after" snapshot — of the whole workspace, or of `named`
+/// alone in the turn's own index when the turn was recorded from the
+/// paths its tools named — and the record and the event's files when the
+/// turn changed any. `kept`: how many records the session has.
 pub(crate) fn after(
     place: &Place,
     session: &str,
     turn: &Ended<'_>,
     before: &str,
-    records: &[Record],
+    named: Option<&[Vec<u8>]>,
+    kept: usize,
 ) -> Result<Recorded, String> {
     let sh = place.shadow(session)?;
-    let (after, _) = sh.snapshot()?;
+    let after = match named {
+        Some(paths) => {
+            let done = sh.record_paths(paths, &[], false);
+            sh.drop_turn_index();
+            done?.0
+        }
+        None => sh.snapshot()?.0,
+    };
     let changes = sh.changes(before, &after)?;
     if changes.is_empty() {
         return Ok(None);
@@ -48,19 +58,10 @@ pub(crate) fn after(
         Err(_) => Vec::new(),
     };
     // The objects the record needs, out of the user's repository.
-    let prev = records
-        .iter()
-        .rev()
-        .find(|r| r.workspace == place.workspace)
-        .map(|r| r.after.clone());
-    let mut pairs = vec![(before, after.as_str())];
-    if let Some(p) = prev.as_deref() {
-        pairs.push((p, before));
-    }
-    if let Err(e) = sh.localize(&pairs) {
+    if let Err(e) = sh.localize(&[(before, after.as_str())]) {
         tracing::warn!("checkpoint objects not copied: {e}");
     }
-    let n = records.len() + 1;
+    let n = kept + 1;
     sh.keep(session, &format!("{n}/before"), before)?;
     sh.keep(session, &format!("{n}/after"), &after)?;
     let files = changes.iter().map(super::summary::to_event).collect();

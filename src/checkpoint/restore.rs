@@ -48,15 +48,7 @@ fn side(s: Option<(&str, &str)>) -> Side {
 fn plan(sh: &Shadow, recs: &[&Record]) -> Result<Plan, String> {
     let mut items: BTreeMap<Vec<u8>, Item> = BTreeMap::new();
     let mut dirs = Vec::new();
-    for (k, r) in recs.iter().enumerate() {
-        if k > 0 {
-            // Changed between two of these turns, by someone else.
-            for b in sh.raw(&recs[k - 1].after, &r.before, false)? {
-                if let Some(it) = items.get_mut(&b.path) {
-                    it.doubt = Some("changed between navi's turns");
-                }
-            }
-        }
+    for r in recs {
         for c in sh.raw(&r.before, &r.after, true)? {
             if c.old_mode == "040000" || c.new_mode == "040000" {
                 if c.status == 'A' {
@@ -67,7 +59,16 @@ fn plan(sh: &Shadow, recs: &[&Record]) -> Result<Plan, String> {
             let Raw { path, .. } = &c;
             let foreign = r.foreign.contains(path);
             match items.get_mut(path) {
-                Some(it) => it.expected = side(c.new_side()),
+                Some(it) => {
+                    // Changed between two of these turns, by someone else:
+                    // this turn found it other than the earlier one left it.
+                    // (A turn's trees may hold only the paths its tools
+                    // named, so paths are compared, not whole trees.)
+                    if side(c.old_side()) != it.expected {
+                        it.doubt = Some("changed between navi's turns");
+                    }
+                    it.expected = side(c.new_side());
+                }
                 None => {
                     items.insert(
                         path.clone(),

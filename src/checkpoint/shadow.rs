@@ -197,6 +197,12 @@ impl Shadow {
         }
     }
 
+    /// Runs its git on one thread (see [`super::git::Git::command`]).
+    pub(crate) fn in_background(mut self) -> Shadow {
+        self.git.background = true;
+        self
+    }
+
     /// Whether this session has an index yet.
     pub(crate) fn has_index(&self) -> bool {
         self.git.index.is_file()
@@ -310,24 +316,7 @@ impl Shadow {
     /// Removes gitlink entries from the index so that `git add` does not
     /// ask the nested repositories for their status.
     fn drop_gitlinks(&self) -> Result<(), String> {
-        let Ok(data) = std::fs::read(&self.git.index) else {
-            return Ok(());
-        };
-        let scan = index::scan(&data)?;
-        if scan.gitlinks.is_empty() {
-            return Ok(());
-        }
-        let mut list = Vec::new();
-        for g in &scan.gitlinks {
-            list.extend_from_slice(g);
-            list.push(0);
-        }
-        self.git
-            .run(
-                &["update-index", "--force-remove", "-z", "--stdin"],
-                Some(&list),
-            )
-            .map(|_| ())
+        drop_gitlinks_in(&self.git)
     }
 
     /// Records the workspace as it is now: the tree's id, and a note when
@@ -354,20 +343,25 @@ impl Shadow {
             // the nested repositories.
             Err(e) => self.add_without_nested()?.then_some(e),
         };
+        Ok((self.tree_of(&self.git)?, note))
+    }
+
+    /// The tree of the workspace in the index `git` works on.
+    fn tree_of(&self, git: &Git) -> Result<String, String> {
         let tree = if self.prefix.is_empty() {
-            self.git.run(&["write-tree"], None)?
+            git.run(&["write-tree"], None)?
         } else {
             let mut p = std::ffi::OsString::from("--prefix=");
             p.push(std::ffi::OsStr::from_bytes(&self.prefix));
             p.push("/");
-            match self.git.run(&["write-tree".as_ref(), p.as_os_str()], None) {
+            match git.run(&["write-tree".as_ref(), p.as_os_str()], None) {
                 Ok(t) => t,
                 // Nothing recorded under the workspace yet.
                 Err(e) if e.contains("not found") => EMPTY_TREE.as_bytes().to_vec(),
                 Err(e) => return Err(e),
             }
         };
-        Ok((String::from_utf8_lossy(&tree).trim().to_string(), note))
+        Ok(String::from_utf8_lossy(&tree).trim().to_string())
     }
 
     /// `git add` leaving every nested repository out: whether the failure
@@ -505,6 +499,31 @@ impl Shadow {
     }
 }
 
+/// Removes gitlink entries from the index `git` works on (see
+/// [`Shadow::snapshot`]).
+fn drop_gitlinks_in(git: &Git) -> Result<(), String> {
+    let Ok(data) = std::fs::read(&git.index) else {
+        return Ok(());
+    };
+    let scan = index::scan(&data)?;
+    if scan.gitlinks.is_empty() {
+        return Ok(());
+    }
+    let mut list = Vec::new();
+    for g in &scan.gitlinks {
+        list.extend_from_slice(g);
+        list.push(0);
+    }
+    git.run(
+        &["update-index", "--force-remove", "-z", "--stdin"],
+        Some(&list),
+    )
+    .map(|_| ())
+}
+
 #[cfg(test)]
 #[path = "shadow_tests.rs"]
 mod tests;
+
+#[path = "shadow_paths.rs"]
+mod paths;

@@ -1,11 +1,22 @@
 //! The checkpoint state of one open session (owned by it): the snapshot running in the
 //! background, the turn in progress, the times its tools ran.
 //!
+//! A turn whose writing tools all name their paths (`filesystem` writes:
+//! see [`super::named`]) is recorded from those paths alone, in an index of
+//! its own: it never waits for a snapshot of the whole workspace. The first
+//! writing call that may change anything (a command, a user or MCP tool, a
+//! subagent) makes the turn a whole one: it waits for a whole snapshot, and
+//! the paths recorded so far keep what they held before the turn.
+//!
 //! Invariants: at most one git works on a session's index at a time (a
-//! snapshot is started only when none runs; the end of a turn waits for a
-//! running one); a turn's "before" tree is a snapshot started after the turn
-//! began and finished before its first writing tool ran; no turn waits for
-//! a first snapshot that hashes more than `prepare::WAIT_LIMIT` files.
+//! snapshot is started only when none runs; the end of a whole turn waits
+//! for a running one; the turn's own index is used by one call at a time);
+//! a whole turn's "before" tree is a snapshot started after the turn began
+//! (or the session's first one, when it was still running then) and
+//! finished before its first writing tool that may change anything ran,
+//! with the paths earlier tools of the turn named as they were before them;
+//! no turn waits for a first snapshot that hashes more than
+//! `prepare::WAIT_LIMIT` files.
 use super::may_write;
 use super::prepare::{self, Outcome, Phase, Place};
 use crate::llm::ToolCall;
@@ -33,6 +44,10 @@ struct Turn {
     number: usize,
     message: String,
     before: Option<String>,
+    /// Recorded from these paths alone (while `whole` is false).
+    named: Option<Vec<Vec<u8>>>,
+    /// Recorded whole: `before` is a tree of the whole workspace.
+    whole: bool,
     /// No checkpoint this turn (already said why).
     failed: bool,
     /// When tools ran: (start, end).
@@ -53,6 +68,8 @@ struct State {
 #[derive(Default)]
 pub struct Checkpoints {
     state: Mutex<State>,
+    /// Held while the turn's own index is worked on.
+    paths: tokio::sync::Mutex<()>,
 }
 
 /// While a tool batch runs; dropped when it ends, which records the time.
@@ -100,6 +117,15 @@ fn start_job(st: &mut State, session: &str, for_turn: Option<u64>) {
 enum Step {
     Return(Option<String>),
     Wait(watch::Receiver<Phase>),
+    /// A whole snapshot came for a turn recorded from paths so far.
+    Overlay(Overlay),
+}
+
+struct Overlay {
+    current: String,
+    before: String,
+    named: Vec<Vec<u8>>,
+    note: Option<String>,
 }
 
 impl Checkpoints {
@@ -135,12 +161,21 @@ impl Checkpoints {
             number,
             message,
             before: None,
+            named: None,
+            whole: false,
             failed: false,
             windows: Vec::new(),
         });
-        if st.off.is_none() && st.job.as_ref().is_none_or(Job::done) {
-            let seq = st.seq;
-            start_job(st, session, Some(seq));
+        if st.off.is_some() {
+            return;
+        }
+        let seq = st.seq;
+        match st.job.as_mut() {
+            // The session's first snapshot, still running, serves its first
+            // turn: it finishes before any tool of the turn runs.
+            Some(job) if !job.done() && job.for_turn.is_none() => job.for_turn = Some(seq),
+            Some(job) if !job.done() => {}
+            _ => start_job(st, session, Some(seq)),
         }
     }
 
@@ -148,10 +183,11 @@ impl Checkpoints {
     /// write. The returned window records when the tools ran; its warning
     /// (a checkpoint that could not be taken) is shown before they run.
     pub(crate) async fn before_tools(&self, session: &str, calls: &[ToolCall]) -> ToolWindow<'_> {
-        let warning = if calls.iter().any(may_write) {
-            self.establish(session).await
-        } else {
+        let writing: Vec<&ToolCall> = calls.iter().filter(|c| may_write(c)).collect();
+        let warning = if writing.is_empty() {
             None
+        } else {
+            self.prepare(session, &writing).await
         };
         ToolWindow {
             owner: self,
@@ -160,11 +196,65 @@ impl Checkpoints {
         }
     }
 
+    /// The turn's "before" for these writing calls: from the paths they
+    /// name, or whole.
+    async fn prepare(&self, session: &str, writing: &[&ToolCall]) -> Option<String> {
+        let _one = self.paths.lock().await;
+        let (place, named, whole) = {
+            let st = self.state.lock().ok()?;
+            let t = st.turn.as_ref().filter(|t| !t.failed)?;
+            (st.place.clone()?, t.named.clone(), t.whole)
+        };
+        if whole {
+            return None;
+        }
+        let Some(paths) = super::named::paths(writing, &place.workspace) else {
+            return self.establish(session).await;
+        };
+        let earlier = named.clone().unwrap_or_default();
+        let new = super::named::uncovered(&earlier, &paths);
+        if named.is_some() && new.is_empty() {
+            return None;
+        }
+        let (sid, fresh) = (session.to_string(), named.is_none());
+        let keep = earlier.clone();
+        let add = new.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            place
+                .shadow(&sid)
+                .and_then(|sh| sh.record_paths(&add, &keep, fresh))
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
+        match done {
+            // Nothing ran yet: the whole workspace instead.
+            Err(_) if fresh => self.establish(session).await,
+            done => {
+                let mut st = self.state.lock().ok()?;
+                let t = st.turn.as_mut()?;
+                match done {
+                    Ok((tree, note)) => {
+                        let mut all = earlier;
+                        all.extend(new);
+                        t.named = Some(all);
+                        t.before = Some(tree);
+                        note.map(incomplete)
+                    }
+                    Err(e) => {
+                        t.failed = true;
+                        Some(unavailable(&e))
+                    }
+                }
+            }
+        }
+    }
+
     async fn establish(&self, session: &str) -> Option<String> {
         loop {
             let step = self.step(session);
             let mut rx = match step {
                 Step::Return(w) => return w,
+                Step::Overlay(o) => return self.overlay(session, o).await,
                 Step::Wait(rx) => rx,
             };
             // The sender gone without a result: the thread died.
@@ -177,6 +267,39 @@ impl Checkpoints {
         }
     }
 
+    /// Turns a "before" of named paths into a whole one: the whole
+    /// snapshot with those paths as they were before the turn's tools.
+    async fn overlay(&self, session: &str, o: Overlay) -> Option<String> {
+        let place = self.state.lock().ok()?.place.clone()?;
+        let sid = session.to_string();
+        let Overlay {
+            current,
+            before,
+            named,
+            note,
+        } = o;
+        let done = tokio::task::spawn_blocking(move || {
+            place
+                .shadow(&sid)
+                .and_then(|sh| sh.overlay(&current, &before, &named))
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
+        let mut st = self.state.lock().ok()?;
+        let t = st.turn.as_mut()?;
+        match done {
+            Ok(tree) => {
+                t.before = Some(tree);
+                t.whole = true;
+                note.map(incomplete)
+            }
+            Err(e) => {
+                t.failed = true;
+                Some(unavailable(&e))
+            }
+        }
+    }
+
     fn step(&self, session: &str) -> Step {
         let Ok(mut guard) = self.state.lock() else {
             return Step::Return(None);
@@ -185,7 +308,7 @@ impl Checkpoints {
         let Some(seq) = st
             .turn
             .as_ref()
-            .filter(|t| t.before.is_none() && !t.failed)
+            .filter(|t| !t.whole && !t.failed)
             .map(|t| t.seq)
         else {
             return Step::Return(None);
@@ -213,12 +336,20 @@ impl Checkpoints {
             }
             Phase::Done(out) => match out {
                 Outcome::Tree(tree, note) => {
-                    if let Some(t) = st.turn.as_mut() {
-                        t.before = Some(tree);
+                    let Some(t) = st.turn.as_mut() else {
+                        return Step::Return(None);
+                    };
+                    if let (Some(named), Some(before)) = (t.named.clone(), t.before.clone()) {
+                        return Step::Overlay(Overlay {
+                            current: tree,
+                            before,
+                            named,
+                            note,
+                        });
                     }
-                    Step::Return(note.map(|n| {
-                        format!("checkpoint incomplete: some files could not be read ({n}); /undo cannot restore them")
-                    }))
+                    t.before = Some(tree);
+                    t.whole = true;
+                    Step::Return(note.map(incomplete))
                 }
                 Outcome::Off(_) => Step::Return(None),
                 Outcome::Busy => fail(
@@ -249,18 +380,21 @@ impl Checkpoints {
             (turn, st.place.clone()?, running)
         };
         let before = turn.before.clone()?;
-        // Never two gits on one index.
-        if let Some(rx) = running.as_mut() {
+        let _one = self.paths.lock().await;
+        let named = turn.named.clone().filter(|_| !turn.whole);
+        // Never two gits on one index (a turn recorded from its paths has
+        // an index of its own).
+        if let (Some(rx), None) = (running.as_mut(), &named) {
             while !matches!(*rx.borrow(), Phase::Done(_)) {
                 if rx.changed().await.is_err() {
                     break;
                 }
             }
         }
-        let records = super::load(store, session);
+        let kept = super::load(store, session).len();
         let sid = session.to_string();
         let done = tokio::task::spawn_blocking(move || {
-            super::record::after(&place, &sid, &turn.ended(), &before, &records)
+            super::record::after(&place, &sid, &turn.ended(), &before, named.as_deref(), kept)
         })
         .await
         .unwrap_or_else(|e| Err(format!("checkpoint task failed: {e}")));
@@ -305,6 +439,10 @@ impl Turn {
             windows: &self.windows,
         }
     }
+}
+
+fn incomplete(n: String) -> String {
+    format!("checkpoint incomplete: some files could not be read ({n}); /undo cannot restore them")
 }
 
 fn unavailable(e: &str) -> String {
