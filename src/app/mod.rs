@@ -164,6 +164,10 @@ impl App {
     ) -> Result<App, AppError> {
         let config = Arc::new(config);
         let persona = load_persona(&config, &paths)?;
+        if !opts.ephemeral {
+            // What model servers said is kept with the data (`server_cache.rs`).
+            crate::llm::server_cache::install(&paths.data_dir);
+        }
         let store = Arc::new(if opts.ephemeral {
             SessionStore::open_in_memory()?
         } else {

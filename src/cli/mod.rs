@@ -396,7 +396,7 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
         approve_all: cli.approve_all,
         approve: std::mem::take(&mut cli.approve),
     };
-    match cli.command {
+    let out = match cli.command {
         Some(Command::Run(args)) => crate::ui::run::run(&cli.global, args).await,
         Some(Command::Models { json }) => admin::models(&cli.global, json).await,
         Some(Command::Sessions { command }) => admin::sessions(&cli.global, command).await,
@@ -430,5 +430,9 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
             };
             crate::ui::interactive(&cli.global, cli.plain, choice, cli.profile).await
         }
-    }
+    };
+    // A check of a model server started after an answer ends (or is given
+    // up) before the process does.
+    crate::llm::server_cache::finish_checks(crate::llm::server_cache::CHECK_WAIT).await;
+    out
 }
