@@ -75,8 +75,13 @@ impl OpenAiBackend {
     fn keep(&self, change: impl FnOnce(&mut Entry)) {
         if let Some(c) = server_cache::get() {
             c.update(&self.target.base, |e| {
+                let before = e.identity.clone();
                 change(e);
                 renew_identity(e);
+                if e.identity != before {
+                    // Counts of another server (or model file) are no use.
+                    e.counts.clear();
+                }
             });
         }
     }
