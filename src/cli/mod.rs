@@ -390,6 +390,7 @@ fn command_name(c: &Command) -> &'static str {
 }
 
 async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
+    crate::app::use_server_cache();
     hoist_front_end_flags(&mut cli)?;
     cli.global.approvals = crate::app::launch::ApprovalFlags {
         full_auto: cli.full_auto,
@@ -433,6 +434,6 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
     };
     // A check of a model server started after an answer ends (or is given
     // up) before the process does.
-    crate::llm::server_cache::finish_checks(crate::llm::server_cache::CHECK_WAIT).await;
+    crate::app::finish_server_checks().await;
     out
 }

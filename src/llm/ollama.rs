@@ -298,7 +298,32 @@ impl LlmBackend for OllamaBackend {
     }
 
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
-        let v = self.show(model).await?;
+        self.info_of(model, false).await
+    }
+
+    async fn image_input(&self, model: &str) -> Option<super::ImageInput> {
+        let info = self.info_of(model, true).await.ok()?;
+        super::image_input_from_capabilities(&info.capabilities)
+    }
+
+    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
+        let mut traits = super::size::ModelTraits {
+            params: super::size::params_from_name(model),
+            template_tools: None,
+        };
+        if traits.params.is_none()
+            && let Ok(v) = self.show(model, false).await
+        {
+            traits.params = super::size::params_from_ollama_show(&v);
+        }
+        traits
+    }
+}
+
+impl OllamaBackend {
+    /// What `/api/show` says of `model` (kept, unless `fresh`).
+    async fn info_of(&self, model: &str, fresh: bool) -> Result<ModelInfo, LlmError> {
+        let v = self.show(model, fresh).await?;
         let capabilities = v
             .get("capabilities")
             .and_then(Value::as_array)
@@ -314,19 +339,6 @@ impl LlmBackend for OllamaBackend {
             context_length: context_length(v.get("model_info")),
             capabilities,
         })
-    }
-
-    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
-        let mut traits = super::size::ModelTraits {
-            params: super::size::params_from_name(model),
-            template_tools: None,
-        };
-        if traits.params.is_none()
-            && let Ok(v) = self.show(model).await
-        {
-            traits.params = super::size::params_from_ollama_show(&v);
-        }
-        traits
     }
 }
 

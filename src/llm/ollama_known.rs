@@ -82,9 +82,11 @@ impl OllamaBackend {
         }
     }
 
-    /// `/api/show` for `model` as kept, else asked (and kept).
-    pub(super) async fn show(&self, model: &str) -> Result<Value, LlmError> {
-        if let Some(v) = self.kept().and_then(|mut e| e.shows.remove(model)) {
+    /// `/api/show` for `model` as kept, else asked (and kept); `fresh`:
+    /// asked in any case (images about to be sent: a refusal must not rest
+    /// on an old answer).
+    pub(super) async fn show(&self, model: &str, fresh: bool) -> Result<Value, LlmError> {
+        if !fresh && let Some(v) = self.kept().and_then(|mut e| e.shows.remove(model)) {
             return Ok(v);
         }
         let req = self
@@ -114,7 +116,7 @@ impl OllamaBackend {
         };
         let id = identity(&tags);
         cache.update(&self.target.base, |e| {
-            e.checked_at = crate::session::now_ms();
+            e.checked_at = crate::llm::server_cache::now_ms();
             if e.identity != id {
                 tracing::info!(
                     "{} changed; what was kept about it is renewed",

@@ -415,13 +415,15 @@ impl LlmBackend for OpenAiBackend {
     }
 
     async fn image_input(&self, model: &str) -> Option<ImageInput> {
-        if let Some(v) = self.server_props().await.and_then(|p| p.vision) {
+        // Images are about to be sent: asked now, not taken from what was
+        // kept (a server restarted with its `--mmproj` takes them).
+        if let Some(v) = self.fresh_props().await.and_then(|p| p.vision) {
             return Some(ImageInput {
                 accepted: v,
                 evidence: format!("its GET /props says modalities.vision: {v}"),
             });
         }
-        let said = match self.known_models_json().await {
+        let said = match self.models_json().await {
             Ok(data) => find_entry(&data, model).and_then(entry_images),
             Err(_) => None,
         };

@@ -122,6 +122,15 @@ impl OpenAiBackend {
             .clone()
     }
 
+    /// `/props` asked now (and kept); `None`: not llama-server or not
+    /// reachable.
+    pub(super) async fn fresh_props(&self) -> Option<ServerProps> {
+        let p = self.fetch_props().await.ok()?;
+        let parsed = ServerProps::parse(&p);
+        self.keep(|e| e.props = Some(p));
+        parsed
+    }
+
     /// The model list, from the cache or asked (and kept).
     pub(super) async fn known_models_json(&self) -> Result<Vec<Value>, LlmError> {
         if let Some(m) = self.kept().and_then(|e| e.models) {
@@ -207,7 +216,7 @@ impl OpenAiBackend {
         };
         let id = identity(Some(&models), props.as_ref());
         cache.update(&self.target.base, |e| {
-            e.checked_at = crate::session::now_ms();
+            e.checked_at = crate::llm::server_cache::now_ms();
             if e.identity != id {
                 tracing::info!(
                     "{} changed; what was kept about it is renewed",

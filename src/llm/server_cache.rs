@@ -16,8 +16,9 @@
 //!   one replaces everything that came from the server (counts included).
 //! - A chat request the server refuses with an HTTP error drops the entry
 //!   (the server may have changed): the next run asks afresh.
-//! - Only installed by the binary's front ends ([`install`]); without it
-//!   (library tests, benches) every backend asks the server as before.
+//! - Only a navi process keeps one ([`enable`] at the binary's entry, then
+//!   [`install`] by the app with its data dir); without it (library and
+//!   in-process tests, benches) every backend asks the server as before.
 //! - Writes go to a temporary file renamed over the old one, after
 //!   re-reading it (another process may have written since): a reader sees
 //!   the old or the new file, never half of one. A file that cannot be read
@@ -75,7 +76,7 @@ impl Entry {
 
     /// Older than [`CHECK_AFTER`].
     pub(crate) fn due(&self) -> bool {
-        let age = crate::session::now_ms().saturating_sub(self.checked_at);
+        let age = now_ms().saturating_sub(self.checked_at);
         u128::try_from(age).map_or(true, |a| a >= CHECK_AFTER.as_millis())
     }
 }
@@ -96,16 +97,28 @@ pub(crate) struct ServerCache {
 }
 
 static CACHE: OnceLock<ServerCache> = OnceLock::new();
+/// Set by the binary's entry: only a navi process keeps a cache (a test
+/// process that builds many apps over many data dirs and fake servers,
+/// whose ports come back, keeps none).
+static ENABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// Checks started after an answer, for a one-shot front end to wait on.
 static PENDING: Mutex<Vec<tokio::task::JoinHandle<()>>> = Mutex::new(Vec::new());
 
 /// Keeps what backends learn in `data_dir` (once per process; later calls
 /// are ignored). Nothing is read until a backend asks.
 pub(crate) fn install(data_dir: &Path) {
+    if !ENABLED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let _ = CACHE.set(ServerCache {
         path: data_dir.join("servers.json"),
         file: Mutex::new(None),
     });
+}
+
+/// Lets [`install`] keep a cache in this process (the binary's entry).
+pub(crate) fn enable() {
+    ENABLED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The installed cache, if any.
@@ -134,6 +147,13 @@ pub(crate) async fn finish_checks(wait: Duration) {
         .unwrap_or_default();
     let all = futures_util::future::join_all(pending);
     let _ = tokio::time::timeout(wait, all).await;
+}
+
+/// Milliseconds since the Unix epoch (0 before it).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// A short stable hash (FNV-1a, 64 bits) of `text`, hex.
@@ -170,7 +190,7 @@ impl ServerCache {
         self.write_with(|f| {
             let e = f.servers.entry(base.to_string()).or_default();
             if e.checked_at == 0 {
-                e.checked_at = crate::session::now_ms();
+                e.checked_at = now_ms();
             }
             change(e);
         });
