@@ -148,6 +148,8 @@ mod sandbox_git;
 mod sandbox_tty;
 #[path = "security_cli.rs"]
 mod security_cli;
+#[path = "server_cache.rs"]
+mod server_cache;
 #[path = "session_handle.rs"]
 mod session_handle;
 #[path = "session_lock.rs"]

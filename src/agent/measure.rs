@@ -11,7 +11,9 @@
 //!
 //! Counting is lazy: only inside a turn or a command that shows a figure,
 //! never at start-up; at most once per change of the context, and only the
-//! first time in a run while the estimate is far below the window.
+//! first time in a run while the estimate is far below the window — and
+//! then only the fixed part, whose count the backend keeps across runs (a
+//! warm run asks nothing; see `llm/server_cache.rs`).
 use super::compact_run::summary_budget;
 use super::tokens::{chars_for, estimate, estimate_request, estimate_tools, ratio_of};
 use super::turn::Run;
@@ -97,6 +99,19 @@ impl Run<'_> {
         let far_below = window > 0.0 && (self.tracker.scaled(est) as f64) < window * RECOUNT_FROM;
         if self.tracker.counted_len.is_some() && far_below {
             return;
+        }
+        if far_below {
+            // Far below the window the fixed part's count (which the
+            // backend keeps across runs) gives the ratio: the whole request
+            // is not sent to be counted.
+            self.count_base(&req).await;
+            if let Some((e, real)) = self.tracker.base_count {
+                self.tracker.counted_len = Some(len);
+                if let Some(r) = ratio_of(real, e) {
+                    self.tracker.ratio = r;
+                }
+                return;
+            }
         }
         let Some(real) = self.backend.count_prompt(&req).await else {
             // Not a counting server: do not ask again in this run.

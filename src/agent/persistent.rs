@@ -77,7 +77,11 @@ pub(super) async fn run_persistent(
         )
         .await?;
         run.typed = Some(typed.to_string());
-        run.execute(first_message).await
+        let out = run.execute(first_message).await;
+        // After the answer: check what is kept about the server when due.
+        let (backend, model) = (run.backend.clone(), run.model.clone());
+        crate::llm::server_cache::spawn_check(async move { backend.revalidate(&model).await });
+        out
     }
     .await;
     let result = match result {

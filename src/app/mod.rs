@@ -162,6 +162,18 @@ pub(crate) fn load_persona(config: &Config, paths: &Paths) -> Result<String, App
         .to_string())
 }
 
+/// Lets this process keep what model servers said in the data dir (the
+/// binary's entry; see `llm/server_cache.rs`).
+pub fn use_server_cache() {
+    crate::llm::server_cache::enable();
+}
+
+/// Waits (a few seconds at most) for the checks of model servers started
+/// after answers (`llm/server_cache.rs`), before a process exits.
+pub async fn finish_server_checks() {
+    crate::llm::server_cache::finish_checks(crate::llm::server_cache::CHECK_WAIT).await;
+}
+
 impl App {
     pub fn build(
         config: Config,
@@ -172,6 +184,10 @@ impl App {
         let config = Arc::new(config);
         let persona = load_persona(&config, &paths)?;
         let session_model = opts.session_model.clone();
+        if !opts.ephemeral {
+            // What model servers said is kept with the data (`server_cache.rs`).
+            crate::llm::server_cache::install(&paths.data_dir);
+        }
         let store = Arc::new(if opts.ephemeral {
             SessionStore::open_in_memory()?
         } else {

@@ -400,13 +400,14 @@ fn command_name(c: &Command) -> &'static str {
 }
 
 async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
+    crate::app::use_server_cache();
     hoist_front_end_flags(&mut cli)?;
     cli.global.approvals = crate::app::launch::ApprovalFlags {
         full_auto: cli.full_auto,
         approve_all: cli.approve_all,
         approve: std::mem::take(&mut cli.approve),
     };
-    match cli.command {
+    let out = match cli.command {
         Some(Command::Run(args)) => crate::ui::run::run(&cli.global, args).await,
         Some(Command::Models { json }) => admin::models(&cli.global, json).await,
         Some(Command::Sessions { command }) => admin::sessions(&cli.global, command).await,
@@ -440,5 +441,9 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
             };
             crate::ui::interactive(&cli.global, cli.plain, choice, cli.profile).await
         }
-    }
+    };
+    // A check of a model server started after an answer ends (or is given
+    // up) before the process does.
+    crate::app::finish_server_checks().await;
+    out
 }

@@ -24,6 +24,7 @@ pub(crate) mod roles;
 pub mod router;
 pub mod scripted;
 pub(crate) mod select;
+pub(crate) mod server_cache;
 pub mod size;
 pub mod sse;
 pub(crate) mod tokenize;
@@ -215,6 +216,11 @@ pub trait LlmBackend: Send + Sync {
     async fn count_prompt(&self, _req: &ChatRequest) -> Option<u64> {
         None
     }
+
+    /// After an answer: checks what is kept about the server of `model`
+    /// when it is due (`server_cache.rs`); nothing for servers that keep
+    /// nothing.
+    async fn revalidate(&self, _model: &str) {}
 
     /// The model's size and whether the chat template renders tools, for
     /// the small-model path (`size.rs`). By default only the name tells.

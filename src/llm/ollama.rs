@@ -206,6 +206,17 @@ fn message(m: &ChatMessage) -> Value {
     Value::Object(o)
 }
 
+/// The models of an `/api/tags` list.
+fn tag_infos(tags: &[Value]) -> Vec<ModelInfo> {
+    tags.iter()
+        .filter_map(|m| m.get("name").or_else(|| m.get("model"))?.as_str())
+        .map(|name| ModelInfo {
+            name: name.to_string(),
+            ..Default::default()
+        })
+        .collect()
+}
+
 /// The first `*.context_length` number in `/api/show`'s `model_info`.
 fn context_length(model_info: Option<&Value>) -> Option<u64> {
     model_info?
@@ -266,34 +277,53 @@ impl LlmBackend for OllamaBackend {
                     );
                     self.remember(what, &req.model);
                 }
-                None => return Err(failure.into_error(&self.target, Some(&req.model))),
+                None => {
+                    self.forget_kept();
+                    return Err(failure.into_error(&self.target, Some(&req.model)));
+                }
             }
         }
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
-        let req = self.client.get(self.url("/api/tags"));
-        let v = http::metadata_json(&self.target, req, "/api/tags", None).await?;
-        let models = v
-            .get("models")
-            .and_then(Value::as_array)
-            .ok_or_else(|| self.target.protocol("/api/tags has no \"models\" list"))?;
-        Ok(models
-            .iter()
-            .filter_map(|m| m.get("name").or_else(|| m.get("model"))?.as_str())
-            .map(|name| ModelInfo {
-                name: name.to_string(),
-                ..Default::default()
-            })
-            .collect())
+        Ok(tag_infos(&self.tags().await?))
+    }
+
+    async fn find_models(&self, _wanted: &[String]) -> Result<Vec<ModelInfo>, LlmError> {
+        Ok(tag_infos(&self.known_tags().await?))
+    }
+
+    async fn revalidate(&self, _model: &str) {
+        self.check_kept().await;
     }
 
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
-        let req = self
-            .client
-            .post(self.url("/api/show"))
-            .json(&json!({ "model": model }));
-        let v = http::metadata_json(&self.target, req, "/api/show", Some(model)).await?;
+        self.info_of(model, false).await
+    }
+
+    async fn image_input(&self, model: &str) -> Option<super::ImageInput> {
+        let info = self.info_of(model, true).await.ok()?;
+        super::image_input_from_capabilities(&info.capabilities)
+    }
+
+    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
+        let mut traits = super::size::ModelTraits {
+            params: super::size::params_from_name(model),
+            template_tools: None,
+        };
+        if traits.params.is_none()
+            && let Ok(v) = self.show(model, false).await
+        {
+            traits.params = super::size::params_from_ollama_show(&v);
+        }
+        traits
+    }
+}
+
+impl OllamaBackend {
+    /// What `/api/show` says of `model` (kept, unless `fresh`).
+    async fn info_of(&self, model: &str, fresh: bool) -> Result<ModelInfo, LlmError> {
+        let v = self.show(model, fresh).await?;
         let capabilities = v
             .get("capabilities")
             .and_then(Value::as_array)
@@ -310,24 +340,10 @@ impl LlmBackend for OllamaBackend {
             capabilities,
         })
     }
-
-    async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
-        let mut traits = super::size::ModelTraits {
-            params: super::size::params_from_name(model),
-            template_tools: None,
-        };
-        if traits.params.is_none() {
-            let req = self
-                .client
-                .post(self.url("/api/show"))
-                .json(&json!({ "model": model }));
-            if let Ok(v) = http::metadata_json(&self.target, req, "/api/show", Some(model)).await {
-                traits.params = super::size::params_from_ollama_show(&v);
-            }
-        }
-        traits
-    }
 }
+
+#[path = "ollama_known.rs"]
+mod known;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

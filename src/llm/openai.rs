@@ -119,65 +119,8 @@ impl OpenAiBackend {
         }
     }
 
-    /// llama-server's `/props`, fetched on first use and remembered; `None`
-    /// for servers that do not have it.
-    pub(crate) async fn server_props(&self) -> Option<ServerProps> {
-        self.props
-            .get_or_init(|| async {
-                let url = format!("{}/props", llama::root_of(&self.target.base));
-                let mut rb = self.client.get(url).timeout(http::METADATA_TIMEOUT);
-                if !self.api_key.is_empty() {
-                    rb = rb.bearer_auth(&self.api_key);
-                }
-                let resp = rb.send().await.ok()?;
-                if !resp.status().is_success() {
-                    return None;
-                }
-                let v: Value = resp.json().await.ok()?;
-                ServerProps::parse(&v)
-            })
-            .await
-            .clone()
-    }
-
-    /// llama-server's count of a request's prompt (see `tokenize.rs`).
-    async fn count_with_server(&self, req: &ChatRequest) -> Option<u64> {
-        use super::tokenize::{FRAMING_TOKENS, plain_text, post_json, token_count, tokenize_body};
-        if self.no_tokenize.load(Ordering::Relaxed) {
-            return None;
-        }
-        self.server_props().await?;
-        let root = llama::root_of(&self.target.base).to_string();
-        let text_tools = self.server_props().await.and_then(|p| p.tools) == Some(false);
-        let body = chat_body(req, false, text_tools);
-        let templated = post_json(
-            &self.client,
-            format!("{root}/apply-template"),
-            &self.api_key,
-            &body,
-        )
-        .await
-        .and_then(|v| v.get("prompt").and_then(Value::as_str).map(String::from));
-        let (text, framing) = match templated {
-            Some(p) => (p, 0),
-            None => {
-                let (t, n) = plain_text(&body);
-                (t, n * FRAMING_TOKENS)
-            }
-        };
-        let url = format!("{root}/tokenize");
-        let counted = post_json(&self.client, url, &self.api_key, &tokenize_body(&text))
-            .await
-            .as_ref()
-            .and_then(token_count);
-        if counted.is_none() {
-            tracing::warn!("{root}/tokenize gave no count; token figures are estimated");
-            self.no_tokenize.store(true, Ordering::Relaxed);
-        }
-        counted.map(|n| n + framing)
-    }
-
-    async fn models_json(&self) -> Result<Vec<Value>, LlmError> {
+    /// The model list, asked now (see `openai_known.rs` for the kept one).
+    async fn fetch_models_json(&self) -> Result<Vec<Value>, LlmError> {
         let req = match &self.models_url {
             Some(url) if !self.api_key.is_empty() => {
                 self.client.get(url).bearer_auth(&self.api_key)
@@ -404,6 +347,7 @@ impl LlmBackend for OpenAiBackend {
                 stream_options = false;
                 continue;
             }
+            self.forget_kept();
             return Err(failure.into_error(&self.target, Some(&req.model)));
         };
         let is_json = resp
@@ -424,6 +368,11 @@ impl LlmBackend for OpenAiBackend {
         Ok(Box::pin(decode_sse(bytes)))
     }
 
+    async fn find_models(&self, _wanted: &[String]) -> Result<Vec<ModelInfo>, LlmError> {
+        let data = self.known_models_json().await?;
+        Ok(data.iter().filter_map(entry_info).collect())
+    }
+
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
         Ok(self
             .models_json()
@@ -434,7 +383,7 @@ impl LlmBackend for OpenAiBackend {
     }
 
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
-        let models = self.models_json().await?;
+        let models = self.known_models_json().await?;
         let mut infos: Vec<ModelInfo> = models.iter().filter_map(entry_info).collect();
         let props = self.server_props().await;
         if let Some(n) = props.as_ref().and_then(|p| p.n_ctx) {
@@ -466,7 +415,9 @@ impl LlmBackend for OpenAiBackend {
     }
 
     async fn image_input(&self, model: &str) -> Option<ImageInput> {
-        if let Some(v) = self.server_props().await.and_then(|p| p.vision) {
+        // Images are about to be sent: asked now, not taken from what was
+        // kept (a server restarted with its `--mmproj` takes them).
+        if let Some(v) = self.fresh_props().await.and_then(|p| p.vision) {
             return Some(ImageInput {
                 accepted: v,
                 evidence: format!("its GET /props says modalities.vision: {v}"),
@@ -488,14 +439,18 @@ impl LlmBackend for OpenAiBackend {
     }
 
     async fn count_prompt(&self, req: &ChatRequest) -> Option<u64> {
-        self.count_with_server(req).await
+        self.counted(req).await
+    }
+
+    async fn revalidate(&self, _model: &str) {
+        self.check_kept().await;
     }
 
     async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
         let template_tools = self.server_props().await.and_then(|p| p.tools);
         let params = match super::size::params_from_name(model) {
             Some(n) => Some(n),
-            None => match self.models_json().await {
+            None => match self.known_models_json().await {
                 Ok(data) => {
                     find_entry(&data, model).and_then(|e| e.get("meta")?.get("n_params")?.as_u64())
                 }
@@ -508,6 +463,9 @@ impl LlmBackend for OpenAiBackend {
         }
     }
 }
+
+#[path = "openai_known.rs"]
+mod known;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -133,7 +133,7 @@ impl Router {
         }
         if let Some((prefix, _)) = model.split_once('/') {
             // Not a provider: a model of the default one, if it has it.
-            match self.listed(&self.default).await {
+            match self.listed(&self.default, false).await {
                 Ok(list)
                     if list
                         .iter()
@@ -166,21 +166,31 @@ impl Router {
         }
     }
 
-    /// Provider `name`'s models (as its server names them), cached.
-    async fn listed(&self, name: &str) -> Listed {
-        let fresh = self.lists.lock().ok().and_then(|m| {
+    /// Provider `name`'s models (as its server names them), cached in the
+    /// process; `fresh`: asked of the server (the picker), else as the
+    /// backend keeps them across runs (a turn).
+    async fn listed(&self, name: &str, fresh: bool) -> Listed {
+        let recent = self.lists.lock().ok().and_then(|m| {
             m.get(name)
                 .filter(|(at, l)| at.elapsed() < if l.is_ok() { LIST_TTL } else { FAILED_TTL })
                 .map(|(_, l)| l.clone())
         });
-        if let Some(l) = fresh {
+        if let Some(l) = recent {
             return l;
         }
         let result = match self.find(name).map(|(_, e)| e.check_key()) {
             Some(Err(e)) => Err(e),
             _ => match self.backend(name) {
                 Err(e) => Err(e),
-                Ok(b) => match tokio::time::timeout(LIST_TIMEOUT, b.list_models()).await {
+                Ok(b) => match tokio::time::timeout(LIST_TIMEOUT, async {
+                    if fresh {
+                        b.list_models().await
+                    } else {
+                        b.find_models(&[]).await
+                    }
+                })
+                .await
+                {
                     Ok(r) => r,
                     Err(_) => Err(LlmError::Disconnected {
                         backend: name.to_string(),
@@ -200,8 +210,9 @@ impl Router {
     }
 
     /// Each of `providers`' models, listed at once, with full names.
-    async fn each(&self, providers: &[String]) -> Vec<(String, Listed)> {
-        let lists = futures_util::future::join_all(providers.iter().map(|p| self.listed(p))).await;
+    async fn each(&self, providers: &[String], fresh: bool) -> Vec<(String, Listed)> {
+        let lists =
+            futures_util::future::join_all(providers.iter().map(|p| self.listed(p, fresh))).await;
         providers
             .iter()
             .zip(lists)
@@ -222,11 +233,15 @@ impl Router {
 
     /// The models of `providers` together. Fails only when every one of
     /// them failed (with the first one's error).
-    async fn list_of(&self, providers: Vec<String>) -> Result<Vec<ModelInfo>, LlmError> {
+    async fn list_of(
+        &self,
+        providers: Vec<String>,
+        fresh: bool,
+    ) -> Result<Vec<ModelInfo>, LlmError> {
         let mut out = Vec::new();
         let mut first_err = None;
         let mut any_ok = false;
-        for (p, l) in self.each(&providers).await {
+        for (p, l) in self.each(&providers, fresh).await {
             match l {
                 Ok(models) => {
                     any_ok = true;
@@ -303,11 +318,11 @@ impl LlmBackend for Router {
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
-        self.list_of(self.in_use()).await
+        self.list_of(self.in_use(), true).await
     }
 
     async fn list_by_provider(&self) -> Vec<(String, Listed)> {
-        self.each(&self.in_use()).await
+        self.each(&self.in_use(), true).await
     }
 
     async fn find_models(&self, wanted: &[String]) -> Result<Vec<ModelInfo>, LlmError> {
@@ -324,7 +339,7 @@ impl LlmBackend for Router {
         if providers.is_empty() {
             providers.push(self.default.clone());
         }
-        self.list_of(providers).await
+        self.list_of(providers, false).await
     }
 
     async fn model_info(&self, model: &str) -> Result<ModelInfo, LlmError> {
@@ -349,6 +364,14 @@ impl LlmBackend for Router {
                 params: super::size::params_from_name(model),
                 template_tools: None,
             },
+        }
+    }
+
+    async fn revalidate(&self, model: &str) {
+        if let Ok((p, name)) = self.route(model).await
+            && let Ok(b) = self.backend(&p)
+        {
+            b.revalidate(&name).await;
         }
     }
 

@@ -8,6 +8,11 @@
 //! - Only for a server that answered `/props` (llama-server); the caller
 //!   checks. Nothing here runs at start-up: the first count is asked for
 //!   when a figure is needed.
+//! - A request without a user turn (the base: system message and tools) is
+//!   templated with a probe user turn, and only the prompt before the probe
+//!   is counted: some templates (Gemma's) fold the system message into the
+//!   first user turn and render nothing of it without one. The count then
+//!   includes the opening of the first user turn, as every real request has.
 //! - A server without `/apply-template` (older builds) gets the messages
 //!   and tool schemas tokenized as plain text plus a few tokens of framing
 //!   per message. A server whose `/tokenize` fails is not asked again.
@@ -36,6 +41,30 @@ pub(crate) async fn post_json(
         return None;
     }
     resp.json().await.ok()
+}
+
+/// The text of the probe user turn (unlikely in any prompt).
+const PROBE: &str = "NAVI-COUNT-PROBE-5e1f";
+
+/// Adds a probe user turn to a chat body that has none; true when added.
+pub(crate) fn with_probe(body: &mut Value) -> bool {
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return false;
+    };
+    if messages
+        .iter()
+        .any(|m| m.get("role") == Some(&json!("user")))
+    {
+        return false;
+    }
+    messages.push(json!({"role": "user", "content": PROBE}));
+    true
+}
+
+/// The part of a templated prompt before the probe (all of it when the
+/// template dropped the probe).
+pub(crate) fn before_probe(prompt: &str) -> &str {
+    prompt.find(PROBE).map_or(prompt, |i| &prompt[..i])
 }
 
 /// The number of tokens in a `/tokenize` answer.
@@ -113,5 +142,19 @@ mod tests {
         assert_eq!(text.matches("todo").count(), 2, "{text}");
         assert_eq!(token_count(&json!({"tokens": [1, 2, 3]})), Some(3));
         assert_eq!(token_count(&json!({"error": "x"})), None);
+    }
+
+    #[test]
+    fn a_base_gets_a_probe_user_turn_and_is_cut_before_it() {
+        let mut base = json!({"messages": [{"role": "system", "content": "SYS"}]});
+        assert!(with_probe(&mut base));
+        assert_eq!(base["messages"][1]["role"], json!("user"));
+        let folded = format!("<bos><start_of_turn>user\nSYS\n\n{PROBE}<end_of_turn>\n");
+        assert_eq!(before_probe(&folded), "<bos><start_of_turn>user\nSYS\n\n");
+        assert_eq!(before_probe("no probe here"), "no probe here");
+        let mut asked = json!({"messages": [{"role": "system", "content": "S"},
+                                             {"role": "user", "content": "q"}]});
+        assert!(!with_probe(&mut asked));
+        assert_eq!(asked["messages"].as_array().unwrap().len(), 2);
     }
 }

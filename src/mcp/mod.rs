@@ -127,8 +127,10 @@ pub(crate) struct McpHub {
     registry: OnceLock<Weak<RwLock<ToolRegistry>>>,
     me: OnceLock<Weak<McpHub>>,
     started: AtomicBool,
-    /// Warnings not yet shown to the user.
-    warnings: Mutex<Vec<String>>,
+    /// Warnings not yet shown to the user; those with a key are shown once
+    /// per key across runs (a server version's tools navi cannot use: the
+    /// user can do nothing about them).
+    warnings: Mutex<Vec<(Option<String>, String)>>,
     limits: ResultLimits,
 }
 
@@ -234,12 +236,21 @@ impl McpHub {
 
     fn warn(&self, msg: String) {
         tracing::warn!("{msg}");
-        lock(&self.warnings).push(msg);
+        lock(&self.warnings).push((None, msg));
     }
 
-    /// Warnings not shown yet (each is returned once).
+    /// Warnings not shown yet (each is returned once; a keyed one only the
+    /// first time its key is shown, see `llm/server_cache.rs`).
     pub(crate) fn take_warnings(&self) -> Vec<String> {
+        let cache = crate::llm::server_cache::get();
         std::mem::take(&mut *lock(&self.warnings))
+            .into_iter()
+            .filter(|(key, _)| match (key, cache) {
+                (Some(k), Some(c)) => c.first_time(k),
+                _ => true,
+            })
+            .map(|(_, msg)| msg)
+            .collect()
     }
 
     /// Names of the ready MCP tools in the registry.
@@ -308,8 +319,16 @@ impl McpHub {
         lock(&slot.st).state = ServerState::Starting;
         match connect::connect(&slot.name, &slot.cfg, &slot.stderr, &slot.sandbox).await {
             Ok(connected) => {
+                let version = connected
+                    .client
+                    .peer_info()
+                    .and_then(|i| {
+                        let s = i.server_info.as_ref()?;
+                        Some(format!("{}@{}", s.name, s.version))
+                    })
+                    .unwrap_or_default();
                 let (tools, skipped) =
-                    self.accept_tools(slot, &connected.tools, &connected.task_only);
+                    self.accept_tools(slot, &connected.tools, &connected.task_only, &version);
                 let client = Arc::new(connected.client);
                 *guard = Some(client.clone());
                 // The old server's processes (if any) end here.
@@ -359,6 +378,7 @@ impl McpHub {
         slot: &Slot,
         listed: &[rmcp::model::Tool],
         task_only: &inspect::TaskOnly,
+        version: &str,
     ) -> (Vec<ToolInfo>, Vec<String>) {
         let (mut tools, mut skipped) = (Vec::new(), Vec::new());
         for t in listed {
@@ -421,7 +441,15 @@ impl McpHub {
             registered = tools;
         }
         for s in &skipped {
-            self.warn(format!("MCP server '{}': tool {s}; skipped", slot.name));
+            let msg = format!("MCP server '{}': tool {s}; skipped", slot.name);
+            if s.contains("needs MCP tasks") && !version.is_empty() {
+                // The server's own make-up: shown once per server version.
+                tracing::warn!("{msg}");
+                let key = format!("mcp {} {version}: {s}", slot.name);
+                lock(&self.warnings).push((Some(key), msg));
+            } else {
+                self.warn(msg);
+            }
         }
         (registered, skipped)
     }

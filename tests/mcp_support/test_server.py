@@ -139,7 +139,8 @@ def main():
         if method == "initialize":
             result(mid, {"protocolVersion": "2025-06-18",
                          "capabilities": {"tools": {}},
-                         "serverInfo": {"name": "navi-test-server", "version": "1.0"}})
+                         "serverInfo": {"name": "navi-test-server",
+                                        "version": os.environ.get("MCP_TEST_VERSION", "1.0")}})
         elif method == "tools/list":
             result(mid, {"tools": TOOLS})
         elif method == "tools/call":

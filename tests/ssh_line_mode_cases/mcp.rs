@@ -192,12 +192,24 @@ async fn tools_that_need_mcp_tasks_are_skipped_with_a_warning() {
         !tools.contains("needs_task") && !tools.contains("broken"),
         "{tools}"
     );
-    assert!(
-        warnings(&events)
+    let task_warning = |events: &[serde_json::Value]| {
+        warnings(events)
             .iter()
-            .any(|w| w.contains("'t'") && w.contains("needs_task") && w.contains("skipped")),
-        "{events:?}"
-    );
+            .any(|w| w.contains("'t'") && w.contains("needs_task") && w.contains("skipped"))
+    };
+    assert!(task_warning(&events), "{events:?}");
+    // The user can do nothing about it: once per server version, not on
+    // every run.
+    fake.push(Reply::text("ok"));
+    let (code, events, err) = env.run(&fake, &[]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!task_warning(&events), "shown again: {events:?}");
+    let config = test_server_entry("t", "normal", "env = { MCP_TEST_VERSION = \"2.0\" }");
+    std::fs::write(env.path("cfg/config.toml"), config).unwrap();
+    fake.push(Reply::text("ok"));
+    let (code, events, err) = env.run(&fake, &[]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(task_warning(&events), "a new version: {events:?}");
 }
 
 /// An HTTP server that is down: "connection refused" and which server,

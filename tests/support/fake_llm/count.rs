@@ -4,6 +4,10 @@
 //! `usage` computed from the prompt, and the "exceeds the available context
 //! size" refusal when a prompt is larger than the `/props` window.
 //!
+//! With a `/props` `chat_template` that folds the system message into the
+//! first user turn (Gemma 3's, which names `first_user_prefix`), it renders
+//! as that template does: no system turn, tools not rendered.
+//!
 //! Its tokenizer is denser than navi's fallback estimate on purpose: one
 //! token per 3 characters (rounded up) of plain text, special tokens
 //! (`<|im_start|>`, `<|im_end|>`) one each, as SmolLM2's is denser than
@@ -95,6 +99,52 @@ pub fn render_prompt(body: &Value) -> String {
     out
 }
 
+/// Whether the `/props` of the server names a folding template.
+pub fn folds(props: &Option<Value>) -> bool {
+    props
+        .as_ref()
+        .and_then(|p| p.get("chat_template"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.contains("first_user_prefix"))
+}
+
+/// The prompt as Gemma 3's template renders a chat body: the system
+/// message opens the first user turn, nothing of it without one.
+pub fn render_folded(body: &Value) -> String {
+    let empty = Vec::new();
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let (mut prefix, rest) = match messages.first() {
+        Some(m) if m["role"] == "system" => {
+            (format!("{}\n\n", text_of(&m["content"])), &messages[1..])
+        }
+        _ => (String::new(), &messages[..]),
+    };
+    let mut out = String::from("<bos>");
+    for m in rest {
+        let role = if m["role"] == "assistant" {
+            "model"
+        } else {
+            "user"
+        };
+        let text = format!("{}{}", std::mem::take(&mut prefix), text_of(&m["content"]));
+        out.push_str(&format!("<start_of_turn>{role}\n{text}<end_of_turn>\n"));
+    }
+    out.push_str("<start_of_turn>model\n");
+    out
+}
+
+/// The server's count of a chat body's prompt, folding or not.
+pub fn prompt_tokens_as(body: &Value, fold: bool) -> u64 {
+    tokens_of(&if fold {
+        render_folded(body)
+    } else {
+        render_prompt(body)
+    })
+}
+
 /// JSON with `", "` and `": "` separators, as Jinja's `tojson` writes it.
 fn tojson(v: &Value) -> String {
     match v {
@@ -126,8 +176,13 @@ pub fn tokenize(body: &Value) -> Value {
 }
 
 /// `POST /apply-template`: `{"prompt": "..."}`.
-pub fn apply_template(body: &Value) -> Value {
-    json!({ "prompt": render_prompt(body) })
+pub fn apply_template(body: &Value, fold: bool) -> Value {
+    let prompt = if fold {
+        render_folded(body)
+    } else {
+        render_prompt(body)
+    };
+    json!({ "prompt": prompt })
 }
 
 /// llama-server's refusal of a prompt larger than its window.
@@ -152,11 +207,12 @@ pub(super) async fn respond(
             .or_else(|| p.get("n_ctx"))
             .and_then(Value::as_u64)
     });
+    let fold = folds(props);
     Some(match (method, path) {
         ("POST", "/tokenize") => simple(wr, 200, &[], &tokenize(body)).await,
-        ("POST", "/apply-template") => simple(wr, 200, &[], &apply_template(body)).await,
+        ("POST", "/apply-template") => simple(wr, 200, &[], &apply_template(body, fold)).await,
         ("POST", p) if p.ends_with("/chat/completions") => {
-            let prompt = prompt_tokens(body);
+            let prompt = prompt_tokens_as(body, fold);
             let reply = match n_ctx {
                 Some(w) if prompt >= w => {
                     Reply::fault(Fault::Status(400, overflow_error(prompt, w)))

@@ -52,9 +52,11 @@ impl Proto {
 pub(super) fn tags(models: &[(String, Option<u64>)]) -> Value {
     let list: Vec<Value> = models
         .iter()
-        .map(|(name, _)| {
+        .map(|(name, ctx)| {
+            // Another window is another model file: another digest.
+            let digest = format!("{:016x}", ctx.unwrap_or(0));
             json!({"name": name, "model": name, "modified_at": "2025-01-01T00:00:00Z",
-                   "size": 1_000_000, "digest": "0123456789abcdef",
+                   "size": 1_000_000, "digest": digest,
                    "details": {"format": "gguf", "family": "fake", "parameter_size": "1B",
                                "quantization_level": "Q8_0"}})
         })
