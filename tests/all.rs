@@ -27,6 +27,8 @@ mod acp;
 mod acp_bad_input;
 #[path = "acp_client_fs.rs"]
 mod acp_client_fs;
+#[path = "acp_client_sandbox.rs"]
+mod acp_client_sandbox;
 #[path = "acp_client_terminal.rs"]
 mod acp_client_terminal;
 #[path = "acp_edits.rs"]
