@@ -36,7 +36,7 @@ async fn acp_default_runs_sandboxed_commands_in_the_editors_terminal() {
     let outside = home.path("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let command = format!(
-        "echo in > inside.txt && cat inside.txt; echo out > {}/new.txt; echo tty=$(test -t 1 && echo y || echo n)",
+        "echo in > inside.txt && cat inside.txt; echo out > {}/new.txt",
         outside.display()
     );
     fake.push(Reply::tool_call("terminal", json!({"command": command})));
