@@ -1,8 +1,8 @@
 //! `navi acp` and the editor's terminals (`terminal/create`, `output`,
 //! `wait_for_exit`, `kill`, `release`), driven by the TypeScript ACP client
 //! SDK playing an editor that runs the commands for real
-//! (tests/acp/client.mjs): where a command runs (the editor's terminal only
-//! outside the sandbox, or when the config opts in), what the editor is
+//! (tests/acp/client.mjs): where a command runs (the editor's terminal when
+//! offered, unless the config says no), what the editor is
 //! shown (the terminal in the call, kept in its result), and what the model
 //! reads, also of a terminal the editor kills and one navi kills at its
 //! time limit.
@@ -58,7 +58,7 @@ fn config(home: &Home, text: &str) {
     std::fs::write(home.path("cfg/config.toml"), text).unwrap();
 }
 
-/// With `client_terminals` on, a command runs in the editor's terminal: the
+/// When the editor offers terminals, a command runs in the editor's terminal: the
 /// call shows it (`{"type": "terminal"}`) while it runs and in its result,
 /// the model reads its output and exit code, and the terminal is released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,7 +73,9 @@ async fn acp_command_runs_in_the_editors_terminal() {
     ));
     fake.push(Reply::text("ran"));
     let home = Home::new(&fake);
-    config(&home, "[sandbox]\nclient_terminals = true\n");
+    // Full access: the editor runs `sh` itself (sandboxed calls:
+    // tests/acp_client_sandbox.rs).
+    config(&home, "[sandbox]\nmode = \"full-access\"\n");
     let (d, id) = run(&home, &client, json!({})).await;
     let dump = d.dump();
     let created: Vec<&Value> = d
@@ -117,45 +119,31 @@ async fn acp_command_runs_in_the_editors_terminal() {
     assert!(text.contains("exit code: 3"), "{text}");
 }
 
-/// Under the default sandbox, and with an editor that offers no terminal,
-/// the command runs locally as before: the editor gets no terminal request
-/// and the model the usual report.
+/// `client_terminals = false` keeps every command local, sandboxed or not:
+/// the editor gets no terminal request and the model the usual report.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acp_sandboxed_command_stays_local_unless_the_config_opts_in() {
-    let Some(client) =
-        client_or_skip("acp_sandboxed_command_stays_local_unless_the_config_opts_in")
-    else {
+async fn acp_client_terminals_false_keeps_commands_local() {
+    let Some(client) = client_or_skip("acp_client_terminals_false_keeps_commands_local") else {
         return;
     };
-    let fake = FakeLlm::start().await;
-    fake.push(Reply::tool_call(
-        "terminal",
-        json!({"command": "echo local-run"}),
-    ));
-    fake.push(Reply::text("ran"));
-    let home = Home::new(&fake);
-    let (d, _) = run(&home, &client, json!({})).await;
-    assert!(terminal_ops(&d).is_empty(), "{}", d.dump());
-    let text = sent(&fake);
-    assert!(text.contains("local-run"), "{text}");
-    assert!(text.contains("--- stderr ---"), "{text}");
-
-    // Full access: nothing to confine, so the editor runs it.
-    let fake = FakeLlm::start().await;
-    fake.push(Reply::tool_call(
-        "terminal",
-        json!({"command": "echo editor-run"}),
-    ));
-    fake.push(Reply::text("ran"));
-    let home = Home::new(&fake);
-    config(&home, "[sandbox]\nmode = \"full-access\"\n");
-    let (d, _) = run(&home, &client, json!({})).await;
-    assert!(
-        terminal_ops(&d).iter().any(|(op, _)| op == "create"),
-        "{}",
-        d.dump()
-    );
-    assert!(sent(&fake).contains("editor-run"));
+    for mode in ["workspace-write", "full-access"] {
+        let fake = FakeLlm::start().await;
+        fake.push(Reply::tool_call(
+            "terminal",
+            json!({"command": "echo local-run"}),
+        ));
+        fake.push(Reply::text("ran"));
+        let home = Home::new(&fake);
+        config(
+            &home,
+            &format!("[sandbox]\nmode = \"{mode}\"\nclient_terminals = false\n"),
+        );
+        let (d, _) = run(&home, &client, json!({})).await;
+        assert!(terminal_ops(&d).is_empty(), "{mode}: {}", d.dump());
+        let text = sent(&fake);
+        assert!(text.contains("local-run"), "{text}");
+        assert!(text.contains("--- stderr ---"), "{text}");
+    }
 }
 
 /// A terminal the editor kills ends the call with the output there was and
@@ -174,7 +162,6 @@ async fn acp_killed_terminal_reports_its_output_and_signal() {
     ));
     fake.push(Reply::text("noted"));
     let home = Home::new(&fake);
-    config(&home, "[sandbox]\nclient_terminals = true\n");
     let (d, id) = run(&home, &client, json!({"killAfterMs": 500})).await;
     let dump = d.dump();
     let text = sent(&fake);
@@ -195,7 +182,6 @@ async fn acp_killed_terminal_reports_its_output_and_signal() {
     ));
     fake.push(Reply::text("gave up"));
     let home = Home::new(&fake);
-    config(&home, "[sandbox]\nclient_terminals = true\n");
     let (d, _) = run(&home, &client, json!({})).await;
     let ops = terminal_ops(&d);
     let kinds: Vec<&str> = ops.iter().map(|(op, _)| op.as_str()).collect();
@@ -221,7 +207,6 @@ async fn acp_cancel_kills_the_editors_terminal() {
     ));
     fake.push(Reply::text("after"));
     let home = Home::new(&fake);
-    config(&home, "[sandbox]\nclient_terminals = true\n");
     let d = home
         .drive(
             &client,

@@ -29,6 +29,8 @@ mod acp_acpx;
 mod acp_bad_input;
 #[path = "acp_client_fs.rs"]
 mod acp_client_fs;
+#[path = "acp_client_sandbox.rs"]
+mod acp_client_sandbox;
 #[path = "acp_client_terminal.rs"]
 mod acp_client_terminal;
 #[path = "acp_edits.rs"]

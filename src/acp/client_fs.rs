@@ -7,7 +7,7 @@
 //! them and routes each answer back, as for `session/request_permission`.
 use super::session::Cx;
 use super::terminal::Shown;
-use crate::tools::client::{ClientCommand, ClientExit, ClientSide};
+use crate::protocol::{ClientCommand, ClientExit, ClientSide};
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ReadTextFileRequest, WriteTextFileRequest,
 };

@@ -8,7 +8,7 @@
 //! terminal's output.
 use super::client_fs::{AcpClient, said};
 use super::session::notify;
-use crate::tools::client::{ClientCommand, ClientExit};
+use crate::protocol::{ClientCommand, ClientExit};
 use agent_client_protocol::v1::schema::{
     CreateTerminalRequest, EnvVariable, KillTerminalRequest, ReleaseTerminalRequest, SessionUpdate,
     Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest, ToolCallContent,

@@ -146,6 +146,17 @@ pub(crate) enum Command {
         /// What to list: profiles, models or sessions.
         what: String,
     },
+    /// Runs a command inside navi's sandbox for an editor's terminal
+    /// (`navi acp`); navi writes the policy file. Not for people.
+    #[command(name = "__sandbox-exec", hide = true)]
+    SandboxExec {
+        /// The policy file navi wrote (read once, then deleted).
+        #[arg(long, value_name = "FILE")]
+        policy: std::path::PathBuf,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -396,6 +407,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Acp => "acp",
         Command::Keys { .. } => "keys",
         Command::Complete { .. } => "__complete",
+        Command::SandboxExec { .. } => crate::tools::sandbox_exec::SUBCOMMAND,
     }
 }
 
@@ -429,6 +441,9 @@ async fn dispatch(mut cli: Cli) -> Result<u8, Failure> {
         Some(Command::Acp) => crate::acp::run(&cli.global).await,
         Some(Command::Keys { command }) => keys::run(&cli.global, command),
         Some(Command::Complete { what }) => complete::values(&cli.global, &what).await,
+        Some(Command::SandboxExec { policy, command }) => {
+            Ok(crate::tools::sandbox_exec::main(&policy, &command).await)
+        }
         None => {
             // Piped input is a script: it starts afresh unless told otherwise.
             let piped = cli.plain && !std::io::IsTerminal::is_terminal(&std::io::stdin());

@@ -56,8 +56,9 @@ pub struct SandboxConfig {
     /// The workspace; empty = the directory navi was started in.
     pub workspace: String,
     /// Under `navi acp`, run `terminal` commands in the editor's terminal
-    /// (when it offers one) even where the sandbox would confine them; they
-    /// run unconfined there. Ignored when the sandbox is required.
+    /// when it offers one (a sandboxed command runs there under
+    /// `navi __sandbox-exec`, in the same sandbox); `false` keeps every
+    /// command local.
     pub client_terminals: bool,
 }
 
@@ -69,7 +70,7 @@ impl Default for SandboxConfig {
             network: false,
             writable_roots: Vec::new(),
             workspace: String::new(),
-            client_terminals: false,
+            client_terminals: true,
         }
     }
 }

@@ -13,6 +13,7 @@
 //!   path for live turns and for history.
 
 mod call;
+mod client;
 mod display;
 mod events;
 mod history;
@@ -21,6 +22,7 @@ mod op;
 pub mod plan;
 
 pub use call::{CallInfo, CallKind, FileEdit, McpCall};
+pub use client::{Client, ClientCommand, ClientExit, ClientSide};
 pub use display::{CommandDisplay, FileWriteDisplay, Stopped, ToolDisplay};
 pub use events::{AgentEvent, AgentOrigin, EventSink, FileChange};
 

@@ -28,7 +28,7 @@ pub(crate) const MAX_DIRS: usize = 100_000;
 const SETTLE: Duration = Duration::from_secs(2);
 
 /// One `.git` entry and the git directories it names.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct DotGit {
     /// The `.git` entry itself.
     pub(crate) path: PathBuf,

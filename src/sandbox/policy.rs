@@ -14,7 +14,10 @@ use super::{SandboxConfig, SandboxMode};
 use std::path::{Path, PathBuf};
 
 /// The rules for one child.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// (Serialized for `navi __sandbox-exec`; a field left out of such a file
+/// takes its default — nothing more writable, no network.)
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub(crate) struct Policy {
     /// Directories (and everything below) the child may change.
     pub(crate) writable: Vec<PathBuf>,

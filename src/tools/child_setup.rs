@@ -119,6 +119,20 @@ pub(crate) fn kill_group(pid: u32) {
     }
 }
 
+/// Sends `sig` to the process group led by `pid` (never ours, never 0/1).
+pub(crate) fn signal_group(pid: u32, sig: i32) {
+    let Ok(pgid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: getpgrp has no preconditions; killpg only sends a signal, to
+    // a group other than ours and never to every process.
+    unsafe {
+        if pgid > 1 && pgid != libc::getpgrp() {
+            libc::killpg(pgid, sig);
+        }
+    }
+}
+
 /// The session id in a `/proc/<pid>/stat` line (field 6).
 pub(crate) fn session_of(stat: &str) -> Option<u32> {
     let rest = stat.rsplit_once(')')?.1;

@@ -104,16 +104,28 @@ pub(crate) fn report(
 
 /// Runs `cmd` through `client` and reports it; `Err` when the editor
 /// could not start it (nothing ran).
+/// With `policy` (the command ran under `navi __sandbox-exec` with it),
+/// the steps after a local sandboxed run follow: git metadata the command
+/// made is neutralised, and a denial gets the same note.
 pub(crate) async fn run(
     client: &dyn ClientSide,
     cmd: super::client::ClientCommand,
     cancel: &tokio_util::sync::CancellationToken,
     (command, max_line, limit): (&str, usize, usize),
+    policy: Option<&crate::sandbox::Policy>,
 ) -> Result<ToolResult, String> {
     let timeout = cmd.timeout;
-    let exit = client.run(cmd, cancel).await?;
-    let outcome = outcome(&exit, limit);
+    let ran = client.run(cmd, cancel).await;
+    let mut outcome_notes = Vec::new();
+    if let Some(p) = policy {
+        // Also when the editor failed: the command may have run part-way.
+        outcome_notes = crate::sandbox::git_sweep::after_call(p);
+    }
+    let exit = ran?;
+    let mut outcome = outcome(&exit, limit);
+    outcome.sandbox_notes = outcome_notes;
     let mut result = report(&exit, &outcome, timeout, max_line);
+    super::sandbox_denial::annotate(&mut result, &outcome, policy);
     result.display = Some(super::exec_report::display(
         &outcome, command, None, timeout,
     ));

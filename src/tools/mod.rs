@@ -25,6 +25,7 @@ pub(crate) mod paths;
 pub mod process;
 pub(crate) mod registry;
 pub(crate) mod sandbox_denial;
+pub mod sandbox_exec;
 pub(crate) mod sandbox_policy;
 pub mod session;
 pub(crate) mod shell_builtins;

@@ -5,9 +5,10 @@
 //! process group in the work dir (or `cwd`), with stdin from /dev/null; the
 //! group is killed on cancel, on timeout, and when the command finishes
 //! (background jobs do not outlive the call). Every call needs approval.
-//! Under ACP, a command may run in the editor's terminal instead
-//! ([`crate::tools::client_exec`]): only when the sandbox would not confine
-//! it anyway, or `[sandbox].client_terminals` says so.
+//! Under ACP, a command runs in the editor's terminal instead when it
+//! offers terminals ([`crate::tools::client_exec`]; `[sandbox].client_terminals
+//! = false` keeps it local); a sandboxed call runs there under
+//! `navi __sandbox-exec` ([`crate::tools::sandbox_exec`]), never unconfined.
 use crate::tools::exec_report::{self, report_capped};
 use crate::tools::paths;
 use crate::tools::process::{self, RunSpec};
@@ -95,15 +96,28 @@ impl TypedTool for TerminalTool {
         let escalation = crate::sandbox::escalation(a.sandbox.as_deref())?;
         let policy = crate::tools::sandbox_policy::for_tool(&ctx.env, &ctx.session, escalation)?;
         if let Some(client) = ctx.client().filter(|c| c.terminals())
-            && (policy.is_none() || (cfg.sandbox.client_terminals && !cfg.sandbox.is_required()))
+            && cfg.sandbox.client_terminals
         {
-            // The editor's terminal (ACP), shown live in the call. It runs
-            // outside navi's sandbox: only when the call would run
-            // unsandboxed anyway, or the config says so.
+            // The editor's terminal (ACP), shown live in the call; a
+            // sandboxed call runs there under `navi __sandbox-exec`, in the
+            // same sandbox as a local run.
+            let shell = vec!["sh".to_string(), "-c".into(), command.to_string()];
+            let (program, args, spec) = match &policy {
+                None => ("sh".to_string(), shell[1..].to_vec(), None),
+                Some(p) => {
+                    let spec = crate::tools::sandbox_exec::ExecSpec {
+                        policy: p.clone(),
+                        env_passthrough: cfg.security.env_passthrough.clone(),
+                        drop_bash_funcs: !list.allows_everything(),
+                        pid_file: None,
+                    };
+                    wrapped(&ctx.env.paths, spec, shell)?
+                }
+            };
             let cmd = crate::tools::client::ClientCommand {
                 call_id: ctx.call_id.clone(),
-                program: "sh".into(),
-                args: vec!["-c".into(), command.to_string()],
+                program,
+                args,
                 env: Vec::new(),
                 cwd: cwd.clone(),
                 output_limit: cfg.tools.output_limit_bytes as u64,
@@ -114,9 +128,15 @@ impl TypedTool for TerminalTool {
                 cfg.tools.max_line_bytes,
                 cfg.tools.output_limit_bytes,
             );
-            let result = crate::tools::client_exec::run(&*client, cmd, &ctx.cancel, shown)
-                .await
-                .map_err(|e| format!("the editor could not run the command: {e}"))?;
+            let result =
+                crate::tools::client_exec::run(&*client, cmd, &ctx.cancel, shown, policy.as_ref())
+                    .await;
+            if let Some(spec) = spec {
+                let _ = std::fs::remove_file(&spec);
+                crate::tools::sandbox_exec::end_leftovers(&spec.with_extension("pid"));
+            }
+            let result =
+                result.map_err(|e| format!("the editor could not run the command: {e}"))?;
             return from_result(result);
         }
         let mut cmd = tokio::process::Command::new("sh");
@@ -145,4 +165,28 @@ impl TypedTool for TerminalTool {
         result.display = Some(exec_report::display(&outcome, command, None, timeout));
         from_result(result)
     }
+}
+
+/// The editor's command for a sandboxed call: this navi binary with
+/// `__sandbox-exec --policy FILE -- sh -c CMD`, and the spec file to remove
+/// once the command ended.
+fn wrapped(
+    paths: &crate::config::Paths,
+    mut spec: crate::tools::sandbox_exec::ExecSpec,
+    shell: Vec<String>,
+) -> Result<(String, Vec<String>, Option<std::path::PathBuf>), ToolError> {
+    use crate::tools::sandbox_exec as se;
+    let exe = std::env::current_exe()
+        .map_err(|e| ToolError::failed(format!("cannot find navi's own program: {e}")))?;
+    let dir = se::spec_dir(paths);
+    let file = se::write_spec(&dir, &mut spec)
+        .map_err(|e| ToolError::failed(format!("cannot write the sandbox policy file: {e}")))?;
+    let mut args = vec![
+        se::SUBCOMMAND.to_string(),
+        "--policy".into(),
+        file.to_string_lossy().into_owned(),
+        "--".into(),
+    ];
+    args.extend(shell);
+    Ok((exe.to_string_lossy().into_owned(), args, Some(file)))
 }
