@@ -50,6 +50,34 @@ pub(crate) fn ensure_private_file(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Replaces `path` with `bytes` atomically: written to a 0600 temporary file
+/// beside it (whatever the umask), then renamed over it. The temporary file
+/// is removed when anything fails.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
+    let _ = fs::remove_file(&tmp);
+    let result = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(&tmp)
+        .and_then(|mut f| {
+            tighten(&f)?;
+            f.write_all(bytes)
+        })
+        .and_then(|()| fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Opens `path` for appending, creating it 0600.
 pub(crate) fn open_append(path: &Path) -> io::Result<fs::File> {
     let file = fs::OpenOptions::new()

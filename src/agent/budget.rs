@@ -192,6 +192,27 @@ impl super::Agent {
                 .await
                 .ok()
                 .flatten();
+            // A server that counts also says whether its template renders
+            // tools; where it does not, the run sends them as text in the
+            // system prompt (docs/small-models.md), and that is counted.
+            if cost.counted.is_some()
+                && self.config.llm.small_model != crate::config::SmallModel::Off
+            {
+                let traits = tokio::time::timeout(wait, backend.model_traits(&req.model))
+                    .await
+                    .unwrap_or_default();
+                if traits.template_tools == Some(false) {
+                    let text = super::small::with_tools_as_text(req);
+                    if let Some(n) = tokio::time::timeout(wait, backend.count_prompt(&text))
+                        .await
+                        .ok()
+                        .flatten()
+                    {
+                        cost.counted = Some(n);
+                        cost.request = Some(text);
+                    }
+                }
+            }
         }
         cost.lean = super::small::lean_cost(self, profile, &cost).await;
         Ok(cost)

@@ -473,8 +473,12 @@ pub(crate) fn quoted_output(result: &str) -> String {
 /// The lean answer after a command: which command ran, then its output
 /// verbatim. (A lead written by SmolLM2-135M was measured and dropped: "I'm
 /// sorry for your loss…", "The command to create a new file…".)
+/// A call that never ran (denied, refused by the sandbox, failed to start)
+/// is said to be so, not quoted as the command's output.
 pub(crate) fn grounded_answer(command: &str, result: &str) -> String {
-    format!("`{command}` printed:\n\n```\n{}```", quoted_output(result))
+    let ran = result.contains("--- stdout ---\n") || !result.trim_start().starts_with("Error:");
+    let verb = if ran { "printed" } else { "did not run" };
+    format!("`{command}` {verb}:\n\n```\n{}```", quoted_output(result))
 }
 
 fn json_inner(s: &str) -> String {

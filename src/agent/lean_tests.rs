@@ -123,7 +123,13 @@ fn the_answer_quotes_the_output() {
         grounded_answer("wc -l notes.txt", ok),
         "`wc -l notes.txt` printed:\n\n```\n7 notes.txt\n```"
     );
+    let denied = "Error: denied: no terminal to ask for approval of 'terminal'";
+    assert_eq!(
+        grounded_answer("ls", denied),
+        format!("`ls` did not run:\n\n```\n{denied}\n```")
+    );
     let failed = "exit code: 1\n--- stdout ---\n(empty)\n--- stderr ---\nno such file";
+    assert!(grounded_answer("cat x", failed).starts_with("`cat x` printed:"));
     assert_eq!(quoted_output(failed), "exit code: 1\nno such file\n");
     let empty = "exit code: 0\n--- stdout ---\n(empty)\n--- stderr ---\n(empty)";
     assert_eq!(quoted_output(empty), "(no output)\n");

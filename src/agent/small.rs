@@ -105,6 +105,20 @@ pub(crate) fn tools_text(tools: &[ToolSchema]) -> String {
     out
 }
 
+/// `req` as a constrained run sends it to a template without tool support:
+/// no `tools` on the wire, their text form after the system prompt.
+pub(crate) fn with_tools_as_text(req: &crate::llm::ChatRequest) -> crate::llm::ChatRequest {
+    let mut out = req.clone();
+    let text = tools_text(&out.tools);
+    out.tools.clear();
+    if let Some(first) = out.messages.first_mut()
+        && first.role == crate::llm::Role::System
+    {
+        *first = ChatMessage::system(format!("{}\n\n{text}", first.text()));
+    }
+    out
+}
+
 /// `{"command": string}` for a schema with required `command`.
 fn required_args(schema: &Value) -> String {
     let props = schema.get("properties").and_then(Value::as_object);
@@ -179,9 +193,18 @@ pub(crate) async fn lean_cost(
     let model = profile.model.first()?.clone();
     let backend = agent.backend_for(profile).ok()?;
     let wait = std::time::Duration::from_secs(5);
-    let traits = tokio::time::timeout(wait, backend.model_traits(&model))
-        .await
-        .unwrap_or_default();
+    // `navi context` asks a server only where it counts the base request
+    // (llama-server); elsewhere (Ollama) the model's name says its size.
+    let traits = if cost.counted.is_some() {
+        tokio::time::timeout(wait, backend.model_traits(&model))
+            .await
+            .unwrap_or_default()
+    } else {
+        crate::llm::size::ModelTraits {
+            params: crate::llm::size::params_from_name(&model),
+            template_tools: None,
+        }
+    };
     if !SmallPlan::choose(agent.config.llm.small_model, traits).lean {
         return None;
     }

@@ -137,11 +137,12 @@ pub struct LlmConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum SmallModel {
+    /// The default: since the lean preset routes requests itself, SmolLM2
+    /// answers plain questions plainly and runs the right command for tool
+    /// tasks (docs/small-models.md).
+    #[default]
     Auto,
     On,
-    /// The default until `auto` stops costing plain answers: on SmolLM2 and
-    /// Gemma 3 270M it turned every question into a tool call.
-    #[default]
     Off,
 }
 
@@ -161,7 +162,7 @@ impl Default for LlmConfig {
             chunk_timeout_secs: 60.0,
             connect_retries: 2,
             max_tokens: 4096,
-            small_model: SmallModel::Off,
+            small_model: SmallModel::Auto,
         }
     }
 }

@@ -246,13 +246,7 @@ impl ServerCache {
         if let Some(dir) = self.path.parent() {
             crate::private_fs::create_dir_all(dir)?;
         }
-        let tmp = self
-            .path
-            .with_extension(format!("json.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        crate::private_fs::write_atomic(&self.path, text.as_bytes())
     }
 }
 

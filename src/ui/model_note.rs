@@ -46,13 +46,7 @@ impl ModelNote {
         all.insert(self.project.clone(), model.to_string());
         if let Ok(text) = serde_json::to_string_pretty(&all) {
             // Owner-only, like everything in the data dir.
-            let tmp = self.file.with_extension("json.tmp");
-            let _ = std::fs::remove_file(&tmp);
-            if crate::private_fs::ensure_private_file(&tmp).is_ok()
-                && std::fs::write(&tmp, text).is_ok()
-            {
-                let _ = std::fs::rename(&tmp, &self.file);
-            }
+            let _ = crate::private_fs::write_atomic(&self.file, text.as_bytes());
         }
     }
 }
