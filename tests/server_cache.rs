@@ -274,3 +274,70 @@ async fn navi_context_counts_the_base_on_a_folding_template() {
     assert!(off <= 0.05, "navi context {counted}, server {server}");
     assert!(server > 100, "the system prompt is counted: {server}");
 }
+
+/// Issue 36 item 4: llama-server with a sliding-window model re-reads the
+/// previous answer on the next call (it cannot roll that cache back).
+/// Seen once, navi re-sends the conversation after each answer with an
+/// empty user message, so the next message is all the server reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_rereads_answers_is_warmed_after_each_answer() {
+    let env = Env::new();
+    let fake = llama_server().await;
+    fake.push(Reply::text("first answer").with_usage(100, 40));
+    env.run(&fake, "openai", &["hello"]).await;
+    // The server read 54 tokens for a three-word message: the answer again.
+    fake.push(Reply::text("second answer").with_usage(150, 20).with_cache(96, 0));
+    fake.push(Reply::text("x").with_usage(172, 1).with_cache(170, 0));
+    let second = env.run(&fake, "openai", &["-c", "and then?"]).await;
+    assert_eq!(second, [CHAT, CHAT], "the answer, then the warm call");
+    let kept = env.kept()["servers"][fake.openai_url()]["rereads_answers"].clone();
+    assert_eq!(kept, json!([MODEL]));
+    fake.push(Reply::text("third answer").with_usage(185, 10).with_cache(180, 0));
+    fake.push(Reply::text("x").with_usage(200, 1).with_cache(195, 0));
+    let third = env.run(&fake, "openai", &["-c", "one more"]).await;
+    assert_eq!(third, [CHAT, CHAT]);
+    let chats = fake.chat_requests();
+    let (warm, next) = (&chats[2], &chats[3]);
+    assert_eq!(warm["max_tokens"], json!(1), "{warm}");
+    let wm = warm["messages"].as_array().unwrap();
+    let nm = next["messages"].as_array().unwrap();
+    assert_eq!(wm.last().unwrap()["role"], json!("user"));
+    assert_eq!(wm.last().unwrap()["content"], json!(""));
+    assert_eq!(nm.last().unwrap()["content"], json!("one more"));
+    // Everything before the user's message is the same, byte for byte.
+    assert_eq!(wm.len(), nm.len());
+    assert_eq!(wm[..wm.len() - 1], nm[..nm.len() - 1]);
+    assert_eq!(warm["tools"], next["tools"]);
+    // The warm call is not a message of the session.
+    let (code, out, _) = env.navi(&fake, "openai", &["sessions", "show", "1"]).await;
+    assert_eq!(code, 0);
+    assert!(!out.contains("\"x\"") && out.matches("answer").count() >= 3, "{out}");
+}
+
+/// A server that keeps the answer, or one without llama-server's `/props`
+/// (a hosted API would bill the extra call), is never warmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_that_keep_answers_or_are_not_llama_server_are_not_warmed() {
+    let env = Env::new();
+    let fake = llama_server().await;
+    fake.push(Reply::text("first").with_usage(100, 40));
+    env.run(&fake, "openai", &["hello"]).await;
+    fake.push(Reply::text("second").with_usage(150, 20).with_cache(140, 0));
+    assert_eq!(env.run(&fake, "openai", &["-c", "again"]).await, [CHAT]);
+    assert!(env.kept()["servers"][fake.openai_url()]["rereads_answers"].is_null());
+
+    let env = Env::new();
+    let hosted = FakeLlm::start().await;
+    hosted.set_models(vec![(MODEL.into(), Some(8192))]);
+    hosted.push(Reply::text("first").with_usage(100, 40));
+    env.run(&hosted, "openai", &["hello"]).await;
+    hosted.push(Reply::text("second").with_usage(150, 20).with_cache(10, 0));
+    hosted.push(Reply::text("third").with_usage(180, 20).with_cache(10, 0));
+    let runs = [
+        env.run(&hosted, "openai", &["-c", "again"]).await,
+        env.run(&hosted, "openai", &["-c", "and again"]).await,
+    ];
+    for r in runs {
+        assert_eq!(r.iter().filter(|p| *p == CHAT).count(), 1, "{r:?}");
+    }
+}

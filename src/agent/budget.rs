@@ -49,6 +49,12 @@ pub struct BaseCost {
     /// `[llm].small_model`), when `count_base` found one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lean: Option<super::small::LeanCost>,
+    /// The server was seen to re-read the previous answer on every turn
+    /// for this model (a sliding-window model on llama-server without
+    /// `--swa-full`): its cache is defeated, and navi warms it after each
+    /// answer (`cache_warm.rs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rereads_answers: bool,
 }
 
 impl BaseCost {
@@ -108,6 +114,7 @@ pub(crate) fn base_cost(
         tools,
         counted: None,
         lean: None,
+        rereads_answers: false,
         request: Some({
             let mut req = ChatRequest::new(
                 profile.model.first().cloned().unwrap_or_default(),
@@ -154,8 +161,17 @@ pub fn render(cost: &BaseCost) -> Vec<String> {
     if let Some(l) = &cost.lean {
         out.push(l.line());
     }
+    if cost.rereads_answers {
+        out.push(REREADS_NOTE.into());
+    }
     out
 }
+
+/// `navi context` on a server whose setup defeats the prompt cache.
+const REREADS_NOTE: &str = "prompt cache: this server re-reads the previous answer on every \
+turn for this model (a sliding-window or recurrent model on llama-server without --swa-full); \
+navi re-sends the conversation after each answer, one short extra request, so the next message \
+is all it reads. Starting llama-server with --swa-full keeps answers without it.";
 
 impl super::Agent {
     /// The base cost of a profile as the main loop would send it: its
@@ -215,6 +231,10 @@ impl super::Agent {
             }
         }
         cost.lean = super::small::lean_cost(self, profile, &cost).await;
+        if let (Ok(backend), Some(req)) = (self.backend_for(profile), cost.request.as_ref()) {
+            let model = cost.lean.as_ref().map_or(&req.model, |l| &l.model);
+            cost.rereads_answers = backend.rereads_answers(model).await;
+        }
         Ok(cost)
     }
 }

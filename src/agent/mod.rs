@@ -8,6 +8,7 @@
 
 pub(crate) mod account;
 pub mod budget;
+mod cache_warm;
 pub mod compact_run;
 pub(crate) mod compaction;
 pub(crate) mod context;

@@ -78,6 +78,9 @@ pub(super) async fn run_persistent(
         .await?;
         run.typed = Some(typed.to_string());
         let out = run.execute(first_message).await;
+        if out.as_ref().is_ok_and(|o| !o.stopped) {
+            run.after_answer_cache().await;
+        }
         // After the answer: check what is kept about the server when due.
         let (backend, model) = (run.backend.clone(), run.model.clone());
         crate::llm::server_cache::spawn_check(async move { backend.revalidate(&model).await });

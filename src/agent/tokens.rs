@@ -8,7 +8,7 @@
 //! The ratio real / estimated that a server's figures show is learnt and
 //! applied to every later estimate (`scale`), so all figures follow the
 //! server's count.
-use crate::llm::{ChatMessage, ChatRequest, ToolSchema, Usage};
+use crate::llm::{ChatMessage, ChatRequest, Role, ToolSchema, Usage};
 
 /// 6 tokens of framing per message, in estimate characters.
 pub(crate) const FRAMING_CHARS_PER_MESSAGE: usize = 24;
@@ -17,6 +17,10 @@ pub(crate) const FRAMING_CHARS_PER_MESSAGE: usize = 24;
 pub(crate) const TOOLS_PREAMBLE_TOKENS: u64 = 100;
 /// Tokens a template adds around each tool's schema.
 pub(crate) const PER_TOOL_TOKENS: u64 = 4;
+/// Tokens a server may read beyond the new message of a turn and still
+/// count as having kept the previous answer: the turn markers around it
+/// and what a template rewrites at the answer's end.
+const KEPT_SLACK: u64 = 16;
 
 /// Estimated tokens of a list of messages.
 pub(crate) fn estimate(messages: &[ChatMessage]) -> u64 {
@@ -108,6 +112,11 @@ pub(crate) struct TokenTracker {
     pub(crate) base_count: Option<(u64, u64)>,
     /// Context length when the server last counted the next request.
     pub(crate) counted_len: Option<usize>,
+    /// The first call of this run, after a plain question and answer, on
+    /// a server that reports its prompt cache: whether it read only the
+    /// new message (`Some(true)`) or the previous answer again
+    /// (`cache_warm.rs`).
+    pub(crate) first_reuse: Option<bool>,
     warned: bool,
 }
 
@@ -122,6 +131,7 @@ impl Default for TokenTracker {
             measured_len: None,
             base_count: None,
             counted_len: None,
+            first_reuse: None,
             warned: false,
         }
     }
@@ -142,6 +152,9 @@ impl TokenTracker {
         let est_prompt = estimate_request(&req.messages, &req.tools);
         match usage {
             Some(u) if u.prompt_tokens > 0 => {
+                if self.total_prompt == 0 && u.cache_read_tokens > 0 {
+                    self.first_reuse = self.answer_kept(&req.messages, u);
+                }
                 self.total_prompt += u.prompt_tokens;
                 self.total_completion += u.completion_tokens;
                 self.context_tokens = u.prompt_tokens + u.completion_tokens;
@@ -157,6 +170,21 @@ impl TokenTracker {
                 self.context_tokens = p + c;
             }
         }
+    }
+
+    /// Whether a call that follows a plain answer (user, assistant, then
+    /// the new message and notes) read no more than the new part; `None`
+    /// for any other shape (after tools, or a first message).
+    fn answer_kept(&self, messages: &[ChatMessage], u: Usage) -> Option<bool> {
+        let last = messages.iter().rposition(|m| m.role == Role::Assistant)?;
+        let answer = &messages[last];
+        let asked = messages.get(last.checked_sub(1)?)?;
+        if answer.has_tool_calls() || asked.role != Role::User {
+            return None;
+        }
+        let new = self.scaled(estimate(&messages[last + 1..]));
+        let read = u.prompt_tokens.saturating_sub(u.cache_read_tokens);
+        Some(read <= new + new / 2 + KEPT_SLACK)
     }
 
     /// A scaled estimate, in the units of `context_tokens`.

@@ -222,6 +222,23 @@ pub trait LlmBackend: Send + Sync {
     /// nothing.
     async fn revalidate(&self, _model: &str) {}
 
+    /// What the first call of a turn showed about the server's prompt
+    /// cache: `reused` = it kept the previous answer. Servers that can
+    /// lose it (llama-server with a sliding-window or recurrent model)
+    /// remember the answer per model (`cache_warm.rs` in the agent).
+    async fn note_answer_reuse(&self, _model: &str, _reused: bool) {}
+
+    /// Whether the server was seen to re-read the previous answer on the
+    /// next call for `model`, so re-sending the conversation after an
+    /// answer ([`warm`](Self::warm)) saves the next turn that work.
+    async fn rereads_answers(&self, _model: &str) -> bool {
+        false
+    }
+
+    /// Sends `req` for its effect on the server's prompt cache only (one
+    /// generated token at most); the answer is dropped.
+    async fn warm(&self, _req: &ChatRequest) {}
+
     /// The model's size and whether the chat template renders tools, for
     /// the small-model path (`size.rs`). By default only the name tells.
     async fn model_traits(&self, model: &str) -> size::ModelTraits {

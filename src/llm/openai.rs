@@ -79,6 +79,9 @@ pub struct OpenAiBackend {
     no_lmstudio_list: AtomicBool,
     /// `/tokenize` failed once: do not ask again.
     no_tokenize: AtomicBool,
+    /// Models seen to re-read the previous answer (`openai_warm.rs`), for
+    /// a process that keeps no server cache.
+    rereads: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl OpenAiBackend {
@@ -98,6 +101,7 @@ impl OpenAiBackend {
             props: tokio::sync::OnceCell::new(),
             no_lmstudio_list: AtomicBool::new(false),
             no_tokenize: AtomicBool::new(false),
+            rereads: Default::default(),
         })
     }
 
@@ -446,6 +450,18 @@ impl LlmBackend for OpenAiBackend {
         self.check_kept().await;
     }
 
+    async fn note_answer_reuse(&self, model: &str, reused: bool) {
+        self.note_reuse(model, reused).await;
+    }
+
+    async fn rereads_answers(&self, model: &str) -> bool {
+        self.rereads(model)
+    }
+
+    async fn warm(&self, req: &ChatRequest) {
+        self.warm_cache(req).await;
+    }
+
     async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
         let template_tools = self.server_props().await.and_then(|p| p.tools);
         let params = match super::size::params_from_name(model) {
@@ -466,6 +482,8 @@ impl LlmBackend for OpenAiBackend {
 
 #[path = "openai_known.rs"]
 mod known;
+#[path = "openai_warm.rs"]
+mod warm;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -68,7 +68,7 @@ fn renew_identity(e: &mut Entry) {
 }
 
 impl OpenAiBackend {
-    fn kept(&self) -> Option<Entry> {
+    pub(super) fn kept(&self) -> Option<Entry> {
         server_cache::get()?.entry(&self.target.base)
     }
 
@@ -81,6 +81,7 @@ impl OpenAiBackend {
                 if e.identity != before {
                     // Counts of another server (or model file) are no use.
                     e.counts.clear();
+                    e.rereads_answers.clear();
                 }
             });
         }

@@ -375,6 +375,32 @@ impl LlmBackend for Router {
         }
     }
 
+    async fn note_answer_reuse(&self, model: &str, reused: bool) {
+        if let Ok((p, name)) = self.route(model).await
+            && let Ok(b) = self.backend(&p)
+        {
+            b.note_answer_reuse(&name, reused).await;
+        }
+    }
+
+    async fn rereads_answers(&self, model: &str) -> bool {
+        match self.route(model).await {
+            Ok((p, name)) => match self.backend(&p) {
+                Ok(b) => b.rereads_answers(&name).await,
+                Err(_) => false,
+            },
+            Err(_) => false,
+        }
+    }
+
+    async fn warm(&self, req: &ChatRequest) {
+        if let Ok((p, model)) = self.route(&req.model).await
+            && let Ok(b) = self.backend(&p)
+        {
+            b.warm(&Self::with_model(req, model)).await;
+        }
+    }
+
     async fn count_prompt(&self, req: &ChatRequest) -> Option<u64> {
         let (p, model) = self.route(&req.model).await.ok()?;
         self.backend(&p)

@@ -59,6 +59,12 @@ pub(crate) struct Entry {
     /// The server's token counts by request hash, oldest first.
     #[serde(default)]
     pub(crate) counts: Vec<(String, u64)>,
+    /// Models this server was seen to re-read the previous answer for on
+    /// the next call (a sliding-window or recurrent model on llama-server
+    /// without `--swa-full`): navi re-sends the conversation after each
+    /// answer (`agent/cache_warm.rs`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub(crate) rereads_answers: std::collections::BTreeSet<String>,
 }
 
 impl Entry {

@@ -83,6 +83,16 @@ struct WireUsage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    /// Of the prompt, what the server's prompt cache held (OpenAI and
+    /// llama-server: `prompt_tokens_details.cached_tokens`).
+    #[serde(default)]
+    prompt_tokens_details: Option<WireDetails>,
+}
+
+#[derive(Deserialize)]
+struct WireDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -165,6 +175,10 @@ impl SseDecoder {
             self.usage = Some(Usage {
                 prompt_tokens: u.prompt_tokens.unwrap_or(0),
                 completion_tokens: u.completion_tokens.unwrap_or(0),
+                cache_read_tokens: u
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .unwrap_or(0),
                 ..Usage::default()
             });
         }
@@ -365,6 +379,33 @@ mod tests {
 
     fn ok(items: Vec<Result<ChatChunk, LlmError>>) -> Vec<ChatChunk> {
         items.into_iter().map(|r| r.unwrap()).collect()
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_from_the_usage_details() {
+        let body = [
+            delta(json!({"content":"ok"})),
+            finish("stop"),
+            ev(json!({"choices":[],"usage":{"prompt_tokens":90,"completion_tokens":3,
+                "prompt_tokens_details":{"cached_tokens":64}}})),
+            "data: [DONE]\n\n".to_string(),
+        ]
+        .concat();
+        let usage = ok(decode(&[&body]))
+            .into_iter()
+            .find_map(|c| match c {
+                ChatChunk::Usage(u) => Some(u),
+                _ => None,
+            });
+        assert_eq!(
+            usage,
+            Some(Usage {
+                prompt_tokens: 90,
+                completion_tokens: 3,
+                cache_read_tokens: 64,
+                ..Usage::default()
+            })
+        );
     }
 
     #[test]

@@ -266,10 +266,14 @@ fn render_openai(model: &str, reply: &Reply, include_usage: bool) -> Wire {
     };
     let mut tail = vec![chunk(json!({}), json!(finish))];
     if let (true, Some((p, c))) = (include_usage, reply.usage) {
+        let mut usage = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+        if let Some((read, _)) = reply.cache_tokens {
+            // llama-server's and OpenAI's prompt-cache figure.
+            usage["prompt_tokens_details"] = json!({"cached_tokens": read});
+        }
         tail.push(sse(
             &json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
-            "created": 1_700_000_000, "model": model, "choices": [],
-            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}}),
+            "created": 1_700_000_000, "model": model, "choices": [], "usage": usage}),
         ));
     }
     tail.push("data: [DONE]\n\n".to_string());
