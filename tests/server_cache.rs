@@ -286,13 +286,21 @@ async fn a_server_that_rereads_answers_is_warmed_after_each_answer() {
     fake.push(Reply::text("first answer").with_usage(100, 40));
     env.run(&fake, "openai", &["hello"]).await;
     // The server read 54 tokens for a three-word message: the answer again.
-    fake.push(Reply::text("second answer").with_usage(150, 20).with_cache(96, 0));
+    fake.push(
+        Reply::text("second answer")
+            .with_usage(150, 20)
+            .with_cache(96, 0),
+    );
     fake.push(Reply::text("x").with_usage(172, 1).with_cache(170, 0));
     let second = env.run(&fake, "openai", &["-c", "and then?"]).await;
     assert_eq!(second, [CHAT, CHAT], "the answer, then the warm call");
     let kept = env.kept()["servers"][fake.openai_url()]["rereads_answers"].clone();
     assert_eq!(kept, json!([MODEL]));
-    fake.push(Reply::text("third answer").with_usage(185, 10).with_cache(180, 0));
+    fake.push(
+        Reply::text("third answer")
+            .with_usage(185, 10)
+            .with_cache(180, 0),
+    );
     fake.push(Reply::text("x").with_usage(200, 1).with_cache(195, 0));
     let third = env.run(&fake, "openai", &["-c", "one more"]).await;
     assert_eq!(third, [CHAT, CHAT]);
@@ -308,10 +316,22 @@ async fn a_server_that_rereads_answers_is_warmed_after_each_answer() {
     assert_eq!(wm.len(), nm.len());
     assert_eq!(wm[..wm.len() - 1], nm[..nm.len() - 1]);
     assert_eq!(warm["tools"], next["tools"]);
+    // `navi context` says the server's setup defeats its cache.
+    let (code, out, err) = env
+        .navi(&fake, "openai", &["context", "--profile", "tester"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("re-reads the previous answer") && out.contains("--swa-full"),
+        "{out}"
+    );
     // The warm call is not a message of the session.
     let (code, out, _) = env.navi(&fake, "openai", &["sessions", "show", "1"]).await;
     assert_eq!(code, 0);
-    assert!(!out.contains("\"x\"") && out.matches("answer").count() >= 3, "{out}");
+    assert!(
+        !out.contains("\"x\"") && out.matches("answer").count() >= 3,
+        "{out}"
+    );
 }
 
 /// A server that keeps the answer, or one without llama-server's `/props`

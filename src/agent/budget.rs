@@ -168,7 +168,7 @@ pub fn render(cost: &BaseCost) -> Vec<String> {
 }
 
 /// `navi context` on a server whose setup defeats the prompt cache.
-const REREADS_NOTE: &str = "prompt cache: this server re-reads the previous answer on every \
+const REREADS_NOTE: &str = "  prompt cache: this server re-reads the previous answer on every \
 turn for this model (a sliding-window or recurrent model on llama-server without --swa-full); \
 navi re-sends the conversation after each answer, one short extra request, so the next message \
 is all it reads. Starting llama-server with --swa-full keeps answers without it.";
@@ -201,6 +201,13 @@ impl super::Agent {
     pub async fn count_base(&self, profile_id: &str) -> Result<BaseCost, super::AgentError> {
         let mut cost = self.base_cost(profile_id)?;
         let profile = self.profile(profile_id)?;
+        // The schemas the run offers (the request below may carry them as
+        // text instead).
+        let offered = cost
+            .request
+            .as_ref()
+            .map(|r| r.tools.clone())
+            .unwrap_or_default();
         if let (Ok(backend), Some(req)) = (self.backend_for(profile), cost.request.as_ref()) {
             // A server that does not answer soon leaves the estimate.
             let wait = std::time::Duration::from_secs(5);
@@ -230,7 +237,7 @@ impl super::Agent {
                 }
             }
         }
-        cost.lean = super::small::lean_cost(self, profile, &cost).await;
+        cost.lean = super::small::lean_cost(self, profile, &cost, offered).await;
         if let (Ok(backend), Some(req)) = (self.backend_for(profile), cost.request.as_ref()) {
             let model = cost.lean.as_ref().map_or(&req.model, |l| &l.model);
             cost.rereads_answers = backend.rereads_answers(model).await;

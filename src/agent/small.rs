@@ -186,12 +186,24 @@ pub(crate) async fn lean_cost(
     agent: &super::Agent,
     profile: &crate::profile::Profile,
     cost: &super::budget::BaseCost,
+    offered: Vec<ToolSchema>,
 ) -> Option<LeanCost> {
     if agent.config.llm.small_model == SmallModel::Off {
         return None;
     }
-    let model = profile.model.first()?.clone();
     let backend = agent.backend_for(profile).ok()?;
+    // On a server that counts (llama-server), the model a turn would use
+    // (the profile's list resolved as a run does); elsewhere `navi context`
+    // asks nothing and goes by the first name.
+    let first = profile.model.first()?.clone();
+    let model = if cost.counted.is_some() {
+        match agent.select_model(None, &*backend, profile).await {
+            Ok(sel) => sel.model,
+            Err(_) => first,
+        }
+    } else {
+        first
+    };
     let wait = std::time::Duration::from_secs(5);
     // `navi context` asks a server only where it counts the base request
     // (llama-server); elsewhere (Ollama) the model's name says its size.
@@ -208,11 +220,6 @@ pub(crate) async fn lean_cost(
     if !SmallPlan::choose(agent.config.llm.small_model, traits).lean {
         return None;
     }
-    let offered = cost
-        .request
-        .as_ref()
-        .map(|r| r.tools.clone())
-        .unwrap_or_default();
     let tools = lean_tools(offered);
     let system = lean_system(&tools);
     let estimate = ((system.len() + super::tokens::FRAMING_CHARS_PER_MESSAGE) / 4) as u64;

@@ -386,17 +386,17 @@ mod tests {
         let body = [
             delta(json!({"content":"ok"})),
             finish("stop"),
-            ev(json!({"choices":[],"usage":{"prompt_tokens":90,"completion_tokens":3,
-                "prompt_tokens_details":{"cached_tokens":64}}})),
+            ev(
+                json!({"choices":[],"usage":{"prompt_tokens":90,"completion_tokens":3,
+                "prompt_tokens_details":{"cached_tokens":64}}}),
+            ),
             "data: [DONE]\n\n".to_string(),
         ]
         .concat();
-        let usage = ok(decode(&[&body]))
-            .into_iter()
-            .find_map(|c| match c {
-                ChatChunk::Usage(u) => Some(u),
-                _ => None,
-            });
+        let usage = ok(decode(&[&body])).into_iter().find_map(|c| match c {
+            ChatChunk::Usage(u) => Some(u),
+            _ => None,
+        });
         assert_eq!(
             usage,
             Some(Usage {
