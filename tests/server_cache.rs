@@ -361,3 +361,75 @@ async fn servers_that_keep_answers_or_are_not_llama_server_are_not_warmed() {
         assert_eq!(r.iter().filter(|p| *p == CHAT).count(), 1, "{r:?}");
     }
 }
+
+/// Issue 36 item 4 (stretch): with `--slot-save-path`, the slot is saved
+/// after each answer, and a session resumed on a restarted server gets its
+/// cache back from the file before its first message, which goes to that
+/// slot. A server that cannot save slots is asked once, then never again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_slot_comes_back_after_a_server_restart() {
+    let env = Env::new();
+    let fake = llama_server().await;
+    fake.set_slots(1, true);
+    fake.push(Reply::text("first"));
+    let first = env.run(&fake, "openai", &["hello"]).await;
+    let slot_calls = |r: &[String]| -> Vec<String> {
+        r.iter().filter(|p| p.contains("/slots")).cloned().collect()
+    };
+    assert_eq!(
+        slot_calls(&first),
+        ["GET /slots", "POST /slots/0?action=save"]
+    );
+    let saved = fake.requests().last().unwrap().body["filename"].clone();
+    let name = saved.as_str().unwrap().to_string();
+    assert!(
+        name.starts_with("navi-") && name.ends_with(".bin"),
+        "{name}"
+    );
+    // Same server, slot in use: nothing restored, saved again.
+    fake.push(Reply::text("second"));
+    let second = env.run(&fake, "openai", &["-c", "again"]).await;
+    assert_eq!(
+        slot_calls(&second),
+        ["GET /slots", "GET /slots", "POST /slots/0?action=save"]
+    );
+    assert!(fake.chat_requests()[1].get("id_slot").is_none());
+    // Restarted: restored before the chat, which goes to that slot.
+    fake.restart_slots();
+    fake.push(Reply::text("third"));
+    let third = env.run(&fake, "openai", &["-c", "once more"]).await;
+    assert_eq!(
+        third[..3],
+        ["GET /slots", "POST /slots/0?action=restore", CHAT]
+    );
+    let restore = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.path.contains("action=restore"))
+        .unwrap();
+    assert_eq!(restore.body["filename"], json!(name));
+    assert_eq!(fake.chat_requests()[2]["id_slot"], json!(0));
+    assert_eq!(
+        env.kept()["servers"][fake.openai_url()]["slot_save"],
+        json!(true)
+    );
+
+    // Without --slot-save-path: one refused save, then no slot request.
+    let env = Env::new();
+    let plain = llama_server().await;
+    plain.set_slots(1, false);
+    plain.push(Reply::text("first"));
+    let first = env.run(&plain, "openai", &["hello"]).await;
+    assert!(
+        first.contains(&"POST /slots/0?action=save".to_string()),
+        "{first:?}"
+    );
+    for q in ["again", "more"] {
+        plain.push(Reply::text("x"));
+        assert_eq!(env.run(&plain, "openai", &["-c", q]).await, [CHAT]);
+    }
+    assert_eq!(
+        env.kept()["servers"][plain.openai_url()]["slot_save"],
+        json!(false)
+    );
+}

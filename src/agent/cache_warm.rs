@@ -12,6 +12,11 @@
 //!   message: same system prompt, tools and history, byte for byte.
 //! - Never on the path of a turn: spawned after the answer, waited for a few
 //!   seconds at most by a one-shot front end before it exits.
+//! - Then, where llama-server saves slots (`--slot-save-path`), the slot is
+//!   saved as `navi-<session>.bin`; the first turn of the session in a later
+//!   process restores it into a slot the server has not used since it
+//!   started (`llm/openai_slots.rs`), so a restarted server reads only the
+//!   new message.
 use super::turn::Run;
 use crate::llm::ChatMessage;
 
@@ -33,17 +38,56 @@ impl Run<'_> {
         {
             self.backend.note_answer_reuse(&self.model, reused).await;
         }
-        if !self.backend.rereads_answers(&self.model).await {
+        let warm = if self.backend.rereads_answers(&self.model).await {
+            let mut messages = self.messages(&[]);
+            messages.push(ChatMessage::user(""));
+            let mut req = self.request(messages, true);
+            req.slot = None;
+            let _ = store.put_state(&sid, WARMED_KEY, "1");
+            Some(req)
+        } else {
             if warmed {
                 let _ = store.delete_state(&sid, WARMED_KEY);
             }
+            None
+        };
+        let (backend, model, name) = (self.backend.clone(), self.model.clone(), slot_file(&sid));
+        crate::llm::server_cache::spawn_check(async move {
+            if let Some(req) = warm {
+                backend.warm(&req).await;
+            }
+            // Then the slot holds the whole conversation: kept for a
+            // server restart where the server can save it.
+            backend.save_slot(&model, &name).await;
+        });
+    }
+
+    /// The first turn of a session in this process: where the server was
+    /// restarted and keeps saved slots, its cache comes back from the file
+    /// and this turn's requests go to that slot.
+    pub(super) async fn resume_slot(&mut self) {
+        if self.is_subagent() || self.conv.context.len() < 2 {
             return;
         }
-        let mut messages = self.messages(&[]);
-        messages.push(ChatMessage::user(""));
-        let req = self.request(messages, true);
-        let backend = self.backend.clone();
-        crate::llm::server_cache::spawn_check(async move { backend.warm(&req).await });
-        let _ = store.put_state(&sid, WARMED_KEY, "1");
+        let sid = self.state_session();
+        let first = RESUMED
+            .lock()
+            .map(|mut seen| seen.insert(sid.clone()))
+            .unwrap_or(false);
+        if first {
+            self.slot = self
+                .backend
+                .restore_slot(&self.model, &slot_file(&sid))
+                .await;
+        }
     }
+}
+
+/// Sessions whose saved slot this process already considered.
+static RESUMED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The file name llama-server keeps a session's slot under.
+fn slot_file(session: &str) -> String {
+    format!("navi-{session}.bin")
 }

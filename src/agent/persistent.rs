@@ -77,6 +77,7 @@ pub(super) async fn run_persistent(
         )
         .await?;
         run.typed = Some(typed.to_string());
+        run.resume_slot().await;
         let out = run.execute(first_message).await;
         if out.as_ref().is_ok_and(|o| !o.stopped) {
             run.after_answer_cache().await;

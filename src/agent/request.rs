@@ -54,6 +54,7 @@ impl Run<'_> {
     /// The request for a call of this turn.
     pub(super) fn request(&self, messages: Vec<ChatMessage>, with_tools: bool) -> ChatRequest {
         let mut req = ChatRequest::new(&self.model, messages);
+        req.slot = self.slot;
         // A constrained run offers its tools as text (`small.rs`).
         if with_tools && !self.small.constrained {
             req.tools = self.offered_schemas();

@@ -50,6 +50,8 @@ pub(super) struct Run<'a> {
     pub(super) typed: Option<String>,
     /// The small-model path of this run (`small.rs`).
     pub(crate) small: super::small::SmallPlan,
+    /// llama-server slot holding this session's restored cache (`cache_warm.rs`).
+    pub(super) slot: Option<u32>,
 }
 
 /// What one streamed model call produced.
@@ -151,6 +153,7 @@ impl<'a> Run<'a> {
             loaded: Vec::new(),
             repeated_loads: 0,
             typed: None,
+            slot: None,
             small,
         };
         run.loaded = run.read_loaded();

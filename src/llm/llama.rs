@@ -75,10 +75,14 @@ pub(crate) fn root_of(base: &str) -> &str {
 }
 
 /// Adds `cache_prompt: true` to a chat body (the server reuses the KV
-/// cache of the longest matching prefix).
-pub(crate) fn add_fields(body: &mut Value) {
+/// cache of the longest matching prefix), and `id_slot` when the request
+/// must go to one slot.
+pub(crate) fn add_fields(body: &mut Value, slot: Option<u32>) {
     if let Some(obj) = body.as_object_mut() {
         obj.insert("cache_prompt".into(), json!(true));
+        if let Some(id) = slot {
+            obj.insert("id_slot".into(), json!(id));
+        }
     }
 }
 
@@ -115,7 +119,7 @@ mod tests {
     fn the_root_drops_v1_and_no_slot_is_chosen() {
         assert_eq!(root_of("http://h:8080/v1"), "http://h:8080");
         let mut body = json!({"model": "m"});
-        add_fields(&mut body);
+        add_fields(&mut body, None);
         assert_eq!(body, json!({"model": "m", "cache_prompt": true}));
     }
 }

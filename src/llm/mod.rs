@@ -76,6 +76,9 @@ pub struct ChatRequest {
     /// The answer must be one JSON value of this shape (constrained
     /// decoding, `constrain.rs`); `tools` are then not sent.
     pub constraint: Option<constrain::Constraint>,
+    /// llama-server's slot for this request (`id_slot`): the one a saved
+    /// session cache was restored into (`openai_slots.rs`).
+    pub(crate) slot: Option<u32>,
 }
 
 impl ChatRequest {
@@ -90,6 +93,7 @@ impl ChatRequest {
             keep_alive: None,
             max_tokens: None,
             constraint: None,
+            slot: None,
         }
     }
 }
@@ -238,6 +242,17 @@ pub trait LlmBackend: Send + Sync {
     /// Sends `req` for its effect on the server's prompt cache only (one
     /// generated token at most); the answer is dropped.
     async fn warm(&self, _req: &ChatRequest) {}
+
+    /// Saves the server's cache of the conversation just answered under
+    /// `name` where the server can (llama-server `--slot-save-path`).
+    async fn save_slot(&self, _model: &str, _name: &str) {}
+
+    /// Restores the cache saved under `name` into a slot the server has
+    /// not used since it started (it was restarted); the slot to send the
+    /// next request to, `None` when nothing was restored.
+    async fn restore_slot(&self, _model: &str, _name: &str) -> Option<u32> {
+        None
+    }
 
     /// The model's size and whether the chat template renders tools, for
     /// the small-model path (`size.rs`). By default only the name tells.

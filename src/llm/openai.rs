@@ -82,6 +82,8 @@ pub struct OpenAiBackend {
     /// Models seen to re-read the previous answer (`openai_warm.rs`), for
     /// a process that keeps no server cache.
     rereads: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Saving a slot was refused (`openai_slots.rs`).
+    no_slot_save: AtomicBool,
 }
 
 impl OpenAiBackend {
@@ -102,6 +104,7 @@ impl OpenAiBackend {
             no_lmstudio_list: AtomicBool::new(false),
             no_tokenize: AtomicBool::new(false),
             rereads: Default::default(),
+            no_slot_save: AtomicBool::new(false),
         })
     }
 
@@ -329,7 +332,7 @@ impl LlmBackend for OpenAiBackend {
             let text_tools = props.as_ref().and_then(|p| p.tools) == Some(false);
             let mut body = chat_body(req, stream_options, text_tools);
             if props.is_some() {
-                llama::add_fields(&mut body);
+                llama::add_fields(&mut body, req.slot);
             }
             if let Some(c) = &req.constraint {
                 super::constrain::add_openai(&mut body, c, props.is_some());
@@ -462,6 +465,14 @@ impl LlmBackend for OpenAiBackend {
         self.warm_cache(req).await;
     }
 
+    async fn save_slot(&self, _model: &str, name: &str) {
+        self.save_slot_as(name).await;
+    }
+
+    async fn restore_slot(&self, _model: &str, name: &str) -> Option<u32> {
+        self.restore_slot_from(name).await
+    }
+
     async fn model_traits(&self, model: &str) -> super::size::ModelTraits {
         let template_tools = self.server_props().await.and_then(|p| p.tools);
         let params = match super::size::params_from_name(model) {
@@ -482,6 +493,8 @@ impl LlmBackend for OpenAiBackend {
 
 #[path = "openai_known.rs"]
 mod known;
+#[path = "openai_slots.rs"]
+mod slots;
 #[path = "openai_warm.rs"]
 mod warm;
 

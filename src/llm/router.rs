@@ -401,6 +401,19 @@ impl LlmBackend for Router {
         }
     }
 
+    async fn save_slot(&self, model: &str, name: &str) {
+        if let Ok((p, m)) = self.route(model).await
+            && let Ok(b) = self.backend(&p)
+        {
+            b.save_slot(&m, name).await;
+        }
+    }
+
+    async fn restore_slot(&self, model: &str, name: &str) -> Option<u32> {
+        let (p, m) = self.route(model).await.ok()?;
+        self.backend(&p).ok()?.restore_slot(&m, name).await
+    }
+
     async fn count_prompt(&self, req: &ChatRequest) -> Option<u64> {
         let (p, model) = self.route(&req.model).await.ok()?;
         self.backend(&p)

@@ -65,6 +65,10 @@ pub(crate) struct Entry {
     /// answer (`agent/cache_warm.rs`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub(crate) rereads_answers: std::collections::BTreeSet<String>,
+    /// Whether the server saves and restores slots (`--slot-save-path`);
+    /// `None` until a save was tried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) slot_save: Option<bool>,
 }
 
 impl Entry {

@@ -42,6 +42,8 @@ mod read;
 pub mod responses;
 #[path = "fake_llm/settings.rs"]
 mod settings;
+#[path = "fake_llm/slots.rs"]
+pub mod slots;
 #[path = "fake_llm/strict.rs"]
 pub mod strict;
 #[path = "fake_llm/wire.rs"]
@@ -224,6 +226,8 @@ struct State {
     key: Option<String>,
     /// Refuse chat requests like Gemma 3's template (`strict.rs`).
     strict_template: bool,
+    /// llama-server's slots and saved slot files (`slots.rs`).
+    slots: Option<slots::Slots>,
 }
 
 /// The fake server; it stops when dropped.
@@ -270,6 +274,7 @@ impl FakeLlm {
             counting: false,
             key: None,
             strict_template: false,
+            slots: None,
         }));
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), shutdown.clone()));

@@ -208,10 +208,14 @@ pub(super) async fn respond(
             .and_then(Value::as_u64)
     });
     let fold = folds(props);
+    if let Some(done) = super::slots::respond(wr, method, path, body, state).await {
+        return Some(done);
+    }
     Some(match (method, path) {
         ("POST", "/tokenize") => simple(wr, 200, &[], &tokenize(body)).await,
         ("POST", "/apply-template") => simple(wr, 200, &[], &apply_template(body, fold)).await,
         ("POST", p) if p.ends_with("/chat/completions") => {
+            super::slots::on_chat(state, body);
             let prompt = prompt_tokens_as(body, fold);
             let reply = match n_ctx {
                 Some(w) if prompt >= w => {

@@ -30,7 +30,11 @@ pub(super) async fn read_request(rd: &mut OwnedReadHalf) -> Option<Request> {
     let mut first = lines.next()?.split_whitespace();
     let method = first.next()?.to_string();
     let target = first.next()?;
-    let path = target.split('?').next().unwrap_or(target).to_string();
+    // llama-server's slot actions keep their query (`?action=save`).
+    let path = match target.starts_with("/slots/") {
+        true => target.to_string(),
+        false => target.split('?').next().unwrap_or(target).to_string(),
+    };
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
