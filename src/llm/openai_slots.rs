@@ -97,9 +97,7 @@ impl OpenAiBackend {
 
     /// Restores `name` into a slot the server has not used yet.
     pub(super) async fn restore_slot_from(&self, name: &str) -> Option<u32> {
-        if self.server_props().await.is_none() {
-            return None;
-        }
+        self.server_props().await?;
         // Only where a save was seen to work (the file may exist).
         if self.kept().and_then(|e| e.slot_save) != Some(true) {
             return None;
