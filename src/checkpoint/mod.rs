@@ -18,6 +18,7 @@
 //! [`crate::nofollow`]; nothing in the workspace configures the git navi
 //! runs (see [`git`]).
 pub(crate) mod diff;
+pub(crate) mod gate;
 pub(crate) mod git;
 pub(crate) mod index;
 pub(crate) mod named;

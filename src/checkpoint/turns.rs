@@ -17,12 +17,13 @@
 //! with the paths earlier tools of the turn named as they were before them;
 //! no turn waits for a first snapshot that hashes more than
 //! `prepare::WAIT_LIMIT` files.
+use super::gate::{DEFER, Gate};
 use super::may_write;
 use super::prepare::{self, Outcome, Phase, Place};
 use crate::llm::ToolCall;
 use crate::protocol::AgentEvent;
 use crate::session::SessionStore;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 use tokio::sync::watch;
 
@@ -30,6 +31,11 @@ struct Job {
     rx: watch::Receiver<Phase>,
     /// The turn it was started for (`None`: at the session's start).
     for_turn: Option<u64>,
+    /// Holds the snapshot back a moment (`gate.rs`).
+    gate: Arc<Gate>,
+    /// Started by a turn (not at the session's start, whose snapshot later
+    /// turns of a big workspace wait for).
+    by_turn: bool,
 }
 
 impl Job {
@@ -96,9 +102,16 @@ fn start_job(st: &mut State, session: &str, for_turn: Option<u64>) {
     };
     let (tx, rx) = watch::channel(Phase::Counting);
     let sid = session.to_string();
+    let gate = Gate::new();
+    let held = gate.clone();
     let spawned = std::thread::Builder::new()
         .name("navi-checkpoint".into())
         .spawn(move || {
+            if !held.wait(DEFER) {
+                let skipped = "the turn ran no writing tool".to_string();
+                tx.send_replace(Phase::Done(Outcome::Failed(skipped)));
+                return;
+            }
             let out = prepare::run(&place, &sid, &tx);
             tx.send_replace(Phase::Done(out));
         });
@@ -107,10 +120,20 @@ fn start_job(st: &mut State, session: &str, for_turn: Option<u64>) {
             "cannot start a thread: {e}"
         ))));
         drop(tx);
-        st.job = Some(Job { rx, for_turn });
+        st.job = Some(Job {
+            rx,
+            for_turn,
+            gate,
+            by_turn: for_turn.is_some(),
+        });
         return;
     }
-    st.job = Some(Job { rx, for_turn });
+    st.job = Some(Job {
+        rx,
+        for_turn,
+        gate,
+        by_turn: for_turn.is_some(),
+    });
 }
 
 /// What `before_tools` does next, decided under the lock.
@@ -257,6 +280,12 @@ impl Checkpoints {
                 Step::Overlay(o) => return self.overlay(session, o).await,
                 Step::Wait(rx) => rx,
             };
+            // A writing tool waits: the snapshot starts now.
+            if let Ok(st) = self.state.lock()
+                && let Some(job) = st.job.as_ref()
+            {
+                job.gate.open();
+            }
             // The sender gone without a result: the thread died.
             if rx.changed().await.is_err() && !matches!(*rx.borrow(), Phase::Done(_)) {
                 let mut st = self.state.lock().ok()?;
@@ -376,6 +405,15 @@ impl Checkpoints {
             let mut guard = self.state.lock().ok()?;
             let st = &mut *guard;
             let turn = st.turn.take()?;
+            // No writing tool ran: the snapshot held back for this turn
+            // is not needed (one already running goes on).
+            if turn.before.is_none()
+                && let Some(job) = st.job.as_ref()
+                && job.by_turn
+                && job.for_turn == Some(turn.seq)
+            {
+                job.gate.cancel();
+            }
             let running = st.job.as_ref().filter(|j| !j.done()).map(|j| j.rx.clone());
             (turn, st.place.clone()?, running)
         };
