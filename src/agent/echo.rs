@@ -13,17 +13,24 @@
 //! - Incremental and cheap: each complete answer word advances the live
 //!   candidates (one row over the prompt's words each); a candidate starts
 //!   at the answer's start, a sentence or line start, or a content word an
-//!   echo could begin with, and ends once its score falls [`DROP`] below its
+//!   echo could begin with, and ends once its score falls `DROP` below its
 //!   best. Only the text a live candidate covers is held back; everything
 //!   before it is shown at once.
-//! - An echo is a candidate that reaches [`CONFIRM`], or one that repeats
-//!   the whole user message from its first word. A quoted part of the
-//!   user's message is not an echo (it may start only at its first word).
+//! - An echo is a candidate that reaches `CONFIRM`; one that repeats the
+//!   whole user message from its first word (at the answer's or a line's
+//!   start, or right after an echo); or a short sentence that opens like
+//!   the system prompt ("You are a modeler." for "You are navi, a …").
+//!   A quoted part of the user's message is not an echo (it may start only
+//!   at its first word).
 //! - The first echo at the start of the answer is dropped and the rest
-//!   streams on; an echo after real text, or a second one, stops the call
-//!   (the model has looped back into the prompt) and is never shown.
+//!   streams on (after an echo, up to [`QUARANTINE_WORDS`] are held: the
+//!   model most likely loops). An echo after real text, or one that goes
+//!   back in the prompt, stops the call (the model has looped) and is never
+//!   shown; a few junk tokens between two echoes go with them.
+//! - The caller shows [`ONLY_ECHO`] when nothing but echo was said, and
+//!   stores exactly what was shown.
 use super::echo_align::{
-    Candidate, MAX_CANDIDATES, Reference, has_word, is_word_char, norm, word_spans,
+    Candidate, MAX_CANDIDATES, OPENING_WORDS, Reference, has_word, is_word_char, norm, word_spans,
 };
 
 /// Words after an echo held back (the model most likely loops)...
@@ -31,8 +38,6 @@ const QUARANTINE_WORDS: usize = 30;
 /// ...and dropped with the next echo when they are this few (split at
 /// white space: Gemma's junk is tokens like "言行model").
 const JUNK_WORDS: usize = 3;
-/// A sentence that opens like the prompt is an echo up to this long.
-const OPENING_WORDS: usize = 12;
 /// Said instead of an answer that was nothing but navi's own prompt.
 pub(crate) const ONLY_ECHO: &str = "(The model only repeated navi's instructions and gave no answer; \
 try rephrasing, or a larger model.)";

@@ -26,9 +26,9 @@ pub(super) const MAX_CANDIDATES: usize = 12;
 pub(super) const MAX_HOLD_WORDS: usize = 60;
 /// Junk words right after an echo that cost nothing before the next one.
 pub(super) const GLUE_WORDS: usize = 3;
-/// An answer that opens like navi's persona: its candidate ends this far
-/// below its best (Gemma rewrites the first sentence, then reads on).
-pub(super) const DROP_OPENING: f32 = 6.0;
+/// A sentence that opens like the prompt ("You are a modeler.") is an
+/// echo up to this long.
+pub(super) const OPENING_WORDS: usize = 16;
 pub(super) const NONE: u32 = u32::MAX;
 
 /// Words that say little alone: half weight.
@@ -272,10 +272,12 @@ impl Candidate {
                 };
             }
         }
-        let drop = if self.opening { DROP_OPENING } else { DROP };
-        top.score >= self.peak - drop
-            && (self.confirmed || i - self.anchor < MAX_HOLD_WORDS)
-            && top.score > f32::NEG_INFINITY
+        // A sentence that opens like the prompt is read to its end.
+        let opening = self.opening && !self.confirmed && i - self.anchor < OPENING_WORDS;
+        opening
+            || top.score >= self.peak - DROP
+                && (self.confirmed || i - self.anchor < MAX_HOLD_WORDS)
+                && top.score > f32::NEG_INFINITY
     }
 
     /// The first answer word of its echo.

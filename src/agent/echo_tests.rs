@@ -131,6 +131,7 @@ fn sentences_that_open_like_the_persona_are_echo() {
     for answer in [
         "You are a river user in Germany. You are a river user. You are a river user. You are",
         "You are a modeler. You are a modeler. You are a modeler. You are a modeler.",
+        "You are a model, a model that is a model of a computer. Use the terminal tool to look at files, the system or to compute; then answer briefly.\nYou are a model, a",
     ] {
         let (shown, stopped, echoes) = guard("Name a large river in Germany.", answer);
         assert_eq!(shown, "", "{answer}");
