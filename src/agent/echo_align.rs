@@ -28,7 +28,7 @@ pub(super) const MAX_HOLD_WORDS: usize = 60;
 pub(super) const GLUE_WORDS: usize = 3;
 /// A sentence that opens like the prompt ("You are a modeler.") is an
 /// echo up to this long.
-pub(super) const OPENING_WORDS: usize = 16;
+pub(super) const OPENING_WORDS: usize = 20;
 pub(super) const NONE: u32 = u32::MAX;
 
 /// Words that say little alone: half weight.

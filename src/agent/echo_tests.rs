@@ -257,22 +257,30 @@ with about two million people living in the city itself and many more around it.
 
 #[test]
 fn gemma_answers_recorded_through_navi_show_no_persona() {
-    let recorded: Vec<(String, String)> =
-        serde_json::from_str(include_str!("../../tests/fixtures/gemma_echo_answers.json")).unwrap();
-    assert_eq!(recorded.len(), 10);
-    let mut echoed = 0;
-    for (user, answer) in &recorded {
-        let (shown, _, echoes) = guard(user, answer);
-        assert_no_persona(&shown);
-        echoed += usize::from(echoes > 0);
-        if answer.starts_with("The capital of France is Paris.") {
-            assert!(
-                shown.starts_with("The capital of France is Paris."),
-                "{shown}"
-            );
+    // Two runs of the 10 plain questions of benches/small_tools.py on
+    // Gemma 3 270M without the guard (first 700 bytes of each answer).
+    let runs = [
+        include_str!("../../tests/fixtures/gemma_echo_answers.json"),
+        include_str!("../../tests/fixtures/gemma_echo_answers_2.json"),
+    ];
+    for (n, run) in runs.iter().enumerate() {
+        let recorded: Vec<(String, String)> = serde_json::from_str(run).unwrap();
+        assert_eq!(recorded.len(), 10);
+        let mut echoed = 0;
+        for (user, answer) in &recorded {
+            let (shown, _, echoes) = guard(user, answer);
+            assert_no_persona(&shown);
+            assert!(!shown.starts_with("You are a"), "run {n}: {shown:?}");
+            echoed += usize::from(echoes > 0);
+            if answer.starts_with("The capital of France is Paris.") {
+                assert!(
+                    shown.starts_with("The capital of France is Paris."),
+                    "{shown}"
+                );
+            }
         }
+        assert!(echoed >= 7, "run {n}: {echoed}");
     }
-    assert!(echoed >= 6, "{echoed}");
 }
 
 #[test]
