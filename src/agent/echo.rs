@@ -334,8 +334,11 @@ impl EchoGuard {
         } else {
             c.echo_start()
         }
-        .max(self.first_undecided());
-        let start_byte = self.words[start].start;
+        .max(self.first_undecided())
+        .min(self.words.len().saturating_sub(1));
+        let Some(start_byte) = self.words.get(start).map(|w| w.start) else {
+            return;
+        };
         let before = &self.text[self.released.min(start_byte)..start_byte];
         if self.echoes > 0 || has_word(&self.shown) || has_word(before) {
             // Looped back into the prompt after an answer or an echo. A few

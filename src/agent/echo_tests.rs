@@ -300,3 +300,28 @@ fn words_and_similarity() {
     assert!(similar("helpful", "helper") && similar("model", "modeler"));
     assert!(!similar("navi", "name") && !similar("terminal", "tool"));
 }
+
+#[test]
+fn odd_input_passes_through_whole() {
+    let cases = [
+        "",
+        "...",
+        "🙂🙂 ok 🙂",
+        "e\u{301}te\u{301} déjà vu",
+        "a\r\nb\r\n",
+        "東京",
+        "   \n\n  ",
+        "You",
+        "You are",
+    ];
+    for answer in cases {
+        for user in ["", "you", "東京は", "?"] {
+            // One character at a time.
+            let chars: Vec<String> = answer.chars().map(String::from).collect();
+            let pieces: Vec<&str> = chars.iter().map(String::as_str).collect();
+            let (shown, stopped, _) = run_all(Reference::new(SYSTEM, user), &pieces);
+            assert_eq!(shown, answer, "{answer:?} for {user:?}");
+            assert!(!stopped);
+        }
+    }
+}
