@@ -164,6 +164,8 @@ mod session_pages;
 mod session_store;
 #[path = "session_upgrade.rs"]
 mod session_upgrade;
+#[path = "small_echo.rs"]
+mod small_echo;
 #[path = "small_models.rs"]
 mod small_models;
 #[path = "ssh_line_mode.rs"]

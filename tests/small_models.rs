@@ -13,12 +13,12 @@ use std::process::Stdio;
 use support::{FakeLlm, Reply};
 use tokio::process::Command;
 
-struct Env {
-    dir: tempfile::TempDir,
+pub(crate) struct Env {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Env {
-    fn new(model: &str, config: &str) -> Env {
+    pub(crate) fn new(model: &str, config: &str) -> Env {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("cfg/profiles/tester");
         std::fs::create_dir_all(&p).unwrap();
@@ -43,7 +43,7 @@ impl Env {
         Env { dir }
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 
@@ -52,7 +52,12 @@ impl Env {
         self.navi(fake, backend, &run).await
     }
 
-    async fn navi(&self, fake: &FakeLlm, backend: &str, args: &[&str]) -> (i32, String, String) {
+    pub(crate) async fn navi(
+        &self,
+        fake: &FakeLlm,
+        backend: &str,
+        args: &[&str],
+    ) -> (i32, String, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_navi"))
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -62,6 +67,7 @@ impl Env {
             .env("OLLAMA_HOST", fake.ollama_url())
             .env("OPENAI_BASE_URL", fake.openai_url())
             .env("LLM_STREAM_FIRST_CHUNK_TIMEOUT", "20")
+            .env("LLM_STREAM_CHUNK_TIMEOUT", "20")
             .current_dir(self.dir.path().join("work"))
             .args(["--backend", backend])
             .args(args)
@@ -78,7 +84,7 @@ impl Env {
     }
 }
 
-fn llama_props(supports_tools: bool) -> Value {
+pub(crate) fn llama_props(supports_tools: bool) -> Value {
     json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1,
            "chat_template_caps": {"supports_tools": supports_tools}})
 }

@@ -14,6 +14,8 @@ pub(crate) mod compaction;
 pub(crate) mod context;
 pub(crate) mod conversation;
 pub mod delegate;
+mod echo;
+mod echo_align;
 
 mod fit;
 pub(crate) mod integrity;

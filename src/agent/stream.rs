@@ -6,7 +6,12 @@
 //! that has turned into a loop (`repetition.rs`) is stopped with a warning
 //! and kept as far as it got. A server's "prompt exceeds the context"
 //! rejection becomes the same clear error as the agent's own window check.
+//! With the lean preset, the answer goes through the echo guard
+//! (`echo.rs`): navi's own prompt read back is never shown or stored, and
+//! the call stops where the model loops back into it.
 use super::AgentError;
+use super::echo::{EchoGuard, ONLY_ECHO};
+use super::echo_align::Reference;
 use super::repetition::{RepetitionGuard, Runaway};
 use super::turn::{CallResult, FLUSH_EVERY, Run};
 use crate::llm::{ChatChunk, ChatMessage, ChatRequest, LlmError, Thinking, ToolCall, guard};
@@ -37,6 +42,10 @@ impl Run<'_> {
         let mut runaway: Option<Runaway> = None;
         let mut text_guard = RepetitionGuard::new();
         let mut thinking_guard = RepetitionGuard::new();
+        let mut echo = self
+            .small
+            .lean
+            .then(|| EchoGuard::new(prompt_reference(req)));
         let mut last_flush = Instant::now()
             .checked_sub(FLUSH_EVERY)
             .unwrap_or_else(Instant::now);
@@ -72,18 +81,19 @@ impl Run<'_> {
                                 .await;
                             }
                             runaway = text_guard.push(&d);
-                            text.push_str(&d);
-                            // Written before it is shown: a crash loses nothing on screen.
-                            if persist && last_flush.elapsed() >= FLUSH_EVERY {
-                                self.conv.stream_update(&text, &thinking).await?;
-                                last_flush = Instant::now();
+                            let (d, stop) = match echo.as_mut() {
+                                Some(g) => {
+                                    let step = g.push(&d);
+                                    (step.show, step.stop)
+                                }
+                                None => (d, false),
+                            };
+                            self.show_text(d, &mut text, &thinking, persist, &mut last_flush)
+                                .await?;
+                            if stop {
+                                // Dropping the stream below stops the server generating.
+                                break;
                             }
-                            self.emit(AgentEvent::StreamDelta {
-                                delta: d,
-                                is_subagent: sub,
-                                agent: origin.clone(),
-                            })
-                            .await;
                         }
                         Ok(ChatChunk::ToolCalls(c)) => calls.extend(c),
                         Ok(ChatChunk::Reasoning(t)) => sealed.push(t),
@@ -106,6 +116,33 @@ impl Run<'_> {
                         break;
                     }
                 }
+            }
+        }
+        if let Some(g) = echo.as_mut() {
+            let rest = g.finish();
+            if g.echoes() > 0 {
+                tracing::info!(
+                    "echo guard: dropped {} read-back(s) of navi's prompt{}",
+                    g.echoes(),
+                    if g.stopped() {
+                        "; stopped the call"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            self.show_text(rest, &mut text, &thinking, persist, &mut last_flush)
+                .await?;
+            if g.only_echo() {
+                text.clear();
+                self.show_text(
+                    ONLY_ECHO.into(),
+                    &mut text,
+                    &thinking,
+                    persist,
+                    &mut last_flush,
+                )
+                .await?;
             }
         }
         if thinking_open {
@@ -148,8 +185,16 @@ impl Run<'_> {
         }
         self.tracker.record(usage, req, &msg);
         self.tracker.measured_len = Some(self.conv.context.len());
+        let looped = echo.as_ref().is_some_and(|g| g.stopped() && !g.only_echo());
         self.warn_guards(req, usage, cut_at_length, runaway, &msg)
             .await;
+        if looped {
+            self.emit(AgentEvent::Warning {
+                message: "stopped the answer: the model went back to repeating navi's instructions"
+                    .into(),
+            })
+            .await;
+        }
         if !self.is_subagent() {
             self.emit(AgentEvent::TokenUsage {
                 prompt_tokens: usage.map_or(0, |u| u.prompt_tokens),
@@ -181,6 +226,33 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// Shows a piece of the answer: added to `text`, written to the store
+    /// first (a crash loses nothing on screen), then emitted.
+    async fn show_text(
+        &mut self,
+        piece: String,
+        text: &mut String,
+        thinking: &str,
+        persist: bool,
+        last_flush: &mut Instant,
+    ) -> Result<(), AgentError> {
+        if piece.is_empty() {
+            return Ok(());
+        }
+        text.push_str(&piece);
+        if persist && last_flush.elapsed() >= FLUSH_EVERY {
+            self.conv.stream_update(text, thinking).await?;
+            *last_flush = Instant::now();
+        }
+        self.emit(AgentEvent::StreamDelta {
+            delta: piece,
+            is_subagent: self.is_subagent(),
+            agent: self.origin.clone(),
+        })
+        .await;
+        Ok(())
+    }
+
     /// Warnings for an answer cut at the token cap or stopped as a loop.
     async fn warn_guards(
         &self,
@@ -289,4 +361,23 @@ fn template_rejection(e: &LlmError, model: &str, req: &ChatRequest) -> Option<Ag
         message: message.trim().to_string(),
         roles: roles.join(", "),
     })
+}
+
+/// What the echo guard checks an answer against: the system prompt and
+/// the user's last message, as sent.
+fn prompt_reference(req: &ChatRequest) -> Reference {
+    let system: Vec<String> = req
+        .messages
+        .iter()
+        .filter(|m| m.role == crate::llm::Role::System)
+        .map(|m| m.text().into_owned())
+        .collect();
+    let user = req
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == crate::llm::Role::User)
+        .map(|m| m.text().into_owned())
+        .unwrap_or_default();
+    Reference::new(&system.join("\n"), &user)
 }
