@@ -11,8 +11,8 @@ cost. Both speak the OpenAI chat API to the same server: navi through
 the session and fills navi's server cache), aichat through an
 `openai-compatible` client in a temporary config dir. The runs alternate
 navi, aichat, navi, … so that machine noise hits both alike. Wall time is
-measured around each process, peak RSS is the process's own `ru_maxrss`
-(os.wait4). Prints medians and the ratio navi / aichat, and how many HTTP
+measured around each process (the /usr/bin/time wrapper included, the same
+for both), peak RSS is `/usr/bin/time -f %M`. Prints medians and the ratio navi / aichat, and how many HTTP
 requests each navi run sent (from the server's log).
 """
 import os
@@ -40,17 +40,24 @@ MODEL = os.environ.get("BENCH_MODEL", loopback_llm.MODEL)
 
 
 def timed(cmd, env):
-    """Wall seconds and peak RSS (MB) of one run; fails loudly."""
+    """Wall seconds and peak RSS (MB) of one run; fails loudly.
+
+    The peak comes from /usr/bin/time (`%M`), which execs the command from
+    its own small process: `ru_maxrss` of a child forked straight from this
+    Python process would count Python's pages and floor both clients at
+    Python's size."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
+    p = subprocess.Popen(["/usr/bin/time", "-f", "navi-bench-rss %M"] + cmd, env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
     err = p.stderr.read().decode(errors="replace")
+    status = p.wait()
+    wall = time.perf_counter() - t0
     p.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
+    if status != 0:
         sys.exit(f"{cmd[0]} failed: {err}")
-    return wall, ru.ru_maxrss / 1024.0
+    rss = [l for l in err.splitlines() if l.startswith("navi-bench-rss ")]
+    return wall, int(rss[-1].split()[1]) / 1024.0
 
 
 def main():
