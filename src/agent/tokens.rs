@@ -214,6 +214,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_first_call_after_a_plain_answer_tells_whether_the_server_kept_it() {
+        let req = |msgs: Vec<ChatMessage>| ChatRequest::new("m", msgs);
+        let plain = req(vec![
+            ChatMessage::system("be brief"),
+            ChatMessage::user("Who wrote Hamlet?"),
+            ChatMessage::assistant("Shakespeare. ".repeat(40)),
+            ChatMessage::user("And Macbeth?"),
+        ]);
+        let usage = |prompt, cached| Usage {
+            prompt_tokens: prompt,
+            completion_tokens: 5,
+            cache_read_tokens: cached,
+            ..Usage::default()
+        };
+        let answer = ChatMessage::assistant("Also Shakespeare.");
+        let seen = |req: &ChatRequest, u: Usage| {
+            let mut t = TokenTracker::new(4096, 300);
+            t.record(Some(u), req, &answer);
+            t.first_reuse
+        };
+        // Only the new message (and its turn markers) read: kept.
+        assert_eq!(seen(&plain, usage(300, 290)), Some(true));
+        // The 160-token answer read again: not kept.
+        assert_eq!(seen(&plain, usage(300, 64)), Some(false));
+        // No cache figure, or not the first call of the run: nothing said.
+        assert_eq!(seen(&plain, usage(300, 0)), None);
+        let mut t = TokenTracker::new(4096, 300);
+        t.record(Some(usage(100, 0)), &plain, &answer);
+        t.record(Some(usage(300, 64)), &plain, &answer);
+        assert_eq!(t.first_reuse, None);
+        // After a tool call the shape says nothing about answers.
+        let call = crate::llm::ToolCall {
+            id: "c1".into(),
+            name: "terminal".into(),
+            arguments: serde_json::json!({"command": "ls"}),
+        };
+        let mut asked = ChatMessage::assistant("");
+        asked.set_tool_calls(vec![call.clone()]);
+        let tools = req(vec![
+            ChatMessage::user("list files"),
+            asked,
+            ChatMessage::tool_result(&call, "a b c"),
+        ]);
+        assert_eq!(seen(&tools, usage(300, 64)), None);
+    }
+
+    #[test]
     fn estimate_counts_chars_and_framing() {
         let msgs = vec![
             ChatMessage::user("a".repeat(400)),
