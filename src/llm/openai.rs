@@ -126,6 +126,26 @@ impl OpenAiBackend {
         }
     }
 
+    /// A metadata request to the server's root (llama-server's `/props`,
+    /// `/slots`, LM Studio's `/api/v0/models`), with the key and the
+    /// metadata timeout.
+    pub(super) fn root_request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        let url = format!("{}{path}", llama::root_of(&self.target.base));
+        let rb = self
+            .client
+            .request(method, url)
+            .timeout(http::METADATA_TIMEOUT);
+        if self.api_key.is_empty() {
+            rb
+        } else {
+            rb.bearer_auth(&self.api_key)
+        }
+    }
+
     /// The model list, asked now (see `openai_known.rs` for the kept one).
     async fn fetch_models_json(&self) -> Result<Vec<Value>, LlmError> {
         let req = match &self.models_url {
@@ -151,11 +171,7 @@ impl OpenAiBackend {
         if self.no_lmstudio_list.load(Ordering::Relaxed) {
             return None;
         }
-        let url = format!("{}/api/v0/models", llama::root_of(&self.target.base));
-        let mut rb = self.client.get(url).timeout(http::METADATA_TIMEOUT);
-        if !self.api_key.is_empty() {
-            rb = rb.bearer_auth(&self.api_key);
-        }
+        let rb = self.root_request(reqwest::Method::GET, "/api/v0/models");
         let list = match rb.send().await {
             Ok(r) if r.status().is_success() => r.json::<Value>().await.ok(),
             _ => None,

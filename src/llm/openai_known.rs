@@ -17,7 +17,7 @@ use crate::llm::server_cache::{self, Entry};
 use crate::llm::tokenize::{
     FRAMING_TOKENS, before_probe, plain_text, post_json, token_count, tokenize_body, with_probe,
 };
-use crate::llm::{ChatRequest, LlmError, http};
+use crate::llm::{ChatRequest, LlmError};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
 
@@ -90,11 +90,7 @@ impl OpenAiBackend {
     /// `/props` as kept (`Value::Null`: the server has none), else asked.
     /// `Err` when the server could not be reached.
     async fn fetch_props(&self) -> Result<Value, ()> {
-        let url = format!("{}/props", llama::root_of(&self.target.base));
-        let mut rb = self.client.get(url).timeout(http::METADATA_TIMEOUT);
-        if !self.api_key.is_empty() {
-            rb = rb.bearer_auth(&self.api_key);
-        }
+        let rb = self.root_request(reqwest::Method::GET, "/props");
         let resp = rb.send().await.map_err(|_| ())?;
         if !resp.status().is_success() {
             return Ok(Value::Null);

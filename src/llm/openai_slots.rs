@@ -13,7 +13,7 @@
 //!   is then sent to that slot.
 //! - Everything here is best effort: a failure is logged, never shown.
 use super::OpenAiBackend;
-use crate::llm::{http, llama, server_cache};
+use crate::llm::server_cache;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 
@@ -35,11 +35,7 @@ impl OpenAiBackend {
 
     /// `GET /slots`: the server's slots, `None` when it has no such list.
     async fn slots(&self) -> Option<Vec<Value>> {
-        let url = format!("{}/slots", llama::root_of(&self.target.base));
-        let mut rb = self.client.get(url).timeout(http::METADATA_TIMEOUT);
-        if !self.api_key.is_empty() {
-            rb = rb.bearer_auth(&self.api_key);
-        }
+        let rb = self.root_request(reqwest::Method::GET, "/slots");
         let resp = rb.send().await.ok()?;
         if !resp.status().is_success() {
             return None;
@@ -52,18 +48,10 @@ impl OpenAiBackend {
 
     /// `POST /slots/ID?action=ACTION` with `filename`; the HTTP status.
     async fn slot_action(&self, id: u64, action: &str, name: &str) -> Option<u16> {
-        let url = format!(
-            "{}/slots/{id}?action={action}",
-            llama::root_of(&self.target.base)
-        );
-        let mut rb = self
-            .client
-            .post(url)
-            .timeout(http::METADATA_TIMEOUT)
+        let path = format!("/slots/{id}?action={action}");
+        let rb = self
+            .root_request(reqwest::Method::POST, &path)
             .json(&json!({ "filename": name }));
-        if !self.api_key.is_empty() {
-            rb = rb.bearer_auth(&self.api_key);
-        }
         let resp = rb.send().await.ok()?;
         Some(resp.status().as_u16())
     }
