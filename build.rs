@@ -54,7 +54,7 @@ fn main() {
     if let Err(e) = std::fs::write(&out, code) {
         println!("cargo:warning=cannot write {}: {e}", out.display());
     }
-    startup_order(&root);
+    release_link_args(&root);
 }
 
 /// Release builds of the binary lay out the functions a one-shot `navi run`
@@ -64,20 +64,34 @@ fn main() {
 /// (docs/performance.md). Only where the linker is rust-lld (x86_64 Linux,
 /// rustc 1.90 or later, no other linker configured); names the file lists
 /// that no longer exist are ignored. `NAVI_NO_STARTUP_ORDER=1` turns it off.
-fn startup_order(root: &Path) {
+///
+/// The same release builds link a fixed-address (non-PIE) executable, as Go
+/// does for its binaries: a PIE navi made the dynamic loader apply ~53,000
+/// relocations at every start, writing (copying) ~235 pages of
+/// `.data.rel.ro`, a third of a one-shot run's page faults
+/// (docs/performance-aichat.md). Shared libraries, heap, stack and mmap
+/// stay randomized. `NAVI_PIE=1` keeps the position-independent executable.
+fn release_link_args(root: &Path) {
     println!("cargo:rerun-if-changed=benches/startup-order.txt");
     println!("cargo:rerun-if-env-changed=NAVI_NO_STARTUP_ORDER");
+    println!("cargo:rerun-if-env-changed=NAVI_PIE");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let order = root.join("benches/startup-order.txt");
     let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let wanted = var("PROFILE") == "release"
+    let ours = var("PROFILE") == "release"
         && var("TARGET") == "x86_64-unknown-linux-gnu"
-        && std::env::var_os("NAVI_NO_STARTUP_ORDER").is_none()
         && std::env::var_os("RUSTC_LINKER").is_none()
         && !flags.contains("linker")
         && !flags.contains("fuse-ld")
-        && order.is_file();
-    if !wanted || !rustc_links_with_lld() {
+        && !flags.contains("relocation-model")
+        && rustc_links_with_lld();
+    if !ours {
+        return;
+    }
+    if std::env::var_os("NAVI_PIE").is_none() {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+    if std::env::var_os("NAVI_NO_STARTUP_ORDER").is_some() || !order.is_file() {
         return;
     }
     // Stored several names a line; the linker wants one a line.

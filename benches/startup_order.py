@@ -7,8 +7,11 @@ Usage: benches/startup_order.py [BINARY]   (default: target/release/navi)
 
 Runs the binary under valgrind's callgrind against the fake Ollama server
 of benches/run_rss.py: a first `navi run` (creates the database), a second,
-one with --json and one continuing the session (-c). Every function that
-ran and is defined in the binary is written (mangled names, six a line).
+one with --json and one continuing the session (-c); then the same against
+the llama-server-like fake of benches/loopback_llm.py through the
+OpenAI-compatible backend (the path of benches/run_vs_aichat.py). Every
+function that ran and is defined in the binary is written (mangled names,
+six a line).
 Re-run it after a toolchain or dependency update (names carry crate
 hashes; names that no longer exist are ignored by the linker), then build
 the release binary again.
@@ -25,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from run_rss import Fake  # noqa: E402
+import loopback_llm  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/release/navi")
 OUT = os.path.join(ROOT, "benches/startup-order.txt")
@@ -65,6 +69,16 @@ def main():
         for args in (["run", "hi"], ["run", "hi"], ["run", "--json", "hi"], ["run", "-c", "again"]):
             ran |= executed(env, args, out)
     srv.shutdown()
+    with tempfile.TemporaryDirectory() as d:
+        base = f"http://127.0.0.1:{loopback_llm.start(0)}/v1"
+        env = dict(os.environ, NAVI_DATA_DIR=d, NAVI_CONFIG_DIR=os.path.join(d, "cfg"),
+                   HOME=d, OPENAI_BASE_URL=base)
+        env.pop("NO_COLOR", None)
+        env.pop("NAVI_BACKEND", None)
+        out = os.path.join(d, "callgrind.out")
+        openai = ["--backend", "openai", "--model", loopback_llm.MODEL]
+        for args in (["run", "hi"], ["run", "-c", "again"], ["run", "-c", "--json", "more"]):
+            ran |= executed(env, openai[:2] + [args[0]] + openai[2:] + args[1:], out)
     order = sorted(n for n in ran if n in defined)
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     # Six names a line (the file stays short); build.rs splits them.
