@@ -75,6 +75,7 @@ impl Core {
             backend_forced: b.backend_forced,
             backend: None,
             ephemeral: false,
+            one_connection: false,
             work_dir: Some(self.home_cwd.clone()),
             session_model: None,
         };

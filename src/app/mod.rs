@@ -65,6 +65,11 @@ pub struct AppOptions {
     /// Keep sessions in memory only (`navi run --no-save`): nothing is
     /// written to the database file.
     pub ephemeral: bool,
+    /// One turn and out (`navi run`): reads share the writer's database
+    /// connection instead of opening their own (one schema parse and one
+    /// page cache fewer at start; a one-shot run has nothing to read while
+    /// it writes).
+    pub one_connection: bool,
     /// The directory sessions work in unless they are opened with their
     /// own; `None`: the process's current directory.
     pub work_dir: Option<PathBuf>,
@@ -191,7 +196,7 @@ impl App {
         let store = Arc::new(if opts.ephemeral {
             SessionStore::open_in_memory()?
         } else {
-            SessionStore::open(&paths.db_path)?
+            SessionStore::open_with(&paths.db_path, opts.one_connection)?
         });
         let profiles = Arc::new(ProfileRegistry::load(Some(
             &paths.config_dir.join("profiles"),

@@ -124,6 +124,13 @@ pub(super) fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored
 impl SessionStore {
     /// Opens (creating if needed) the database at `path` and migrates it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with(path, false)
+    }
+
+    /// [`open`](Self::open); with `one_connection`, reads run on the
+    /// writer's connection (between its jobs) instead of a read-only one of
+    /// their own.
+    pub fn open_with(path: &Path, one_connection: bool) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             crate::private_fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
                 path: dir.to_path_buf(),
@@ -144,7 +151,7 @@ impl SessionStore {
                 path: path.to_path_buf(),
                 source,
             })?;
-            match Self::init(conn, path) {
+            match Self::init(conn, path, one_connection) {
                 Err(StoreError::Open { source, .. }) if busy(&source) && attempt < 50 => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(100));
@@ -163,10 +170,10 @@ impl SessionStore {
     /// A private in-memory database (unit tests, `navi run --no-save`).
     pub fn open_in_memory() -> Result<Self, StoreError> {
         let conn = Connection::open_in_memory()?;
-        Self::init(conn, Path::new(":memory:"))
+        Self::init(conn, Path::new(":memory:"), true)
     }
 
-    fn init(mut conn: Connection, path: &Path) -> Result<Self, StoreError> {
+    fn init(mut conn: Connection, path: &Path, one_connection: bool) -> Result<Self, StoreError> {
         let open_err = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,
@@ -200,7 +207,7 @@ impl SessionStore {
             });
         }
         let conn = Arc::new(Mutex::new(conn));
-        let reader = if path == Path::new(":memory:") {
+        let reader = if one_connection {
             Reader::Shared(conn.clone())
         } else {
             Reader::file(path)

@@ -200,6 +200,7 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         approve_all: args.approve_all,
         full_auto: args.full_auto,
         ephemeral: args.no_save,
+        one_connection: true,
         ..Default::default()
     };
     let (app, _log) = build_app(g, opts)?;
@@ -248,7 +249,13 @@ pub(crate) async fn run(g: &GlobalArgs, args: RunArgs) -> Result<u8, Failure> {
         // Into a pipe too: scripts see the answer as it arrives.
         live_answer: true,
         markdown: stdout_tty,
-        code: code_style_for(&app.config().ui.theme, &app.paths().config_dir).unwrap_or_default(),
+        // Highlighting only colours Markdown on a terminal; reading the
+        // theme costs a TOML parse, so a pipe skips it.
+        code: if stdout_tty {
+            code_style_for(&app.config().ui.theme, &app.paths().config_dir).unwrap_or_default()
+        } else {
+            Default::default()
+        },
     });
     // `model: using …` only when the choice differs from the last one
     // announced in this project.
