@@ -9,12 +9,15 @@ Runs the binary under valgrind's callgrind against the fake Ollama server
 of benches/run_rss.py: a first `navi run` (creates the database), a second,
 one with --json and one continuing the session (-c); then the same against
 the llama-server-like fake of benches/loopback_llm.py through the
-OpenAI-compatible backend (the path of benches/run_vs_aichat.py). Every
-function that ran and is defined in the binary is written (mangled names,
-six a line).
-Re-run it after a toolchain or dependency update (names carry crate
-hashes; names that no longer exist are ignored by the linker), then build
-the release binary again.
+OpenAI-compatible backend, with the default profile and with the one of
+benches/run_vs_aichat.py. Every function that ran and is defined in the
+binary is written (mangled names, six a line).
+Names go stale quietly (the linker ignores names that no longer exist):
+they carry navi's crate hash, which changes with any dependency or
+toolchain change, and ThinLTO names local functions after their module's
+hash (`.llvm.N`), which changes with the code. So re-run it on a release
+build of the final source of a change that touches the hot path, and build
+again with the new list; the docs record the page faults to compare.
 """
 import http.server
 import os
@@ -79,6 +82,17 @@ def main():
         openai = ["--backend", "openai", "--model", loopback_llm.MODEL]
         for args in (["run", "hi"], ["run", "-c", "again"], ["run", "-c", "--json", "more"]):
             ran |= executed(env, openai[:2] + [args[0]] + openai[2:] + args[1:], out)
+        # The profile of benches/run_vs_aichat.py: no tools, no planning.
+        prof = os.path.join(d, "cfg", "profiles", "bench")
+        os.makedirs(prof)
+        with open(os.path.join(prof, "config.json"), "w") as f:
+            f.write('{"id":"bench","name":"Bench","description":"bench","model":["%s"],'
+                    '"enabled_tools":[],"planning_phase1_enabled":false,'
+                    '"planning_phase3_enabled":false}' % loopback_llm.MODEL)
+        with open(os.path.join(prof, "system_prompt.txt"), "w") as f:
+            f.write("Answer briefly.")
+        for args in (["run", "--profile", "bench", "hello"], ["run", "-c", "hello again"]):
+            ran |= executed(env, openai[:2] + args, out)
     order = sorted(n for n in ran if n in defined)
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     # Six names a line (the file stays short); build.rs splits them.

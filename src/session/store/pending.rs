@@ -99,6 +99,26 @@ mod tests {
     }
 
     #[test]
+    fn one_connection_reads_see_its_own_writes_and_other_processes() {
+        // `navi run`: reads share the writer's connection.
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let s = SessionStore::open_with(&db, true).unwrap();
+        let m = new_meta("writer");
+        let lock = s.materialize(&m).unwrap();
+        assert_eq!(s.list().unwrap().len(), 1);
+        drop(lock);
+        // Committed to the file: another store (another navi) sees it…
+        let other = SessionStore::open(&db).unwrap();
+        assert_eq!(other.list().unwrap()[0].id, m.id);
+        // …and what that one writes is not hidden by a stale read.
+        let n = new_meta("developer");
+        drop(other.materialize(&n).unwrap());
+        let ids: Vec<String> = s.list().unwrap().into_iter().map(|r| r.id).collect();
+        assert!(ids.contains(&n.id) && ids.contains(&m.id), "{ids:?}");
+    }
+
+    #[test]
     fn materialize_reports_a_lock_it_cannot_take_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("s.db");
