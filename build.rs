@@ -43,10 +43,15 @@ fn main() {
         if rel.ends_with(".swp") || rel.ends_with('~') || std::fs::read_to_string(&f).is_err() {
             continue;
         }
+        // The path is spelled through CARGO_MANIFEST_DIR, not written out:
+        // this file's length (and so the source positions rustc gives every
+        // file after it, which reach the object code) would otherwise depend
+        // on where the checkout is, and with them the names ThinLTO gives
+        // local functions, which the startup order lists.
         let _ = writeln!(
             code,
-            "    ({rel:?}, include_str!({:?})),",
-            f.to_string_lossy()
+            "    ({rel:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {:?}))),",
+            format!("/{rel}")
         );
     }
     code.push_str("];\n");
