@@ -16,7 +16,8 @@
 //!   with the session's `TurnEnded`.
 //! - Nothing touches the network before the first frame: the backend check
 //!   starts after it; a resumed session's history loads on a blocking thread
-//!   meanwhile (messages typed before it arrives are queued).
+//!   meanwhile and is shown from the second frame on (messages typed before
+//!   it arrives are queued).
 use super::cells::CellKind;
 use super::render::render;
 use super::scheduler::{ANIMATION, FrameScheduler};
@@ -346,8 +347,14 @@ impl<'h> EventLoop<'h> {
         let mut warm: Option<tokio::task::JoinHandle<()>> = None;
         let mut hist: Option<tokio::task::JoinHandle<Vec<String>>> = None;
         let load_id = self.session_id();
+        // Loading starts now, beside the first frame; what it loaded is
+        // shown once that frame is drawn (never before, however fast).
         let mut load: Option<Load> = if self.state.loading {
-            Some(Box::pin(self.session.load_history()))
+            let task = tokio::spawn(self.session.load_history());
+            Some(Box::pin(async move {
+                task.await
+                    .map_err(|e| format!("cannot load the session: {e}"))?
+            }))
         } else {
             None
         };
@@ -456,7 +463,7 @@ impl<'h> EventLoop<'h> {
                     self.state.backend_checked(r);
                     sched.request();
                 }
-                r = load_opt(&mut load) => {
+                r = load_opt(&mut load), if !first => {
                     load = None;
                     tracing::debug!(elapsed = ?started.elapsed(), "tui: history loaded");
                     match r {
